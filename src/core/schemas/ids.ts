@@ -1,0 +1,22 @@
+import { z } from "zod";
+
+/** Identifiers are branded so a site id cannot be passed where a model id is meant. */
+export const SiteId = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lower-case letters, digits and '-'").brand<"SiteId">();
+export type SiteId = z.infer<typeof SiteId>;
+
+export const ModelId = z.string().min(1).max(128).brand<"ModelId">();
+export type ModelId = z.infer<typeof ModelId>;
+
+export const InstanceId = z.string().min(1).max(128).brand<"InstanceId">();
+export type InstanceId = z.infer<typeof InstanceId>;
+
+/** Request class name, e.g. "SS".."LL" for the default 3x3 scheme (input bin, then output bin). */
+export const ClassId = z.string().regex(/^[A-Za-z0-9_-]{1,16}$/).brand<"ClassId">();
+export type ClassId = z.infer<typeof ClassId>;
+
+/** GPU types the performance model knows. */
+export const GpuType = z.enum(["A100-80GB", "H100-80GB"]);
+export type GpuType = z.infer<typeof GpuType>;
+
+/** Milliseconds since the Unix epoch. */
+export const EpochMs = z.number().int().nonnegative();
