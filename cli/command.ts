@@ -21,3 +21,10 @@ export function printResult(result: unknown, json: boolean, human?: () => string
   if (!json && human) console.log(human());
   console.log(JSON.stringify(result));
 }
+
+/** Parses a positive integer flag value, naming the flag when it is not one. */
+export function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new CliError(`${flag} must be a positive integer, got '${value}'`);
+  return n;
+}

@@ -1,0 +1,39 @@
+import { join } from "node:path";
+import { readDataFile } from "../../host-agent/data/read-data-file.ts";
+import { calibrationReport } from "../../src/core/calibration/calibration-report.ts";
+import { parseSplitwise } from "../../src/core/calibration/splitwise-rows.ts";
+import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
+
+const usage = `usage: greenference calibrate [--data DIR] [--seed N] [--requests N] [--json]
+
+Checks the performance and power model against its calibration targets: splitwise's measured
+Llama2-70B prompt and token times (DIR/splitwise/perf_model.csv), GreenServe's A100 sweet spot and
+1005->1410 MHz trade-off, and DynamoLLM Table I's energy-optimal (TP, clock) per class. Results are
+simulated by the model. --data defaults to ../shared/data.`;
+
+/** `greenference calibrate`: the model's calibration report. */
+export const calibrate: Command = {
+  summary: "check the performance/power model against its calibration data",
+  async run(argv) {
+    const { values } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, seed: { type: "string", default: "7" }, requests: { type: "string", default: "300" }, json: { type: "boolean", default: false } }, usage);
+    if (values.help) return void console.log(usage);
+    const file = join(values.data, "splitwise", "perf_model.csv");
+    const rows = parseSplitwise(await readDataFile(file), file);
+    const report = calibrationReport(rows, { seed: positiveInt(values.seed, "--seed"), requests: positiveInt(values.requests, "--requests") });
+    printResult({ data: values.data, ...report }, values.json, () => humanReport(report));
+    return 0;
+  },
+};
+
+function humanReport(r: ReturnType<typeof calibrationReport>): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const lines = [
+    "Calibration of the performance and power model (simulated)",
+    `splitwise (${r.splitwise.rows} rows, ${r.splitwise.excluded_rows} beyond KV capacity left out): prompt APE p50 ${pct(r.splitwise.prompt_ape_p50)} p90 ${pct(r.splitwise.prompt_ape_p90)}; token APE p50 ${pct(r.splitwise.token_ape_p50)} p90 ${pct(r.splitwise.token_ape_p90)}`,
+    `A100 + 8B decode: sweet spot ${r.a100_8b.sweet_spot_mhz} MHz; 1005->1410 MHz: ITL ${pct(r.a100_8b.itl_change_1005_to_1410)}, energy ${pct(r.a100_8b.energy_change_1005_to_1410)}`,
+    `DynamoLLM Table I: ${r.dynamollm_table1.matches}/${r.dynamollm_table1.of} classes match`,
+    ...r.dynamollm_table1.classes.map((c) => `  ${c.classId}: paper TP${c.paper.tp}@${c.paper.mhz}  ours ${c.ours ? `TP${c.ours.tp}@${c.ours.mhz}` : "none meets the SLO"}${c.match ? "  match" : ""}`),
+    `goals met: ${Object.entries(r.goals_met).map(([k, v]) => `${k}=${v ? "yes" : "NO"}`).join(" ")}`,
+  ];
+  return lines.join("\n");
+}

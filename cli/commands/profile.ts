@@ -1,0 +1,89 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
+import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
+import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
+import { CliError } from "../cli-error.ts";
+import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
+
+const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--requests N] [--seed N] [--json]
+
+Virtual profiling: runs steady Poisson load through the engine model for every TP degree, 7 clocks
+from 800 MHz to the GPU's max, the 9 DynamoLLM request classes and each load level (fractions of the
+estimated max-clock capacity), and writes the profile table (JSON) to DIR. Results are simulated.
+Real profiling on GPUs is done by the host agent.`;
+
+/** `greenference profile`: writes a profile table. */
+export const profile: Command = {
+  summary: "produce a profile table (--virtual: from the calibrated model)",
+  async run(argv) {
+    const { values } = parseFlags(
+      argv,
+      {
+        virtual: { type: "boolean", default: false },
+        model: { type: "string" },
+        gpu: { type: "string" },
+        out: { type: "string" },
+        tp: { type: "string", default: "2,4,8" },
+        loads: { type: "string", default: "0.05,0.1,0.2,0.3,0.4,0.5" },
+        requests: { type: "string", default: "200" },
+        seed: { type: "string", default: "1" },
+        json: { type: "boolean", default: false },
+      },
+      usage,
+    );
+    if (values.help) return void console.log(usage);
+    if (!values.virtual) throw new CliError(`only --virtual profiling runs here; real GPUs are profiled by the host agent\n${usage}`);
+    if (!values.model || !values.gpu || !values.out) throw new CliError(`--model, --gpu and --out are required\n${usage}`);
+    const llm = wrap(() => llmSpec(values.model!));
+    const gpu = wrap(() => gpuSpec(values.gpu!));
+    const tps = values.tp.split(",").map((t) => positiveInt(t.trim(), "--tp"));
+    const loadFractions = values.loads.split(",").map((x) => {
+      const n = Number(x);
+      if (!(n > 0 && n <= 1)) throw new CliError(`--loads takes fractions in (0, 1], got '${x}'`);
+      return n;
+    });
+    const clocks = defaultClocks(gpu);
+    const started = performance.now();
+    const table = virtualProfile({
+      llm,
+      gpu,
+      tps,
+      clocksMhz: clocks,
+      classes: DYNAMOLLM_CLASS_LENGTHS,
+      loadFractions,
+      requestsPerPoint: positiveInt(values.requests, "--requests"),
+      seed: positiveInt(values.seed, "--seed"),
+      onPoint: (done, total) => {
+        if (process.stderr.isTTY && (done % 50 === 0 || done === total)) process.stderr.write(`\rprofiling ${done}/${total} points`);
+      },
+    });
+    if (process.stderr.isTTY) process.stderr.write("\n");
+    await mkdir(values.out, { recursive: true });
+    const file = join(values.out, `profile-${llm.id}-${gpu.type}.json`);
+    await writeFile(file, JSON.stringify(table, null, 1));
+    const result = {
+      file,
+      simulated: true,
+      rows: table.rows.length,
+      stable_rows: table.rows.filter((r) => r.stable).length,
+      classes: DYNAMOLLM_CLASS_LENGTHS.length,
+      tps: [...new Set(table.rows.map((r) => r.tp))],
+      clocks,
+      loads: loadFractions.length,
+      seed: Number(values.seed),
+      seconds: Math.round((performance.now() - started) / 100) / 10,
+    };
+    printResult(result, values.json, () => `wrote ${result.rows} rows (${result.stable_rows} stable) to ${file}`);
+    return 0;
+  },
+};
+
+function wrap<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+}

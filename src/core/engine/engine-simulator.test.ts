@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { gpuSpecs } from "../model/gpu-specs.ts";
+import { llmSpecs } from "../model/llm-specs.ts";
+import { seededRng } from "../ports/rng.ts";
+import { poissonRequests } from "../profiling/steady-load.ts";
+import { simulateEngine, type IterationState } from "./engine-simulator.ts";
+import { kvCapacityTokens } from "./kv-capacity.ts";
+
+const gpu = gpuSpecs["A100-80GB"];
+const llm = llmSpecs["llama3.1-8b"];
+const requests = poissonRequests(seededRng(5), 4, 120, (r) => ({ inputTokens: 100 + Math.floor(r.next() * 900), outputTokens: 20 + Math.floor(r.next() * 200) }));
+
+describe("simulateEngine", () => {
+  it("serves every request once, with TTFT <= E2E, and is deterministic", () => {
+    const run = simulateEngine({ llm, gpu, tp: 1, clock: 1410 }, requests);
+    expect(run.rejected).toBe(0);
+    for (const o of run.outcomes) {
+      expect(Number.isFinite(o.e2eS)).toBe(true);
+      expect(o.ttftS).toBeGreaterThan(0);
+      expect(o.ttftS).toBeLessThanOrEqual(o.e2eS);
+    }
+    const again = simulateEngine({ llm, gpu, tp: 1, clock: 1410 }, requests);
+    expect(again.energyJ).toBe(run.energyJ);
+    expect(again.endS).toBe(run.endS);
+  });
+
+  it("counts every output token gap: one per decoded token after the first", () => {
+    const run = simulateEngine({ llm, gpu, tp: 1, clock: 1410 }, requests);
+    const expected = requests.reduce((s, r) => s + r.outputTokens - 1, 0);
+    expect(run.tbtS.length).toBe(expected);
+  });
+
+  it("spends at least idle power over the whole run and at most TDP", () => {
+    const run = simulateEngine({ llm, gpu, tp: 2, clock: 1410 }, requests);
+    expect(run.energyJ).toBeGreaterThanOrEqual(gpu.power.idleW * 2 * run.endS);
+    expect(run.energyJ).toBeLessThanOrEqual(gpu.tdpW * 2 * run.endS);
+  });
+
+  it("calls the frequency hook before every iteration, and a lower clock is slower", () => {
+    const seen: IterationState[] = [];
+    const slow = simulateEngine({ llm, gpu, tp: 1, clock: (s) => (seen.push(s), 900) }, requests);
+    const fast = simulateEngine({ llm, gpu, tp: 1, clock: 1410 }, requests);
+    expect(seen.length).toBe(slow.iterations);
+    expect(seen.some((s) => s.phase === "prefill") && seen.some((s) => s.phase === "decode")).toBe(true);
+    const meanE2e = (r: typeof slow) => r.outcomes.reduce((s, o) => s + o.e2eS, 0) / r.outcomes.length;
+    expect(meanE2e(slow)).toBeGreaterThan(meanE2e(fast));
+  });
+
+  it("rejects a request larger than the whole KV cache and still serves the rest", () => {
+    const capacity = 5000;
+    const run = simulateEngine({ llm, gpu, tp: 1, clock: 1410, kvCapacityTokens: capacity }, [
+      { arrivalS: 0, inputTokens: 100, outputTokens: 10 },
+      { arrivalS: 0.01, inputTokens: capacity, outputTokens: 10 },
+      { arrivalS: 0.02, inputTokens: 100, outputTokens: 10 },
+    ]);
+    expect(run.rejected).toBe(1);
+    expect(run.outcomes.filter((o) => Number.isFinite(o.e2eS)).length).toBe(2);
+  });
+
+  it("never holds more KV than the cache: requests wait when it is full", () => {
+    const capacity = 2000;
+    const burst = Array.from({ length: 10 }, (_, i) => ({ arrivalS: i * 1e-3, inputTokens: 800, outputTokens: 100 }));
+    const small = simulateEngine({ llm, gpu, tp: 1, clock: 1410, kvCapacityTokens: capacity, maxBatch: 256 }, burst);
+    const large = simulateEngine({ llm, gpu, tp: 1, clock: 1410, kvCapacityTokens: kvCapacityTokens(llm, gpu, 1) }, burst);
+    expect(small.rejected).toBe(0);
+    expect(small.endS).toBeGreaterThan(large.endS);
+  });
+});

@@ -1,0 +1,93 @@
+import type { GpuSpec } from "./gpu-specs.ts";
+import { kvBytesPerToken, weightBytes, type LlmSpec } from "./llm-specs.ts";
+
+/** Parameters of the model the splitwise constants were fitted on; per-sequence costs scale from it. */
+const REFERENCE_PARAMS = 69e9;
+
+/**
+ * Duration of one engine iteration and how it splits: `computeMs` (SM-bound, scales with the
+ * clock), `memoryMs` (bandwidth-bound and other low-activity GPU time, partly clock-scaled), and
+ * `fixedMs` (communication latency, clock-independent).
+ */
+export interface IterationTime {
+  ms: number;
+  computeMs: number;
+  memoryMs: number;
+  fixedMs: number;
+}
+
+/** What one GPU of a TP group runs: the model, the GPU, the TP degree and the SM clock. */
+export interface ExecutionContext {
+  llm: LlmSpec;
+  gpu: GpuSpec;
+  tp: number;
+  mhz: number;
+}
+
+/**
+ * Prefill iteration over a batch of prompts (prompt lengths in tokens). Nearly compute-bound:
+ * GEMMs over all tokens plus quadratic attention, plus two all-reduces per layer under TP.
+ *
+ * @example
+ * prefillTime({ llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], tp: 4, mhz: 1980 }, [512]).ms
+ */
+export function prefillTime(ctx: ExecutionContext, promptLengths: readonly number[]): IterationTime {
+  const { llm, gpu, tp } = ctx;
+  const c = gpu.prefill;
+  const clockSlowdown = gpu.maxMhz / ctx.mhz;
+  const sizeScale = llm.params / REFERENCE_PARAMS;
+  let tokens = 0;
+  let attentionFlops = 0;
+  for (const n of promptLengths) {
+    tokens += n;
+    attentionFlops += 2 * n * n * llm.hiddenSize * llm.layers;
+  }
+  const flops = 2 * llm.params * tokens + c.attentionCostFactor * attentionFlops;
+  const tpFactor = 1 + c.tpPenalty * (tp - 1);
+  const computeMs = (flops / (tp * gpu.peakTflops * 1e12 * c.mfu)) * 1e3 * tpFactor * clockSlowdown;
+  const extraSequences = Math.max(0, promptLengths.length - 1);
+  const memoryMs = (c.overheadMs * sizeScale + c.perExtraSequenceMs * extraSequences * sizeScale) * memoryClockScale(gpu, clockSlowdown);
+  const fixedMs = allReduceMs(ctx, c.allReduceLatencyUs, tokens);
+  return { ms: computeMs + memoryMs + fixedMs, computeMs, memoryMs, fixedMs };
+}
+
+/**
+ * Decode iteration for `batch` running sequences holding `kvTokens` tokens of KV cache in total.
+ * Weight GEMMs are a roofline max of streaming the weights and computing on tile-quantised rows:
+ * memory-bound at small batch, with a step each time the batch starts a new GEMM tile
+ * (GreenServe's staircase). KV reads add per token held.
+ */
+export function decodeTime(ctx: ExecutionContext, batch: number, kvTokens: number): IterationTime {
+  const { llm, gpu, tp } = ctx;
+  const c = gpu.decode;
+  const clockSlowdown = gpu.maxMhz / ctx.mhz;
+  const memScale = memoryClockScale(gpu, clockSlowdown);
+  const tpFactor = 1 + c.tpPenalty * (tp - 1);
+  const bandwidth = gpu.hbmTBps * 1e12 * c.memoryEfficiency;
+  const weightsMs = (weightBytes(llm) / tp / bandwidth) * 1e3 * memScale;
+  const paddedRows = Math.ceil(batch / gpu.tileRows) * gpu.tileRows;
+  const gemmComputeMs = ((paddedRows * 2 * llm.params) / (tp * gpu.peakTflops * 1e12 * c.mfu)) * 1e3 * clockSlowdown;
+  const kvMs = ((kvTokens * kvBytesPerToken(llm)) / tp / bandwidth) * 1e3 * memScale;
+  const gemmMs = Math.max(weightsMs, gemmComputeMs);
+  // Only the rows that hold sequences keep the SMs busy; the padded rest of the tile costs time, not power.
+  const computeMs = Math.min(gemmMs, gemmComputeMs * (batch / paddedRows)) * tpFactor;
+  const perSequenceMs = c.perSequenceMs * batch * (llm.params / REFERENCE_PARAMS) * memScale;
+  const memoryMs = (gemmMs + kvMs) * tpFactor - computeMs + perSequenceMs + c.overheadMs * memScale;
+  const fixedMs = allReduceMs(ctx, c.allReduceLatencyUs, batch);
+  return { ms: computeMs + memoryMs + fixedMs, computeMs, memoryMs, fixedMs };
+}
+
+/** Memory-bound time still partly follows the SM clock (instruction issue, caches). */
+function memoryClockScale(gpu: GpuSpec, clockSlowdown: number): number {
+  const f = gpu.power.clockScaledMemoryFraction;
+  return 1 - f + f * clockSlowdown;
+}
+
+/** Two ring all-reduces of the activations per layer: latency plus 2(TP-1)/TP of the bytes over NVLink. */
+function allReduceMs(ctx: ExecutionContext, latencyUs: number, tokens: number): number {
+  const { llm, gpu, tp } = ctx;
+  if (tp <= 1) return 0;
+  const bytes = tokens * llm.hiddenSize * 2;
+  const perReduceS = latencyUs * 1e-6 + ((2 * (tp - 1)) / tp) * (bytes / (gpu.nvlinkGBps * 1e9));
+  return 2 * llm.layers * perReduceS * 1e3;
+}

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import type { Rng } from "../ports/rng.ts";
+
+/** Token-length range of one request class: lengths are drawn log-uniformly in [min, max). */
+export const LengthRange = z.object({ min: z.number().int().positive(), max: z.number().int().positive() }).refine((r) => r.max > r.min, { message: "max must exceed min", path: ["max"] });
+export type LengthRange = z.infer<typeof LengthRange>;
+
+export const ClassLengths = z.object({ classId: z.string().min(1), input: LengthRange, output: LengthRange });
+export type ClassLengths = z.infer<typeof ClassLengths>;
+
+/**
+ * The 3x3 classes of DynamoLLM Table IV: input S < 256 <= M < 1024 <= L, output S < 100 <= M < 350
+ * <= L. The table leaves the lower and upper ends open; 16 and 4096 (input) and 8 and 1024
+ * (output) close them here. Class id = input bin + output bin, e.g. "SL" = short input, long output.
+ */
+export const DYNAMOLLM_CLASS_LENGTHS: readonly ClassLengths[] = (() => {
+  const input = { S: { min: 16, max: 256 }, M: { min: 256, max: 1024 }, L: { min: 1024, max: 4096 } };
+  const output = { S: { min: 8, max: 100 }, M: { min: 100, max: 350 }, L: { min: 350, max: 1024 } };
+  const bins = ["S", "M", "L"] as const;
+  return bins.flatMap((i) => bins.map((o) => ({ classId: `${i}${o}`, input: input[i], output: output[o] })));
+})();
+
+/** Draws one (input, output) pair of a class, keeping input + output within the model's context. */
+export function sampleLengths(rng: Rng, c: ClassLengths, maxContext: number): { inputTokens: number; outputTokens: number } {
+  const draw = (r: LengthRange) => Math.floor(Math.exp(Math.log(r.min) + rng.next() * (Math.log(r.max) - Math.log(r.min))));
+  const outputTokens = Math.min(draw(c.output), maxContext - 1);
+  const inputTokens = Math.max(1, Math.min(draw(c.input), maxContext - outputTokens));
+  return { inputTokens, outputTokens };
+}
+
+/** Mean lengths of a class under log-uniform sampling (used to size loads). */
+export function meanLengths(c: ClassLengths): { inputTokens: number; outputTokens: number } {
+  const mean = (r: LengthRange) => (r.max - r.min) / (Math.log(r.max) - Math.log(r.min));
+  return { inputTokens: mean(c.input), outputTokens: mean(c.output) };
+}

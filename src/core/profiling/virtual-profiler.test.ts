@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { gpuSpecs } from "../model/gpu-specs.ts";
+import { llmSpecs } from "../model/llm-specs.ts";
+import { ProfileTable } from "../schemas/profile.ts";
+import { DYNAMOLLM_CLASS_LENGTHS } from "./class-lengths.ts";
+import { interpolateAtLoad, rowsOf } from "./profile-lookup.ts";
+import { defaultClocks, virtualProfile } from "./virtual-profiler.ts";
+
+const gpu = gpuSpecs["A100-80GB"];
+const options = {
+  llm: llmSpecs["llama3.1-8b"],
+  gpu,
+  tps: [1, 2],
+  clocksMhz: [1005, 1410],
+  classes: DYNAMOLLM_CLASS_LENGTHS.filter((c) => c.classId === "SM" || c.classId === "LS"),
+  loadFractions: [0.05, 0.2, 0.4],
+  requestsPerPoint: 80,
+  seed: 3,
+};
+
+describe("virtualProfile", () => {
+  const table = virtualProfile(options);
+
+  it("has one valid row per (TP, clock, class, load)", () => {
+    expect(table.rows.length).toBe(2 * 2 * 2 * 3);
+    expect(() => ProfileTable.parse(table)).not.toThrow();
+    expect(table.source.details["simulated"]).toBe(true);
+  });
+
+  it("uses the same absolute loads at every clock of a (TP, class)", () => {
+    const loads = (mhz: number) => rowsOf(table.rows, { tp: 1, classId: "SM" as never, mhz }).map((r) => r.loadRps);
+    expect(loads(1005)).toEqual(loads(1410));
+  });
+
+  it("shows the expected trade-offs: higher load costs latency, saves energy per request; higher clock costs power", () => {
+    const at = (mhz: number) => rowsOf(table.rows, { tp: 1, classId: "SM" as never, mhz }).sort((a, b) => a.loadRps - b.loadRps);
+    const fast = at(1410);
+    expect(fast[2]!.e2eMs.p50).toBeGreaterThan(fast[0]!.e2eMs.p50);
+    expect(fast[2]!.energyPerRequestJ).toBeLessThan(fast[0]!.energyPerRequestJ);
+    expect(fast[1]!.avgPowerW).toBeGreaterThan(at(1005)[1]!.avgPowerW);
+    expect(fast[1]!.tbtMs.p50).toBeLessThan(at(1005)[1]!.tbtMs.p50);
+  });
+
+  it("is reproducible from its seed and changes with another", () => {
+    expect(virtualProfile(options).rows).toEqual(table.rows);
+    expect(virtualProfile({ ...options, seed: 4 }).rows[0]!.e2eMs).not.toEqual(table.rows[0]!.e2eMs);
+  });
+
+  it("interpolates between load points and clamps outside them", () => {
+    const points = rowsOf(table.rows, { tp: 2, classId: "LS" as never, mhz: 1410 });
+    const [a, b] = points.sort((x, y) => x.loadRps - y.loadRps);
+    const mid = interpolateAtLoad(points, (a!.loadRps + b!.loadRps) / 2);
+    expect(mid.clamped).toBe(false);
+    expect(mid.avgPowerW).toBeCloseTo((a!.avgPowerW + b!.avgPowerW) / 2, 9);
+    expect(interpolateAtLoad(points, a!.loadRps / 10)).toMatchObject({ clamped: true, avgPowerW: a!.avgPowerW });
+  });
+});
+
+describe("defaultClocks", () => {
+  it("spans 800 MHz to max in 7 supported steps", () => {
+    const clocks = defaultClocks(gpuSpecs["H100-80GB"]);
+    expect(clocks.length).toBe(7);
+    expect(clocks[0]).toBe(795);
+    expect(clocks[6]).toBe(1980);
+    expect(clocks.every((c) => c % 15 === 0)).toBe(true);
+    expect(defaultClocks(gpu)[6]).toBe(1410);
+  });
+});

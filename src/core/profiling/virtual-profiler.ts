@@ -1,0 +1,80 @@
+import { forkRng, seededRng } from "../ports/rng.ts";
+import type { GpuSpec } from "../model/gpu-specs.ts";
+import type { LlmSpec } from "../model/llm-specs.ts";
+import type { ProfileRow, ProfileTable } from "../schemas/profile.ts";
+import type { ClassId } from "../schemas/ids.ts";
+import { estimatedCapacityRps } from "./capacity.ts";
+import { meanLengths, sampleLengths, type ClassLengths } from "./class-lengths.ts";
+import { profilePoint } from "./profile-point.ts";
+import { poissonRequests } from "./steady-load.ts";
+
+export interface VirtualProfileOptions {
+  llm: LlmSpec;
+  gpu: GpuSpec;
+  tps: readonly number[];
+  clocksMhz: readonly number[];
+  classes: readonly ClassLengths[];
+  /** Load levels as fractions of the estimated max-clock capacity of each (TP, class). */
+  loadFractions: readonly number[];
+  requestsPerPoint: number;
+  seed: number;
+  /** Called after each point, for progress reporting. */
+  onPoint?: (done: number, total: number) => void;
+}
+
+/** Seven clocks evenly spaced from 800 MHz to the GPU's max (DESIGN.md: 800..1980 on H100, ..1410 on A100). */
+export function defaultClocks(gpu: GpuSpec, count = 7, lowMhz = 800): number[] {
+  const step = (gpu.maxMhz - lowMhz) / (count - 1);
+  return Array.from({ length: count }, (_, i) => Math.round((lowMhz + i * step) / gpu.clockStepMhz) * gpu.clockStepMhz);
+}
+
+/**
+ * Profiles an instance type the way Heron and DynamoLLM profile real GPUs: for every TP degree,
+ * clock, request class and load level, steady Poisson load runs through the engine model and the
+ * point's latencies, power and energy are recorded. Load levels are the same absolute rates at
+ * every clock of a (TP, class), so planners can trade clock against load. Each point has its own
+ * random stream derived from the seed, so a table is reproducible point by point.
+ */
+export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
+  const rows: ProfileRow[] = [];
+  const tps = o.tps.filter((tp) => o.llm.totalParams * o.llm.bytesPerParam < tp * o.gpu.memoryGb * 1e9);
+  const total = tps.length * o.clocksMhz.length * o.classes.length * o.loadFractions.length;
+  const root = seededRng(o.seed);
+  let done = 0;
+  for (const tp of tps) {
+    for (const [ci, cls] of o.classes.entries()) {
+      const mean = meanLengths(cls);
+      const capacity = estimatedCapacityRps({ llm: o.llm, gpu: o.gpu, tp, mhz: o.gpu.maxMhz }, mean.inputTokens, mean.outputTokens);
+      for (const mhz of o.clocksMhz) {
+        for (const [li, fraction] of o.loadFractions.entries()) {
+          const loadRps = capacity * fraction;
+          const rng = forkRng(root, ((tp * 131 + ci) * 1009 + li) * 7919 + mhz);
+          const requests = poissonRequests(rng, loadRps, o.requestsPerPoint, (r) => sampleLengths(r, cls, o.llm.maxContext));
+          const m = profilePoint({ llm: o.llm, gpu: o.gpu, tp, clock: mhz }, requests);
+          rows.push({
+            model: o.llm.id,
+            variant: "base",
+            gpu: o.gpu.type,
+            tp,
+            mhz,
+            classId: cls.classId as ClassId,
+            loadRps,
+            ttftMs: m.ttftMs,
+            tbtMs: m.tbtMs,
+            e2eMs: m.e2eMs,
+            peakPowerW: m.peakPowerW,
+            avgPowerW: m.avgPowerW,
+            energyPerRequestJ: m.energyPerRequestJ,
+            stable: m.stable,
+          });
+          o.onPoint?.(++done, total);
+        }
+      }
+    }
+  }
+  return {
+    version: 1,
+    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
+    rows,
+  };
+}
