@@ -7,12 +7,6 @@ import { energyOptimalConfig } from "./energy-optimal-config.ts";
 import { splitwiseAccuracy } from "./splitwise-accuracy.ts";
 import type { SplitwiseRow } from "./splitwise-rows.ts";
 
-/**
- * DynamoLLM Table IV's TTFT SLOs by input bin (ms); its TBT SLO column did not survive in our
- * copy of the paper, so TBT uses §III's rule of 5x the unloaded latency.
- */
-export const DYNAMOLLM_TTFT_SLO_MS: Record<string, number> = { S: 250, M: 400, L: 2000 };
-
 /** The calibration checks and their goals (issue "Foundation", DESIGN.md section 5). */
 export const CALIBRATION_GOALS = {
   ape_p50_max: 0.1,
@@ -37,7 +31,7 @@ export function calibrationReport(splitwise: readonly SplitwiseRow[], o: Calibra
   const gpu = gpuSpecs["H100-80GB"];
   const classes = DYNAMOLLM_TABLE_I.map((row) => {
     const cls = DYNAMOLLM_CLASS_LENGTHS.find((c) => c.classId === row.classId)!;
-    const r = energyOptimalConfig({ llm, gpu, cls, tokensPerSecond: 2000, tps: [2, 4, 8], clocksMhz: [800, 1200, 1600, 1980], sloMultiple: 5, ttftSloMs: DYNAMOLLM_TTFT_SLO_MS[row.classId[0]!], requests: o.requests, seed: o.seed });
+    const r = energyOptimalConfig({ llm, gpu, cls, tokensPerSecond: 2000, serverGpus: 8, tps: [2, 4, 8], clocksMhz: [800, 1200, 1600, 1980], sloMultiple: 5, requests: o.requests, seed: o.seed });
     const ours = r.best ? { tp: r.best.tp, mhz: r.best.mhz } : null;
     return { classId: row.classId, paper: row.best, ours, match: ours !== null && ours.tp === row.best.tp && ours.mhz === row.best.mhz };
   });

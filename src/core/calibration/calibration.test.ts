@@ -51,7 +51,7 @@ describe("calibration against GreenServe (A100, Llama-3.1-8B decode, moderate ba
 describe("DynamoLLM Table I experiment on the model", () => {
   it("finds TP2 infeasible and TP8 feasible for long-input long-output requests at 2000 TPS", () => {
     const cls = DYNAMOLLM_CLASS_LENGTHS.find((c) => c.classId === "LL")!;
-    const r = energyOptimalConfig({ llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], cls, tokensPerSecond: 2000, tps: [2, 8], clocksMhz: [1980], sloMultiple: 5, ttftSloMs: 2000, requests: 120, seed: 7 });
+    const r = energyOptimalConfig({ llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], cls, tokensPerSecond: 2000, serverGpus: 8, tps: [2, 8], clocksMhz: [1980], sloMultiple: 5, requests: 120, seed: 7 });
     expect(r.evaluations.find((e) => e.tp === 2)!.meetsSlo).toBe(false);
     expect(r.evaluations.find((e) => e.tp === 8)!.meetsSlo).toBe(true);
   });

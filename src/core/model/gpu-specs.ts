@@ -13,7 +13,10 @@ import type { GpuType } from "../schemas/ids.ts";
  * - greenserve: GreenServe §III-B / Fig. 5 (A100, Llama-3.1-8B): energy sweet spot at 1005 MHz,
  *   1005 -> 1410 MHz gives about -20% decode ITL for about +50% energy; prefill reaches TDP near
  *   1305 MHz.
- * - dynamollm: DynamoLLM Table I (H100, Llama2-70B): energy-optimal clocks of 1.2-1.6 GHz.
+ * - greenserve-gh200: GreenServe Appx. F: on GH200 (the same Hopper GPU as H100) the decode
+ *   sweet spot is about 1395 MHz; the H100's voltage knee is placed there.
+ * - dynamollm: DynamoLLM Table I (DGX H100, Llama2-70B at 2000 TPS): which (TP, clock) is
+ *   energy-optimal per class; see `calibration/dynamollm-table1.ts`.
  * - heron: Heron §5, a DGX H100 draws 1.82x the GPUs' peak power (see `power.ts`).
  */
 export interface GpuSpec {
@@ -41,8 +44,12 @@ export interface GpuSpec {
     /** Attention FLOPs cost this many times the GEMM rate (unfused attention kernels). */
     attentionCostFactor: number;
     allReduceLatencyUs: number;
-    /** Extra cost of each further sequence in a prefill batch, for a 70B model (scaled by parameters). */
-    perExtraSequenceMs: number;
+    /**
+     * Extra cost per token of each further sequence in a prefill batch, for a 70B model (scaled by
+     * parameters): in the splitwise sweeps a batch of b 512-token prompts costs more than one prompt
+     * of 512 b tokens. Fitted on 512-token prompts only, so it is expressed per token.
+     */
+    extraSequenceMsPerToken: number;
   };
   /** Decode iteration constants at max clock. splitwise-fit */
   decode: {
@@ -66,11 +73,17 @@ export interface GpuSpec {
     dynamicMaxW: number;
     /** Activity of memory-bound time relative to compute-bound time (0..1). greenserve (decode +50% energy 1005->1410) */
     memoryActivity: number;
-    /** Clock below which the voltage stays at its floor (dynamic power linear in f); above it, V rises linearly to max. greenserve / dynamollm */
+    /** Activity of TP synchronisation time (all-reduce kernels busy-wait on the SMs). dynamollm */
+    syncActivity: number;
+    /** Clock below which the voltage stays at its floor (dynamic power linear in f); above it, V rises linearly to max. greenserve (A100), greenserve-gh200 (H100) */
     voltageKneeMhz: number;
     /** V(max clock) / V(knee). greenserve */
     voltageRatio: number;
-    /** Fraction of memory-bound time that still scales with the SM clock (issue rate, caches). greenserve (-20% ITL 1005->1410) */
+    /**
+     * Fraction of memory-bound time that still scales with the SM clock (issue rate, caches).
+     * greenserve (A100: -20% ITL 1005->1410); dynamollm (H100: TP2 at 800 MHz misses the SLO of
+     * short classes in Table I, which needs most of decode to slow with the clock).
+     */
     clockScaledMemoryFraction: number;
   };
 }
@@ -86,10 +99,10 @@ export const gpuSpecs: Record<GpuType, GpuSpec> = {
     maxMhz: 1410,
     minMhz: 210,
     clockStepMhz: 15,
-    prefill: { overheadMs: 40.6, mfu: 0.833, tpPenalty: 0.05, attentionCostFactor: 7.78, allReduceLatencyUs: 0, perExtraSequenceMs: 56.4 },
+    prefill: { overheadMs: 40.6, mfu: 0.833, tpPenalty: 0.05, attentionCostFactor: 7.78, allReduceLatencyUs: 0, extraSequenceMsPerToken: 56.4 / 512 },
     decode: { overheadMs: 0, memoryEfficiency: 0.93, mfu: 0.909, tpPenalty: 0.525, allReduceLatencyUs: 0, perSequenceMs: 0.329 },
     tileRows: 128,
-    power: { idleW: 55, dynamicMaxW: 460, memoryActivity: 0.3, voltageKneeMhz: 1005, voltageRatio: 1.35, clockScaledMemoryFraction: 0.65 },
+    power: { idleW: 55, dynamicMaxW: 460, memoryActivity: 0.3, syncActivity: 0.6, voltageKneeMhz: 1005, voltageRatio: 1.35, clockScaledMemoryFraction: 0.65 },
   },
   "H100-80GB": {
     type: "H100-80GB",
@@ -101,10 +114,10 @@ export const gpuSpecs: Record<GpuType, GpuSpec> = {
     maxMhz: 1980,
     minMhz: 345,
     clockStepMhz: 15,
-    prefill: { overheadMs: 29.2, mfu: 0.918, tpPenalty: 0.099, attentionCostFactor: 17.75, allReduceLatencyUs: 29.4, perExtraSequenceMs: 20.7 },
+    prefill: { overheadMs: 29.2, mfu: 0.918, tpPenalty: 0.099, attentionCostFactor: 17.75, allReduceLatencyUs: 29.4, extraSequenceMsPerToken: 20.7 / 512 },
     decode: { overheadMs: 0, memoryEfficiency: 0.894, mfu: 0.576, tpPenalty: 0.566, allReduceLatencyUs: 0, perSequenceMs: 0.28 },
     tileRows: 128,
-    power: { idleW: 75, dynamicMaxW: 760, memoryActivity: 0.3, voltageKneeMhz: 1200, voltageRatio: 1.35, clockScaledMemoryFraction: 0.55 },
+    power: { idleW: 75, dynamicMaxW: 760, memoryActivity: 0.3, syncActivity: 0.6, voltageKneeMhz: 1395, voltageRatio: 1.35, clockScaledMemoryFraction: 0.9 },
   },
 };
 

@@ -47,7 +47,7 @@ describe("decodeTime", () => {
 
   it("splits its time into parts that add up", () => {
     const t = decodeTime({ llm: big, gpu: h100, tp: 8, mhz: 1200 }, 32, 32 * 2000);
-    expect(t.computeMs + t.memoryMs + t.fixedMs).toBeCloseTo(t.ms, 9);
-    expect(Math.min(t.computeMs, t.memoryMs, t.fixedMs)).toBeGreaterThanOrEqual(0);
+    expect(t.computeMs + t.memoryMs + t.syncMs).toBeCloseTo(t.ms, 9);
+    expect(Math.min(t.computeMs, t.memoryMs, t.syncMs)).toBeGreaterThanOrEqual(0);
   });
 });

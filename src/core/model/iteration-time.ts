@@ -5,15 +5,16 @@ import { kvBytesPerToken, weightBytes, type LlmSpec } from "./llm-specs.ts";
 const REFERENCE_PARAMS = 69e9;
 
 /**
- * Duration of one engine iteration and how it splits: `computeMs` (SM-bound, scales with the
- * clock), `memoryMs` (bandwidth-bound and other low-activity GPU time, partly clock-scaled), and
- * `fixedMs` (communication latency, clock-independent).
+ * Duration of one engine iteration and how it splits, for the power model: `computeMs` (SM-bound,
+ * scales with the clock), `memoryMs` (bandwidth-bound and other light GPU work, partly
+ * clock-scaled) and `syncMs` (what tensor parallelism adds: all-reduces and the ranks waiting on
+ * each other).
  */
 export interface IterationTime {
   ms: number;
   computeMs: number;
   memoryMs: number;
-  fixedMs: number;
+  syncMs: number;
 }
 
 /** What one GPU of a TP group runs: the model, the GPU, the TP degree and the SM clock. */
@@ -44,11 +45,11 @@ export function prefillTime(ctx: ExecutionContext, promptLengths: readonly numbe
   }
   const flops = 2 * llm.params * tokens + c.attentionCostFactor * attentionFlops;
   const tpFactor = 1 + c.tpPenalty * (tp - 1);
-  const computeMs = (flops / (tp * gpu.peakTflops * 1e12 * c.mfu)) * 1e3 * tpFactor * clockSlowdown;
-  const extraSequences = Math.max(0, promptLengths.length - 1);
-  const memoryMs = (c.overheadMs * sizeScale + c.perExtraSequenceMs * extraSequences * sizeScale) * memoryClockScale(gpu, clockSlowdown);
-  const fixedMs = allReduceMs(ctx, c.allReduceLatencyUs, tokens);
-  return { ms: computeMs + memoryMs + fixedMs, computeMs, memoryMs, fixedMs };
+  const computeMs = (flops / (tp * gpu.peakTflops * 1e12 * c.mfu)) * 1e3 * clockSlowdown;
+  const extraSequenceTokens = tokens - (promptLengths[0] ?? 0);
+  const memoryMs = (c.overheadMs + c.extraSequenceMsPerToken * extraSequenceTokens) * sizeScale * memoryClockScale(gpu, clockSlowdown);
+  const syncMs = computeMs * (tpFactor - 1) + allReduceMs(ctx, c.allReduceLatencyUs, tokens);
+  return { ms: computeMs + memoryMs + syncMs, computeMs, memoryMs, syncMs };
 }
 
 /**
@@ -70,11 +71,11 @@ export function decodeTime(ctx: ExecutionContext, batch: number, kvTokens: numbe
   const kvMs = ((kvTokens * kvBytesPerToken(llm)) / tp / bandwidth) * 1e3 * memScale;
   const gemmMs = Math.max(weightsMs, gemmComputeMs);
   // Only the rows that hold sequences keep the SMs busy; the padded rest of the tile costs time, not power.
-  const computeMs = Math.min(gemmMs, gemmComputeMs * (batch / paddedRows)) * tpFactor;
+  const computeMs = Math.min(gemmMs, gemmComputeMs * (batch / paddedRows));
   const perSequenceMs = c.perSequenceMs * batch * (llm.params / REFERENCE_PARAMS) * memScale;
-  const memoryMs = (gemmMs + kvMs) * tpFactor - computeMs + perSequenceMs + c.overheadMs * memScale;
-  const fixedMs = allReduceMs(ctx, c.allReduceLatencyUs, batch);
-  return { ms: computeMs + memoryMs + fixedMs, computeMs, memoryMs, fixedMs };
+  const memoryMs = gemmMs + kvMs - computeMs + perSequenceMs + c.overheadMs * memScale;
+  const syncMs = (gemmMs + kvMs) * (tpFactor - 1) + allReduceMs(ctx, c.allReduceLatencyUs, batch);
+  return { ms: computeMs + memoryMs + syncMs, computeMs, memoryMs, syncMs };
 }
 
 /** Memory-bound time still partly follows the SM clock (instruction issue, caches). */

@@ -15,12 +15,13 @@ export function relativeVoltage(gpu: GpuSpec, mhz: number): number {
 /**
  * Power of one GPU while running an iteration with the given breakdown at `mhz`:
  * idle + dynamic power x activity x f x V(f)^2 (CMOS dynamic power; GreenServe Eq. 1), where the
- * activity weighs compute-bound time at 1 and memory-bound time at `memoryActivity`. Not capped:
- * see `throttle` for the TDP limit.
+ * activity weighs compute-bound time at 1, memory-bound time at `memoryActivity` and TP
+ * synchronisation (NCCL kernels spin on the SMs) at `syncActivity`. Not capped: see `throttle`
+ * for the TDP limit.
  */
 export function busyPowerW(gpu: GpuSpec, mhz: number, t: IterationTime): number {
   const p = gpu.power;
-  const activity = t.ms > 0 ? (t.computeMs + p.memoryActivity * t.memoryMs) / t.ms : 0;
+  const activity = t.ms > 0 ? (t.computeMs + p.memoryActivity * t.memoryMs + p.syncActivity * t.syncMs) / t.ms : 0;
   const v = relativeVoltage(gpu, mhz);
   return p.idleW + p.dynamicMaxW * activity * (mhz / gpu.maxMhz) * v * v;
 }

@@ -48,7 +48,7 @@ export function profilePoint(config: EngineConfig, requests: readonly EngineRequ
  * of arrivals stays within twice that of the second quarter (plus 50 ms of slack for noise). Under
  * overload the queue, and with it TTFT, grows with every arrival.
  */
-function keepsUp(outcomes: readonly { ttftS: number }[]): boolean {
+export function keepsUp(outcomes: readonly { ttftS: number }[]): boolean {
   const n = outcomes.length;
   if (n < 20) return true;
   const medianTtft = (from: number, to: number) => {
