@@ -1,11 +1,13 @@
 import type { Command } from "../command.ts";
 import { calibrate } from "./calibrate.ts";
 import { classes } from "./classes.ts";
+import { demo } from "./demo.ts";
 import { profile } from "./profile.ts";
 
 /** Registry of CLI subcommands: one file each in this folder. */
 export const commands: Record<string, Command> = {
   calibrate,
   classes,
+  demo,
   profile,
 };

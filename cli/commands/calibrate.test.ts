@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { runCli } from "../run-command.test-helper.ts";
+
+describe("greenference calibrate", () => {
+  it("prints every calibration figure as the last JSON line", async () => {
+    const r = await runCli(["calibrate", "--data", "../shared/data", "--requests", "120", "--json"]);
+    expect(r.code).toBe(0);
+    const j = r.last();
+    expect(j.simulated).toBe(true);
+    for (const k of ["prompt_ape_p50", "prompt_ape_p90", "token_ape_p50", "token_ape_p90"]) expect(j.splitwise[k]).toBeGreaterThan(0);
+    expect(j.a100_8b.sweet_spot_mhz).toBeGreaterThan(0);
+    expect(j.dynamollm_table1.classes).toHaveLength(9);
+    expect(j.dynamollm_table1.matches).toBe(j.dynamollm_table1.classes.filter((c: { match: boolean }) => c.match).length);
+  });
+
+  it("names the missing file when --data points nowhere", async () => {
+    const r = await runCli(["calibrate", "--data", "/nonexistent"]);
+    expect(r.code).toBe(1);
+    expect(r.err.join("\n")).toContain("/nonexistent/splitwise/perf_model.csv");
+  });
+});

@@ -1,0 +1,29 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ProfileTable } from "../../src/core/schemas/profile.ts";
+import { runCli } from "../run-command.test-helper.ts";
+
+describe("greenference profile --virtual", () => {
+  it("writes a valid profile table and reports its shape", async () => {
+    const out = mkdtempSync(join(tmpdir(), "gf-profile-"));
+    const r = await runCli(["profile", "--virtual", "--model", "llama3.1-8b", "--gpu", "a100", "--tp", "1", "--loads", "0.1,0.3", "--requests", "40", "--out", out, "--json"]);
+    expect(r.code).toBe(0);
+    const j = r.last();
+    expect(j).toMatchObject({ rows: 1 * 7 * 9 * 2, classes: 9, tps: [1], loads: 2, simulated: true });
+    expect(j.clocks).toHaveLength(7);
+    const table = ProfileTable.parse(JSON.parse(readFileSync(j.file, "utf8")));
+    expect(table.rows).toHaveLength(j.rows);
+    expect(table.source.kind).toBe("virtual");
+  });
+
+  it("rejects an unknown model and a non-virtual run with a clear message", async () => {
+    const bad = await runCli(["profile", "--virtual", "--model", "gpt-9", "--gpu", "h100", "--out", tmpdir()]);
+    expect(bad.code).toBe(1);
+    expect(bad.err.join("\n")).toMatch(/unknown model 'gpt-9'; known: llama2-70b/);
+    const real = await runCli(["profile", "--model", "llama2-70b", "--gpu", "h100", "--out", tmpdir()]);
+    expect(real.code).toBe(1);
+    expect(real.err.join("\n")).toContain("only --virtual");
+  });
+});

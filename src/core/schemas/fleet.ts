@@ -1,0 +1,165 @@
+import { z } from "zod";
+import { GpuType, ModelId, SiteId } from "./ids.ts";
+import { ClassScheme, RequestClass } from "./request-class.ts";
+
+/** A model variant's name within its model, e.g. "base", "int8", "distill-8b" (the profile table's `variant`). */
+export const VariantId = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).brand<"VariantId">();
+export type VariantId = z.infer<typeof VariantId>;
+
+/** Where a wind site's power series comes from: a file replayed from disk, or a stored forecast. */
+export const SeriesRef = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("file"), path: z.string().min(1), column: z.string().min(1).optional() }),
+  z.object({ kind: z.literal("forecast"), forecastId: z.string().min(1) }),
+]);
+export type SeriesRef = z.infer<typeof SeriesRef>;
+
+/**
+ * Life-cycle intensity of onshore wind, gCO2e/kWh: the median of IPCC AR5 WG3 Annex III, Table A.III.2.
+ * Wind-powered energy is counted at this intensity rather than zero.
+ */
+export const WIND_LIFECYCLE_G_PER_KWH = 11;
+
+/** A site's power envelope: a wind farm (Heron), a grid connection, or a fixed cap. */
+export const PowerSource = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("wind"),
+    series: SeriesRef,
+    peakMw: z.number().positive(),
+    /** The site is right-sized to this percentile of its generation (Heron: a low one, e.g. 10). */
+    rightSizingPercentile: z.number().min(0).max(100),
+    lifecycleGPerKwh: z.number().nonnegative().default(WIND_LIFECYCLE_G_PER_KWH),
+  }),
+  z.object({
+    kind: z.literal("grid"),
+    /** Grid region or balancing authority, e.g. "CAISO_NORTH", "DE", "GB". */
+    region: z.string().min(1),
+    capW: z.number().positive().optional(),
+  }),
+  z.object({ kind: z.literal("fixed"), capW: z.number().positive() }),
+]);
+export type PowerSource = z.infer<typeof PowerSource>;
+
+/** Average (attributional) or marginal emissions; FREESH plans on marginal ones. */
+export const CarbonSignal = z.enum(["average", "marginal"]);
+export type CarbonSignal = z.infer<typeof CarbonSignal>;
+
+const signal = { signal: CarbonSignal.default("average") };
+
+/** Where a site's grid carbon intensity comes from. */
+export const CarbonSource = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("electricitymaps"), zone: z.string().min(1), ...signal }),
+  z.object({ kind: z.literal("watttime"), region: z.string().min(1), ...signal }),
+  /** UK Carbon Intensity API region ids: 1..17 are DNO regions, 18..20 England, Scotland, Wales. */
+  z.object({ kind: z.literal("uk-carbon-intensity"), regionId: z.number().int().min(1).max(20), ...signal }),
+  z.object({ kind: z.literal("replay"), path: z.string().min(1), column: z.string().min(1), ...signal }),
+  z.object({ kind: z.literal("fixed"), gPerKwh: z.number().nonnegative(), ...signal }),
+]);
+export type CarbonSource = z.infer<typeof CarbonSource>;
+
+/** One GPU site: where it is, what it has, what powers it and how its carbon is measured. */
+export const Site = z.object({
+  id: SiteId,
+  region: z.string().min(1),
+  ingressUrl: z.url({ protocol: /^https?$/ }),
+  gpus: z.array(z.object({ type: GpuType, count: z.number().int().positive() })).min(1),
+  power: PowerSource,
+  carbon: CarbonSource,
+  /** Estimated round trip in ms from each edge region (e.g. a Cloudflare colo or continent code) to the site. */
+  rttMs: z.record(z.string().min(1), z.number().nonnegative()).default({}),
+});
+export type Site = z.infer<typeof Site>;
+
+export const Model = z.object({ id: ModelId, description: z.string().optional() });
+export type Model = z.infer<typeof Model>;
+
+/** One servable variant of a model (a quantisation, a distillation, a size in a family). */
+export const ModelVariant = z.object({
+  model: ModelId,
+  id: VariantId,
+  /** Quality in [0, 1]: a benchmark accuracy as a fraction or a normalised score (Clover's accuracy). */
+  quality: z.number().min(0).max(1),
+  memoryGb: z.number().positive(),
+  parameterCount: z.number().positive(),
+});
+export type ModelVariant = z.infer<typeof ModelVariant>;
+
+/** The selectable policies: one per seed paper, and the combined one. */
+export const PolicyKind = z.enum(["heron", "clover", "freesh", "dynamollm", "greenserve", "greenference"]);
+export type PolicyKind = z.infer<typeof PolicyKind>;
+
+/** Objective weights; a weight left out is 0, and at least one must be positive. */
+export const PolicyWeights = z
+  .object({
+    carbon: z.number().nonnegative().default(0),
+    energy: z.number().nonnegative().default(0),
+    latency: z.number().nonnegative().default(0),
+    accuracy: z.number().nonnegative().default(0),
+  })
+  .refine((w) => w.carbon + w.energy + w.latency + w.accuracy > 0, { message: "at least one weight must be positive" });
+export type PolicyWeights = z.infer<typeof PolicyWeights>;
+
+export const Policy = z.object({ kind: PolicyKind, weights: PolicyWeights });
+export type Policy = z.infer<typeof Policy>;
+
+/**
+ * The whole fleet as the operator configures it. Cross-field rules: unique site ids and GPU types per
+ * site, unique models and (model, variant) pairs, every variant of a known model and every model with
+ * a variant, and exactly one class with an SLO for every class of the scheme.
+ *
+ * @example
+ * const fleet = Fleet.parse(await request.json()); // throws a ZodError whose issues name the field
+ */
+export const Fleet = z
+  .object({
+    sites: z.array(Site).min(1),
+    models: z.array(Model).min(1),
+    variants: z.array(ModelVariant).min(1),
+    classScheme: ClassScheme,
+    classes: z.array(RequestClass).min(1),
+    policy: Policy,
+  })
+  .superRefine((fleet, ctx) => {
+    reportDuplicates(ctx, fleet.sites.map((s) => s.id), (i) => ["sites", i, "id"], "site id");
+    fleet.sites.forEach((s, i) => reportDuplicates(ctx, s.gpus.map((g) => g.type), (j) => ["sites", i, "gpus", j, "type"], "GPU type"));
+    reportDuplicates(ctx, fleet.models.map((m) => m.id), (i) => ["models", i, "id"], "model id");
+    reportDuplicates(ctx, fleet.variants.map((v) => `${v.model}/${v.id}`), (i) => ["variants", i, "id"], "variant of this model");
+    const models = new Set<string>(fleet.models.map((m) => m.id));
+    fleet.variants.forEach((v, i) => {
+      if (!models.has(v.model)) ctx.addIssue({ code: "custom", message: `unknown model "${v.model}"`, path: ["variants", i, "model"] });
+    });
+    const withVariants = new Set<string>(fleet.variants.map((v) => v.model));
+    fleet.models.forEach((m, i) => {
+      if (!withVariants.has(m.id)) ctx.addIssue({ code: "custom", message: `model "${m.id}" has no variant`, path: ["models", i] });
+    });
+    checkClasses(fleet.classScheme, fleet.classes, ctx);
+  });
+export type Fleet = z.infer<typeof Fleet>;
+
+/** Every class must sit in the scheme's bins under its own label, once; every scheme class needs one (for its SLO). */
+function checkClasses(scheme: ClassScheme, classes: readonly RequestClass[], ctx: z.RefinementCtx): void {
+  reportDuplicates(ctx, classes.map((c) => c.id), (i) => ["classes", i, "id"], "class id");
+  classes.forEach((c, i) => {
+    const input = scheme.inputLabels[c.inputBin];
+    const output = scheme.outputLabels[c.outputBin];
+    if (input === undefined) ctx.addIssue({ code: "custom", message: `no input bin ${c.inputBin} in scheme "${scheme.name}"`, path: ["classes", i, "inputBin"] });
+    if (output === undefined) ctx.addIssue({ code: "custom", message: `no output bin ${c.outputBin} in scheme "${scheme.name}"`, path: ["classes", i, "outputBin"] });
+    if (input !== undefined && output !== undefined && c.id !== input + output) {
+      ctx.addIssue({ code: "custom", message: `class in bins (${c.inputBin}, ${c.outputBin}) must be named "${input + output}"`, path: ["classes", i, "id"] });
+    }
+  });
+  const named = new Set<string>(classes.map((c) => c.id));
+  const missing = scheme.inputLabels.flatMap((i) => scheme.outputLabels.map((o) => i + o)).filter((id) => !named.has(id));
+  if (missing.length > 0) ctx.addIssue({ code: "custom", message: `no SLO for class ${missing.join(", ")}`, path: ["classes"] });
+}
+
+/**
+ * Adds one issue per repeated value, at the path of each repeat after the first. Shared by the
+ * schemas' cross-field checks.
+ */
+export function reportDuplicates(ctx: z.RefinementCtx, values: readonly unknown[], pathOf: (index: number) => PropertyKey[], what: string): void {
+  const seen = new Set<unknown>();
+  values.forEach((v, i) => {
+    if (seen.has(v)) ctx.addIssue({ code: "custom", message: `duplicate ${what} "${String(v)}"`, path: pathOf(i) });
+    seen.add(v);
+  });
+}

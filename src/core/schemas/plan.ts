@@ -1,0 +1,124 @@
+import { z } from "zod";
+import { ClassId, EpochMs, InstanceId, ModelId, SiteId } from "./ids.ts";
+import { PolicyKind, VariantId, reportDuplicates } from "./fleet.ts";
+
+/**
+ * How an instance's GPU clock is set: locked at one frequency, or left to a local controller that
+ * stays within bounds (GreenServe's EcoFreq per iteration, FREESH's MIAD, DynamoLLM's 5 s manager).
+ */
+export const ClockSetting = z.discriminatedUnion("mode", [
+  z.object({ mode: z.literal("locked"), mhz: z.number().positive() }),
+  z
+    .object({
+      mode: z.literal("policy"),
+      policy: z.enum(["ecofreq", "miad", "instance-manager"]),
+      minMhz: z.number().positive(),
+      maxMhz: z.number().positive(),
+    })
+    .refine((c) => c.minMhz <= c.maxMhz, { message: "maxMhz must be at least minMhz", path: ["maxMhz"] }),
+]);
+export type ClockSetting = z.infer<typeof ClockSetting>;
+
+export const InstanceRole = z.enum(["prefill", "decode", "mixed"]);
+export type InstanceRole = z.infer<typeof InstanceRole>;
+
+/** Requests per second per class. */
+export const ClassRates = z.record(ClassId, z.number().nonnegative());
+export type ClassRates = z.infer<typeof ClassRates>;
+
+/** One engine instance a site should run; `gpus` are the site's GPU indices, one per TP rank. */
+export const PlannedInstance = z
+  .object({
+    id: InstanceId,
+    model: ModelId,
+    variant: VariantId,
+    tp: z.number().int().positive(),
+    gpus: z.array(z.number().int().nonnegative()).min(1),
+    role: InstanceRole.default("mixed"),
+    clock: ClockSetting,
+    /** Load the planner expects this instance to serve. */
+    loadRps: ClassRates.default({}),
+  })
+  .refine((i) => i.tp === i.gpus.length, { message: "tp must equal the number of GPU indices", path: ["tp"] });
+export type PlannedInstance = z.infer<typeof PlannedInstance>;
+
+export const SitePlan = z
+  .object({ site: SiteId, powerCapW: z.number().positive(), instances: z.array(PlannedInstance) })
+  .superRefine((site, ctx) => {
+    reportDuplicates(ctx, site.instances.map((i) => i.id), (i) => ["instances", i, "id"], "instance id");
+    const used = new Set<number>();
+    site.instances.forEach((inst, i) =>
+      inst.gpus.forEach((gpu, g) => {
+        if (used.has(gpu)) ctx.addIssue({ code: "custom", message: `GPU ${gpu} is already given to another instance`, path: ["instances", i, "gpus", g] });
+        used.add(gpu);
+      }),
+    );
+  });
+export type SitePlan = z.infer<typeof SitePlan>;
+
+/** One routing target of a class: an instance at a site, with a weighted round-robin weight. */
+export const RouteTarget = z.object({ site: SiteId, instance: InstanceId, weight: z.number().nonnegative() });
+export type RouteTarget = z.infer<typeof RouteTarget>;
+
+/** Per class, its targets; a class listed with targets must have a positive total weight. */
+export const Routing = z.record(ClassId, z.array(RouteTarget)).superRefine((routing, ctx) => {
+  for (const [classId, targets] of Object.entries(routing)) {
+    reportDuplicates(ctx, targets.map((t) => `${t.site}/${t.instance}`), (j) => [classId, j], "target");
+    if (targets.length > 0 && targets.reduce((sum, t) => sum + t.weight, 0) <= 0) {
+      ctx.addIssue({ code: "custom", message: `class ${classId} has targets but all weights are 0`, path: [classId] });
+    }
+  }
+});
+export type Routing = z.infer<typeof Routing>;
+
+/**
+ * A global plan from Planner-L (or a pool planner): what every site runs and how each class is
+ * routed. Versions increase monotonically; a plan that cannot serve everything says how much it
+ * leaves unserved per class in `shortfall` rather than failing.
+ */
+export const Plan = z
+  .object({
+    version: z.number().int().nonnegative(),
+    createdAtMs: EpochMs,
+    validUntilMs: EpochMs,
+    policy: PolicyKind,
+    sites: z.array(SitePlan),
+    routing: Routing,
+    /** Unserved req/s per class when demand exceeded what the plan could serve. */
+    shortfall: ClassRates.default({}),
+    notes: z.array(z.string()).default([]),
+  })
+  .superRefine((plan, ctx) => {
+    if (plan.validUntilMs <= plan.createdAtMs) ctx.addIssue({ code: "custom", message: "validUntilMs must be after createdAtMs", path: ["validUntilMs"] });
+    reportDuplicates(ctx, plan.sites.map((s) => s.site), (i) => ["sites", i, "site"], "site");
+    const instances = new Map<string, Set<string>>(plan.sites.map((s) => [s.site, new Set(s.instances.map((i) => i.id))]));
+    for (const [classId, targets] of Object.entries(plan.routing)) {
+      targets.forEach((t, j) => {
+        const atSite = instances.get(t.site);
+        if (!atSite) ctx.addIssue({ code: "custom", message: `site "${t.site}" is not in the plan`, path: ["routing", classId, j, "site"] });
+        else if (!atSite.has(t.instance)) ctx.addIssue({ code: "custom", message: `no instance "${t.instance}" at site "${t.site}"`, path: ["routing", classId, j, "instance"] });
+      });
+    }
+    const served = new Set(plan.sites.flatMap((s) => s.instances.flatMap((i) => Object.entries(i.loadRps).filter(([, rps]) => rps > 0).map(([c]) => c))));
+    for (const classId of served) {
+      if ((plan.routing[classId as ClassId] ?? []).length === 0) ctx.addIssue({ code: "custom", message: `class ${classId} has planned load but no routing targets`, path: ["routing", classId] });
+    }
+  });
+export type Plan = z.infer<typeof Plan>;
+
+/**
+ * A Planner-S correction to plan `baseVersion`: new clock settings for some instances and new
+ * routing weights for some classes (a class listed here replaces its whole target list). Instances,
+ * TP and GPU assignments never change in a delta.
+ */
+export const PlanDelta = z
+  .object({
+    baseVersion: z.number().int().nonnegative(),
+    createdAtMs: EpochMs,
+    clocks: z.array(z.object({ site: SiteId, instance: InstanceId, clock: ClockSetting })).default([]),
+    routing: Routing.default({}),
+  })
+  .superRefine((delta, ctx) => {
+    reportDuplicates(ctx, delta.clocks.map((c) => `${c.site}/${c.instance}`), (i) => ["clocks", i], "instance");
+  });
+export type PlanDelta = z.infer<typeof PlanDelta>;

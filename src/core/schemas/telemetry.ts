@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { EpochMs, GpuType, InstanceId, SiteId } from "./ids.ts";
+import { ClassRates } from "./plan.ts";
+import { LatencySummary } from "./profile.ts";
+import { reportDuplicates } from "./fleet.ts";
+
+/** GPU health as the agent sees it (e.g. from NVML XID events, throttle reasons, lost devices). */
+export const GpuHealth = z.enum(["ok", "degraded", "failed"]);
+export type GpuHealth = z.infer<typeof GpuHealth>;
+
+/** One GPU's readings. `energyMj` is the driver's cumulative counter (NVML reports millijoules). */
+export const GpuTelemetry = z.object({
+  index: z.number().int().nonnegative(),
+  type: GpuType,
+  powerW: z.number().nonnegative(),
+  energyMj: z.number().nonnegative(),
+  smClockMhz: z.number().nonnegative(),
+  /** The locked SM clock, or null when the driver picks the clock. */
+  lockedClockMhz: z.number().positive().nullable(),
+  temperatureC: z.number().optional(),
+  health: GpuHealth,
+});
+export type GpuTelemetry = z.infer<typeof GpuTelemetry>;
+
+export const InstanceState = z.enum(["starting", "ready", "draining", "stopped", "failed"]);
+export type InstanceState = z.infer<typeof InstanceState>;
+
+const latency = LatencySummary.refine((l) => l.p50 <= l.p99, { message: "p99 must be at least p50", path: ["p99"] });
+
+/** One engine instance's queue, cache and service over the last reporting window. */
+export const InstanceTelemetry = z.object({
+  id: InstanceId,
+  state: InstanceState,
+  waiting: z.number().int().nonnegative(),
+  running: z.number().int().nonnegative(),
+  /** Fraction of KV-cache blocks in use. */
+  kvUse: z.number().min(0).max(1),
+  servedRps: ClassRates.default({}),
+  /** Absent when no request finished in the window. */
+  ttftMs: latency.optional(),
+  tbtMs: latency.optional(),
+});
+export type InstanceTelemetry = z.infer<typeof InstanceTelemetry>;
+
+/**
+ * A site's heartbeat, pushed by its host agent every few seconds. `appliedPlanVersion` is null until
+ * the site has applied a plan.
+ *
+ * @example
+ * const t = Telemetry.parse(body); // GPU indices and instance ids must be unique
+ */
+export const Telemetry = z
+  .object({
+    site: SiteId,
+    sentAtMs: EpochMs,
+    appliedPlanVersion: z.number().int().nonnegative().nullable(),
+    /** Measured at the site's meter (server overhead included), not summed from GPUs. */
+    sitePowerW: z.number().nonnegative(),
+    gpus: z.array(GpuTelemetry),
+    instances: z.array(InstanceTelemetry),
+    pendingReconfigurations: z.number().int().nonnegative().default(0),
+  })
+  .superRefine((t, ctx) => {
+    reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");
+    reportDuplicates(ctx, t.instances.map((i) => i.id), (i) => ["instances", i, "id"], "instance id");
+  });
+export type Telemetry = z.infer<typeof Telemetry>;

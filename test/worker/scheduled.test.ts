@@ -1,0 +1,34 @@
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker from "../../src/index.ts";
+import { controlStub } from "../../durable-objects/control-do.ts";
+import { CRON_HANDLERS } from "../../functions/cron-map.ts";
+
+async function fire(cron: string, scheduledTime: number): Promise<void> {
+  const ctx = createExecutionContext();
+  worker.scheduled(createScheduledController({ scheduledTime, cron }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("scheduled handler", () => {
+  it("records each cron trigger's run under its handler's name", async () => {
+    const crons = Object.entries(CRON_HANDLERS);
+    for (const [i, [cron]] of crons.entries()) await fire(cron, 1_700_000_000_000 + i);
+    const runs = await controlStub(env).cronRuns();
+    for (const [i, [, name]] of crons.entries()) {
+      expect(runs[name]).toHaveLength(1);
+      // The planners and forecast adapters are not built yet: the handlers say so.
+      expect(runs[name]?.[0]).toMatchObject({ name, scheduledTimeMs: 1_700_000_000_000 + i, status: "skipped" });
+    }
+  });
+
+  it("logs an unknown cron expression and records it as an error", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    await fire("* * * * *", 1_700_000_060_000);
+    expect(log).toHaveBeenCalledWith(expect.stringContaining('"* * * * *"'));
+    const runs = await controlStub(env).cronRuns();
+    expect(runs.unknown?.[0]).toMatchObject({ scheduledTimeMs: 1_700_000_060_000, status: "error", message: 'no handler for cron "* * * * *"' });
+  });
+});
