@@ -1,10 +1,9 @@
 import { z } from "zod";
-import { GpuType, ModelId, SiteId } from "./ids.ts";
+import { reportDuplicates } from "./checks.ts";
+import { GpuType, ModelId, SiteId, VariantId } from "./ids.ts";
 import { ClassScheme, RequestClass } from "./request-class.ts";
 
 /** A model variant's name within its model, e.g. "base", "int8", "distill-8b" (the profile table's `variant`). */
-export const VariantId = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).brand<"VariantId">();
-export type VariantId = z.infer<typeof VariantId>;
 
 /** Where a wind site's power series comes from: a file replayed from disk, or a stored forecast. */
 export const SeriesRef = z.discriminatedUnion("kind", [
@@ -150,16 +149,4 @@ function checkClasses(scheme: ClassScheme, classes: readonly RequestClass[], ctx
   const named = new Set<string>(classes.map((c) => c.id));
   const missing = scheme.inputLabels.flatMap((i) => scheme.outputLabels.map((o) => i + o)).filter((id) => !named.has(id));
   if (missing.length > 0) ctx.addIssue({ code: "custom", message: `no SLO for class ${missing.join(", ")}`, path: ["classes"] });
-}
-
-/**
- * Adds one issue per repeated value, at the path of each repeat after the first. Shared by the
- * schemas' cross-field checks.
- */
-export function reportDuplicates(ctx: z.RefinementCtx, values: readonly unknown[], pathOf: (index: number) => PropertyKey[], what: string): void {
-  const seen = new Set<unknown>();
-  values.forEach((v, i) => {
-    if (seen.has(v)) ctx.addIssue({ code: "custom", message: `duplicate ${what} "${String(v)}"`, path: pathOf(i) });
-    seen.add(v);
-  });
 }

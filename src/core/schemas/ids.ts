@@ -7,6 +7,10 @@ export type SiteId = z.infer<typeof SiteId>;
 export const ModelId = z.string().min(1).max(128).brand<"ModelId">();
 export type ModelId = z.infer<typeof ModelId>;
 
+/** A model variant (quantisation, distillation...) within a model, e.g. "fp8". */
+export const VariantId = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).brand<"VariantId">();
+export type VariantId = z.infer<typeof VariantId>;
+
 export const InstanceId = z.string().min(1).max(128).brand<"InstanceId">();
 export type InstanceId = z.infer<typeof InstanceId>;
 
@@ -20,3 +24,4 @@ export type GpuType = z.infer<typeof GpuType>;
 
 /** Milliseconds since the Unix epoch. */
 export const EpochMs = z.number().int().nonnegative();
+export type EpochMs = z.infer<typeof EpochMs>;

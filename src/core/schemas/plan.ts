@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { ClassId, EpochMs, InstanceId, ModelId, SiteId } from "./ids.ts";
-import { PolicyKind, VariantId, reportDuplicates } from "./fleet.ts";
+import { reportDuplicates } from "./checks.ts";
+import { PolicyKind } from "./fleet.ts";
+import { ClassId, EpochMs, InstanceId, ModelId, SiteId, VariantId } from "./ids.ts";
 
 /**
  * How an instance's GPU clock is set: locked at one frequency, or left to a local controller that

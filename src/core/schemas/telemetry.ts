@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EpochMs, GpuType, InstanceId, SiteId } from "./ids.ts";
 import { ClassRates } from "./plan.ts";
 import { LatencySummary } from "./profile.ts";
-import { reportDuplicates } from "./fleet.ts";
+import { reportDuplicates } from "./checks.ts";
 
 /** GPU health as the agent sees it (e.g. from NVML XID events, throttle reasons, lost devices). */
 export const GpuHealth = z.enum(["ok", "degraded", "failed"]);
