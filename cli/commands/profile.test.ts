@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,6 +16,18 @@ describe("greenference profile --virtual", () => {
     const table = ProfileTable.parse(JSON.parse(readFileSync(j.file, "utf8")));
     expect(table.rows).toHaveLength(j.rows);
     expect(table.source.kind).toBe("virtual");
+  });
+
+  it("profiles a trace's own classes with --trace", async () => {
+    const out = mkdtempSync(join(tmpdir(), "gf-profile-"));
+    const trace = join(out, "trace.csv");
+    const rows = Array.from({ length: 30 }, (_, i) => `2023-11-16 18:15:${String(10 + i).padStart(2, "0")}.0000000,${100 + 37 * i},${10 + 11 * i}`);
+    writeFileSync(trace, ["TIMESTAMP,ContextTokens,GeneratedTokens", ...rows].join("\n"));
+    const r = await runCli(["profile", "--virtual", "--model", "llama3.1-8b", "--gpu", "a100", "--tp", "1", "--loads", "0.2", "--requests", "20", "--trace", trace, "--out", out, "--json"]);
+    expect(r.code).toBe(0);
+    const table = ProfileTable.parse(JSON.parse(readFileSync(r.last().file, "utf8")));
+    const ss = (table.source.details["classes"] as { classId: string; input: { max: number } }[]).find((c) => c.classId === "SS")!;
+    expect(ss.input.max).toBeLessThan(1000);
   });
 
   it("rejects an unknown model and a non-virtual run with a clear message", async () => {

@@ -2,16 +2,19 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
-import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
+import { classLengthsFromScheme, DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
+import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
+import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
 
-const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--requests N] [--seed N] [--json]
+const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--trace FILE] [--requests N] [--seed N] [--json]
 
 Virtual profiling: runs steady Poisson load through the engine model for every TP degree, 7 clocks
-from 800 MHz to the GPU's max, the 9 DynamoLLM request classes and each load level (fractions of the
-estimated max-clock capacity), and writes the profile table (JSON) to DIR. Results are simulated.
+from 800 MHz to the GPU's max, 9 request classes and each load level (fractions of the estimated
+max-clock capacity), and writes the profile table (JSON) to DIR. Classes are DynamoLLM's (Table IV
+bins) unless --trace names an Azure-format trace, whose 33rd/66th length percentiles define them. Results are simulated.
 Real profiling on GPUs is done by the host agent.`;
 
 /** `greenference profile`: writes a profile table. */
@@ -26,6 +29,7 @@ export const profile: Command = {
         gpu: { type: "string" },
         out: { type: "string" },
         tp: { type: "string", default: "2,4,8" },
+        trace: { type: "string" },
         loads: { type: "string", default: "0.05,0.1,0.2,0.3,0.4,0.5" },
         requests: { type: "string", default: "200" },
         seed: { type: "string", default: "1" },
@@ -45,13 +49,14 @@ export const profile: Command = {
       return n;
     });
     const clocks = defaultClocks(gpu);
+    const classes = values.trace ? await traceClasses(values.trace) : DYNAMOLLM_CLASS_LENGTHS;
     const started = performance.now();
     const table = virtualProfile({
       llm,
       gpu,
       tps,
       clocksMhz: clocks,
-      classes: DYNAMOLLM_CLASS_LENGTHS,
+      classes,
       loadFractions,
       requestsPerPoint: positiveInt(values.requests, "--requests"),
       seed: positiveInt(values.seed, "--seed"),
@@ -68,7 +73,7 @@ export const profile: Command = {
       simulated: true,
       rows: table.rows.length,
       stable_rows: table.rows.filter((r) => r.stable).length,
-      classes: DYNAMOLLM_CLASS_LENGTHS.length,
+      classes: classes.length,
       tps: [...new Set(table.rows.map((r) => r.tp))],
       clocks,
       loads: loadFractions.length,
@@ -79,6 +84,11 @@ export const profile: Command = {
     return 0;
   },
 };
+
+async function traceClasses(path: string) {
+  const trace = await loadAzureTrace(path);
+  return classLengthsFromScheme(schemeFromPercentiles(trace.requests), trace.requests);
+}
 
 function wrap<T>(f: () => T): T {
   try {

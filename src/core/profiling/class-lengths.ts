@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Rng } from "../ports/rng.ts";
+import type { ClassScheme } from "../schemas/request-class.ts";
 
 /** Token-length range of one request class: lengths are drawn log-uniformly in [min, max). */
 export const LengthRange = z.object({ min: z.number().int().positive(), max: z.number().int().positive() }).refine((r) => r.max > r.min, { message: "max must exceed min", path: ["max"] });
@@ -32,4 +33,21 @@ export function sampleLengths(rng: Rng, c: ClassLengths, maxContext: number): { 
 export function meanLengths(c: ClassLengths): { inputTokens: number; outputTokens: number } {
   const mean = (r: LengthRange) => (r.max - r.min) / (Math.log(r.max) - Math.log(r.min));
   return { inputTokens: mean(c.input), outputTokens: mean(c.output) };
+}
+
+/**
+ * Length ranges of each class of a scheme, for profiling a workload's own classes: a bin spans
+ * from its lower edge (exclusive, as lengths equal to an edge fall below) to its upper edge, the
+ * outer bins closed by the workload's shortest and longest lengths.
+ */
+export function classLengthsFromScheme(scheme: ClassScheme, lengths: readonly { inputTokens: number; outputTokens: number }[]): ClassLengths[] {
+  const ranges = (edges: readonly number[], values: number[]) => {
+    const lo = Math.max(1, Math.min(...values));
+    const hi = Math.max(...values) + 1;
+    const bounds = [lo, ...edges.map((e) => e + 1), hi];
+    return bounds.slice(0, -1).map((min, i) => ({ min, max: Math.max(min + 1, bounds[i + 1]!) }));
+  };
+  const input = ranges(scheme.inputEdges, lengths.map((l) => l.inputTokens));
+  const output = ranges(scheme.outputEdges, lengths.map((l) => l.outputTokens));
+  return scheme.inputLabels.flatMap((il, i) => scheme.outputLabels.map((ol, o) => ({ classId: il + ol, input: input[i]!, output: output[o]! })));
 }

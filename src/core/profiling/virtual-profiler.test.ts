@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "../model/gpu-specs.ts";
 import { llmSpecs } from "../model/llm-specs.ts";
 import { ProfileTable } from "../schemas/profile.ts";
-import { DYNAMOLLM_CLASS_LENGTHS } from "./class-lengths.ts";
+import { classLengthsFromScheme, DYNAMOLLM_CLASS_LENGTHS } from "./class-lengths.ts";
+import { classify, schemeFromPercentiles } from "../workload/class-scheme.ts";
+import { seededRng } from "../ports/rng.ts";
+import { sampleLengths } from "./class-lengths.ts";
 import { interpolateAtLoad, rowsOf } from "./profile-lookup.ts";
 import { defaultClocks, virtualProfile } from "./virtual-profiler.ts";
 
@@ -60,9 +63,25 @@ describe("defaultClocks", () => {
   it("spans 800 MHz to max in 7 supported steps", () => {
     const clocks = defaultClocks(gpuSpecs["H100-80GB"]);
     expect(clocks.length).toBe(7);
-    expect(clocks[0]).toBe(795);
+    expect(clocks[0]).toBe(810);
     expect(clocks[6]).toBe(1980);
     expect(clocks.every((c) => c % 15 === 0)).toBe(true);
     expect(defaultClocks(gpu)[6]).toBe(1410);
+  });
+});
+
+describe("classLengthsFromScheme", () => {
+  it("gives each class of a scheme a range whose samples classify back into that class", () => {
+    const rng = seededRng(9);
+    const workload = Array.from({ length: 500 }, () => ({ inputTokens: 1 + Math.floor(rng.next() * 3000), outputTokens: 1 + Math.floor(rng.next() * 600) }));
+    const scheme = schemeFromPercentiles(workload);
+    const classes = classLengthsFromScheme(scheme, workload);
+    expect(classes.map((c) => c.classId)).toEqual(["SS", "SM", "SL", "MS", "MM", "ML", "LS", "LM", "LL"]);
+    for (const c of classes) {
+      for (let i = 0; i < 50; i++) {
+        const l = sampleLengths(rng, c, 1_000_000);
+        expect(classify(scheme, l.inputTokens, l.outputTokens)).toBe(c.classId);
+      }
+    }
   });
 });

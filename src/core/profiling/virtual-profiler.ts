@@ -25,7 +25,8 @@ export interface VirtualProfileOptions {
 /** Seven clocks evenly spaced from 800 MHz to the GPU's max (DESIGN.md: 800..1980 on H100, ..1410 on A100). */
 export function defaultClocks(gpu: GpuSpec, count = 7, lowMhz = 800): number[] {
   const step = (gpu.maxMhz - lowMhz) / (count - 1);
-  return Array.from({ length: count }, (_, i) => Math.round((lowMhz + i * step) / gpu.clockStepMhz) * gpu.clockStepMhz);
+  // Supported clocks are multiples of the step; the lowest is rounded up so it stays >= lowMhz.
+  return Array.from({ length: count }, (_, i) => (i === 0 ? Math.ceil : Math.round)((lowMhz + i * step) / gpu.clockStepMhz) * gpu.clockStepMhz);
 }
 
 /**
