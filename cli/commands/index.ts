@@ -3,6 +3,7 @@ import { calibrate } from "./calibrate.ts";
 import { classes } from "./classes.ts";
 import { demo } from "./demo.ts";
 import { profile } from "./profile.ts";
+import { sim } from "./sim.ts";
 
 /** Registry of CLI subcommands: one file each in this folder. */
 export const commands: Record<string, Command> = {
@@ -10,4 +11,5 @@ export const commands: Record<string, Command> = {
   classes,
   demo,
   profile,
+  sim,
 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { moments } from "./moments.ts";
-import { normalCdf } from "./normal.ts";
+import { normalCdf, probit } from "./normal.ts";
 
 describe("normalCdf", () => {
   it("matches tabulated values to 1e-7", () => {
@@ -14,5 +14,12 @@ describe("moments", () => {
     const m = moments([2, 4, 4, 4, 5, 5, 7, 9]);
     expect(m).toEqual({ count: 8, mean: 5, std: 2 });
     expect(() => moments([])).toThrow(/empty/);
+  });
+});
+
+describe("probit", () => {
+  it("inverts normalCdf across the range, tails included", () => {
+    for (const p of [1e-6, 0.001, 0.02, 0.1, 0.5, 0.8, 0.975, 0.999, 1 - 1e-6]) expect(normalCdf(probit(p))).toBeCloseTo(p, 6);
+    expect(probit(0.975)).toBeCloseTo(1.959964, 5);
   });
 });

@@ -1,0 +1,186 @@
+import type { ClassId } from "../../schemas/ids.ts";
+import type { Slo } from "../../schemas/request-class.ts";
+import { LatencyAccumulator } from "./latency-accumulator.ts";
+import type { FleetSimConfig } from "./fleet-types.ts";
+import { jainIndex, type ClassResult, type FleetResult, type FleetTimeline, type Percentiles, type SiteResult } from "./fleet-result.ts";
+import type { InstanceRuntime } from "./instance-runtime.ts";
+
+/** Utilisation bins per (instance, class): served requests are counted per bin, latency read per bin. */
+const UTILISATION_BINS = 20;
+
+interface ClassTally {
+  arrived: number;
+  dropped: number;
+  served: number;
+  ttft: LatencyAccumulator;
+  tbt: LatencyAccumulator;
+  e2e: LatencyAccumulator;
+}
+
+/**
+ * Everything the fleet simulator counts. Latency is not tracked per request: each instance counts
+ * the requests it served per class at each utilisation (binned), and when a plan ends those counts
+ * are turned into latency from the profile at the bin's utilisation.
+ */
+export class FleetMetrics {
+  private readonly tallies = new Map<ClassId, ClassTally>();
+  private readonly sites = new Map<string, SiteResult>();
+  private readonly bins = new Map<InstanceRuntime, Map<ClassId, Float64Array>>();
+  private readonly slotsWithDrops = new Set<number>();
+  private readonly timeline: FleetTimeline;
+  private window = { drawW: new Map<string, number>(), availableW: new Map<string, number>(), carbon: new Map<string, number>(), served: 0, dropped: 0, steps: 0 };
+  private readonly slotS: number;
+  private readonly recordEveryS: number;
+
+  constructor(
+    private readonly cfg: FleetSimConfig,
+    private readonly classes: readonly ClassId[],
+  ) {
+    this.slotS = cfg.slotS ?? 900;
+    this.recordEveryS = cfg.recordEveryS ?? 60;
+    for (const c of classes) this.tallies.set(c, { arrived: 0, dropped: 0, served: 0, ttft: new LatencyAccumulator(), tbt: new LatencyAccumulator(), e2e: new LatencyAccumulator() });
+    for (const s of cfg.sites) this.sites.set(s.id, { energyKwh: 0, carbonKg: 0, served: 0, powerLimitedS: 0 });
+    this.timeline = { tS: [], sites: Object.fromEntries(cfg.sites.map((s) => [s.id, { availableW: [], drawW: [], carbonGPerKwh: [] }])), servedRps: [], droppedRps: [] };
+  }
+
+  arrive(c: ClassId, n: number, _t: number): void {
+    this.tallies.get(c)!.arrived += n;
+  }
+
+  drop(c: ClassId, n: number, t: number): void {
+    if (n <= 1e-9) return;
+    this.tallies.get(c)!.dropped += n;
+    this.slotsWithDrops.add(Math.floor(t / this.slotS));
+    this.window.dropped += n;
+  }
+
+  sitePower(siteId: string, _t: number, stepS: number, drawW: number, availableW: number, carbonGPerKwh: number, limited: boolean): void {
+    const s = this.sites.get(siteId)!;
+    const kwh = (drawW * stepS) / 3.6e6;
+    s.energyKwh += kwh;
+    s.carbonKg += (kwh * carbonGPerKwh) / 1000;
+    if (limited) s.powerLimitedS += stepS;
+    const w = this.window;
+    w.drawW.set(siteId, (w.drawW.get(siteId) ?? 0) + drawW);
+    w.availableW.set(siteId, (w.availableW.get(siteId) ?? 0) + availableW);
+    w.carbon.set(siteId, (w.carbon.get(siteId) ?? 0) + carbonGPerKwh);
+  }
+
+  /** Counts what each instance served this step, and records the timeline. */
+  endStep(t: number, stepS: number, instances: Iterable<InstanceRuntime>): void {
+    for (const inst of instances) {
+      const u = Math.min(UTILISATION_BINS - 1, Math.floor(inst.utilisation() * UTILISATION_BINS));
+      for (const [c, l] of inst.load) {
+        if (l <= 0) continue;
+        const n = l * stepS;
+        this.tallies.get(c)!.served += n;
+        this.sites.get(inst.siteId)!.served += n;
+        this.window.served += n;
+        let perClass = this.bins.get(inst);
+        if (!perClass) this.bins.set(inst, (perClass = new Map()));
+        let bins = perClass.get(c);
+        if (!bins) perClass.set(c, (bins = new Float64Array(UTILISATION_BINS)));
+        bins[u]! += n;
+      }
+    }
+    this.window.steps++;
+    if ((t + stepS) % this.recordEveryS < stepS) this.record(t + stepS, stepS);
+  }
+
+  /** Turns the served counts of the instances of the plan that just ended into latency. */
+  foldLatency(instances: Iterable<InstanceRuntime>): void {
+    for (const inst of instances) {
+      const perClass = this.bins.get(inst);
+      if (!perClass) continue;
+      for (const [c, bins] of perClass) {
+        const tally = this.tallies.get(c)!;
+        const slo: Slo | undefined = this.cfg.slo[c];
+        const curve = inst.curves.get(c);
+        if (!curve || curve.points.length === 0) continue;
+        bins.forEach((n, b) => {
+          if (n <= 0) return;
+          const lat = inst.latencyAt(c, (b + 0.5) / UTILISATION_BINS);
+          tally.ttft.add(n, lat.ttftMs, slo?.ttftMs);
+          tally.tbt.add(n, lat.tbtMs, slo?.tbtMs);
+          tally.e2e.add(n, lat.e2eMs, slo?.e2eMs);
+        });
+      }
+      this.bins.delete(inst);
+    }
+  }
+
+  result(reconfigurations: FleetResult["reconfigurations"]): FleetResult {
+    const pct = (acc: LatencyAccumulator): Percentiles => {
+      const [p50, p90, p99] = acc.percentiles([50, 90, 99]);
+      return { p50: p50!, p90: p90!, p99: p99! };
+    };
+    const merged = { ttft: new LatencyAccumulator(), tbt: new LatencyAccumulator(), e2e: new LatencyAccumulator() };
+    const classes: Record<string, ClassResult> = {};
+    let arrived = 0;
+    let served = 0;
+    let dropped = 0;
+    let good = 0;
+    for (const c of this.classes) {
+      const t = this.tallies.get(c)!;
+      for (const k of ["ttft", "tbt", "e2e"] as const) merged[k].merge(t[k]);
+      const within = this.withinSlo(c, t);
+      good += within;
+      arrived += t.arrived;
+      served += t.served;
+      dropped += t.dropped;
+      classes[c] = { arrived: t.arrived, served: t.served, dropped: t.dropped, sloAttainment: t.arrived > 0 ? within / t.arrived : 1, ttftMs: pct(t.ttft), tbtMs: pct(t.tbt), e2eMs: pct(t.e2e) };
+    }
+    const sites = Object.fromEntries(this.sites);
+    return {
+      simulated: true,
+      seed: this.cfg.seed,
+      durationS: this.cfg.durationS,
+      arrived,
+      served,
+      dropped,
+      inFlight: arrived - served - dropped,
+      goodputRps: good / this.cfg.durationS,
+      dropSlots: this.slotsWithDrops.size,
+      slots: Math.ceil(this.cfg.durationS / this.slotS),
+      ttftMs: pct(merged.ttft),
+      tbtMs: pct(merged.tbt),
+      e2eMs: pct(merged.e2e),
+      e2eQuantilesMs: merged.e2e.percentiles(Array.from({ length: 99 }, (_, i) => i + 1)),
+      sloAttainment: arrived > 0 ? good / arrived : 1,
+      energyKwh: Object.values(sites).reduce((s, x) => s + x.energyKwh, 0),
+      carbonKg: Object.values(sites).reduce((s, x) => s + x.carbonKg, 0),
+      jain: jainIndex(Object.values(classes).filter((c) => c.arrived > 0).map((c) => c.sloAttainment)),
+      reconfigurations,
+      classes,
+      sites,
+      timeline: this.timeline,
+    };
+  }
+
+  /**
+   * Requests of a class served within its SLO: by the E2E objective where the class has one,
+   * otherwise the tighter of the TTFT and TBT attainments (the two are not independent; the lower
+   * one is the conservative reading). Dropped requests count as misses.
+   */
+  private withinSlo(c: ClassId, t: ClassTally): number {
+    if (this.cfg.slo[c]?.e2eMs !== undefined) return t.e2e.countWithinSlo;
+    if (!this.cfg.slo[c]) return t.served;
+    return Math.min(t.ttft.countWithinSlo, t.tbt.countWithinSlo);
+  }
+
+  private record(tS: number, _stepS: number): void {
+    const w = this.window;
+    const n = Math.max(1, w.steps);
+    this.timeline.tS.push(tS);
+    for (const s of this.cfg.sites) {
+      const series = this.timeline.sites[s.id]!;
+      series.drawW.push((w.drawW.get(s.id) ?? 0) / n);
+      series.availableW.push((w.availableW.get(s.id) ?? 0) / n);
+      series.carbonGPerKwh.push((w.carbon.get(s.id) ?? 0) / n);
+    }
+    const seconds = this.recordEveryS;
+    this.timeline.servedRps.push(w.served / seconds);
+    this.timeline.droppedRps.push(w.dropped / seconds);
+    this.window = { drawW: new Map(), availableW: new Map(), carbon: new Map(), served: 0, dropped: 0, steps: 0 };
+  }
+}

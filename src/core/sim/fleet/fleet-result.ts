@@ -1,0 +1,69 @@
+import type { ClassId } from "../../schemas/ids.ts";
+
+export interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+export interface ClassResult {
+  arrived: number;
+  served: number;
+  dropped: number;
+  sloAttainment: number;
+  ttftMs: Percentiles;
+  tbtMs: Percentiles;
+  e2eMs: Percentiles;
+}
+
+export interface SiteResult {
+  energyKwh: number;
+  carbonKg: number;
+  served: number;
+  /** Seconds in which the site's draw had to be cut to fit its power envelope. */
+  powerLimitedS: number;
+}
+
+/** Samples for plots, one every `recordEveryS`. */
+export interface FleetTimeline {
+  tS: number[];
+  sites: Record<string, { availableW: number[]; drawW: number[]; carbonGPerKwh: number[] }>;
+  servedRps: number[];
+  droppedRps: number[];
+}
+
+/** Everything a fleet simulation reports; `simulated: true` always. */
+export interface FleetResult {
+  simulated: true;
+  seed: number;
+  durationS: number;
+  arrived: number;
+  served: number;
+  dropped: number;
+  inFlight: number;
+  /** Requests served within their class's E2E SLO, per second of simulated time. */
+  goodputRps: number;
+  dropSlots: number;
+  slots: number;
+  ttftMs: Percentiles;
+  tbtMs: Percentiles;
+  e2eMs: Percentiles;
+  /** E2E latency at percentiles 1, 2, ..., 99 (for a CDF plot). */
+  e2eQuantilesMs: number[];
+  sloAttainment: number;
+  energyKwh: number;
+  carbonKg: number;
+  /** Jain's index over classes of each class's SLO attainment (1 = every class equally well served). */
+  jain: number;
+  reconfigurations: { instanceStarts: number; tpChanges: number; clockChanges: number; plans: number };
+  classes: Record<ClassId, ClassResult>;
+  sites: Record<string, SiteResult>;
+  timeline: FleetTimeline;
+}
+
+/** Jain's fairness index (sum x)^2 / (n sum x^2) (Jain, Chiu and Hawe, 1984); 1 for an empty or all-zero set. */
+export function jainIndex(xs: readonly number[]): number {
+  const sum = xs.reduce((a, b) => a + b, 0);
+  const sq = xs.reduce((a, b) => a + b * b, 0);
+  return sq === 0 ? 1 : (sum * sum) / (xs.length * sq);
+}

@@ -1,0 +1,117 @@
+import { forkRng, seededRng } from "../../ports/rng.ts";
+import type { ClassId } from "../../schemas/ids.ts";
+import type { Plan } from "../../schemas/plan.ts";
+import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
+import { applyPlan, type ReconfigurationCounts } from "./apply-plan.ts";
+import type { FleetSimConfig, ReconfigurationDelays } from "./fleet-types.ts";
+import { FleetMetrics } from "./fleet-metrics.ts";
+import type { FleetResult } from "./fleet-result.ts";
+import type { InstanceRuntime } from "./instance-runtime.ts";
+import { poissonCount } from "./poisson-count.ts";
+import { ProfileIndex } from "./profile-index.ts";
+import { assertCovers, valueAt } from "./time-series.ts";
+
+export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpChangeS: 90, clockChangeS: 1 };
+
+/**
+ * Time-stepped fleet simulation (1 s steps by default). Every step, each class's arrivals (Poisson
+ * around the workload's rate) are split over the plan's routing targets by weight; an instance
+ * serves what fits its capacity at its TP and clock (from the profile table) and the rest is
+ * dropped, as are requests routed to instances still reconfiguring. Each site's draw (instances at
+ * their load, idle GPUs at idle, times the server overhead) must fit its power envelope: when it
+ * does not, the site's served load is cut until it fits and the cut is dropped. The planner runs
+ * at its cadence; the first plan applies at once (the fleet starts warm), later ones with
+ * reconfiguration delays. Deterministic for a seed.
+ */
+export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, totalS: number) => void): FleetResult {
+  const stepS = cfg.stepS ?? 1;
+  const overhead = cfg.serverOverhead ?? SERVER_POWER_OVERHEAD;
+  const delays = cfg.reconfiguration ?? DEFAULT_RECONFIGURATION;
+  const classes = cfg.workload.classes;
+  for (const site of cfg.sites) {
+    assertCovers(site.power, 0, cfg.durationS);
+    assertCovers(site.carbon, 0, cfg.durationS);
+  }
+  const arrivalsRng = forkRng(seededRng(cfg.seed), 1);
+  const profile = new ProfileIndex(cfg.profile);
+  const metrics = new FleetMetrics(cfg, classes);
+  const counts: ReconfigurationCounts = { instanceStarts: 0, tpChanges: 0, clockChanges: 0 };
+  let plan: Plan | undefined;
+  let plans = 0;
+  let instances = new Map<string, InstanceRuntime>();
+  let nextPlanS = 0;
+  const bySite = new Map<string, InstanceRuntime[]>();
+
+  for (let t = 0; t < cfg.durationS; t += stepS) {
+    if (t >= nextPlanS) {
+      metrics.foldLatency(instances.values());
+      plan = cfg.planner.plan(planningContext(t));
+      instances = applyPlan(plan, instances, cfg.sites, profile, classes, t, delays, counts, plans === 0);
+      plans++;
+      nextPlanS += cfg.planner.cadenceS;
+      bySite.clear();
+      for (const inst of instances.values()) (bySite.get(inst.siteId) ?? bySite.set(inst.siteId, []).get(inst.siteId)!).push(inst);
+    }
+    for (const inst of instances.values()) inst.load.clear();
+    for (const c of classes) route(c, t);
+    for (const site of cfg.sites) powerSite(site, t);
+    metrics.endStep(t, stepS, instances.values());
+    onProgress?.(t + stepS, cfg.durationS);
+  }
+  metrics.foldLatency(instances.values());
+  return metrics.result({ ...counts, plans });
+
+  function route(c: ClassId, t: number): void {
+    const arrived = poissonCount(arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
+    metrics.arrive(c, arrived, t);
+    if (arrived === 0) return;
+    const targets = (plan?.routing[c] ?? []).map((r) => ({ r, inst: instances.get(`${r.site}/${r.instance}`) })).filter((x) => x.inst && x.inst.readyAtS <= t && x.r.weight > 0);
+    const totalWeight = targets.reduce((s, x) => s + x.r.weight, 0);
+    let accepted = 0;
+    for (const { r, inst } of targets) {
+      const offeredRps = (arrived / stepS) * (r.weight / totalWeight);
+      const take = Math.min(offeredRps, inst!.headroomRps(c));
+      inst!.load.set(c, (inst!.load.get(c) ?? 0) + take);
+      accepted += take * stepS;
+    }
+    metrics.drop(c, arrived - accepted, t);
+  }
+
+  function powerSite(site: FleetSimConfig["sites"][number], t: number): void {
+    const running = bySite.get(site.id) ?? [];
+    const usedGpus = running.reduce((s, i) => s + i.planned.tp, 0);
+    const idleGpusW = Math.max(0, site.gpus - usedGpus) * site.gpu.power.idleW;
+    const floorW = (idleGpusW + running.reduce((s, i) => s + i.idleW, 0)) * overhead;
+    let drawW = (idleGpusW + running.reduce((s, i) => s + i.powerW(), 0)) * overhead;
+    const availableW = valueAt(site.power, t);
+    let limited = false;
+    if (drawW > availableW) {
+      // Cut every instance's load by the same factor: draw above the idle floor is about linear in load.
+      const keep = drawW > floorW ? Math.max(0, (availableW - floorW) / (drawW - floorW)) : 0;
+      for (const inst of running) {
+        for (const [c, l] of inst.load) {
+          metrics.drop(c, l * (1 - keep) * stepS, t);
+          inst.load.set(c, l * keep);
+        }
+      }
+      drawW = Math.min(drawW, Math.max(availableW, 0));
+      limited = true;
+    }
+    metrics.sitePower(site.id, t, stepS, drawW, availableW, valueAt(site.carbon, t), limited);
+  }
+
+  function planningContext(t: number) {
+    const periodS = cfg.planner.cadenceS;
+    const mid = Math.min(cfg.durationS - stepS, t + periodS / 2);
+    return {
+      nowS: t,
+      periodS,
+      sites: cfg.sites.map((s) => ({ id: s.id, gpu: s.gpu, gpus: s.gpus, availableW: valueAt(s.power, t), carbonGPerKwh: valueAt(s.carbon, t) })),
+      demandRps: Object.fromEntries(classes.map((c) => [c, cfg.workload.rateRps(mid, c)])) as Record<ClassId, number>,
+      profile: cfg.profile,
+      slo: cfg.slo,
+      model: cfg.model,
+      ...(plan ? { current: plan } : {}),
+    };
+  }
+}

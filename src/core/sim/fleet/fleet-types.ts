@@ -1,0 +1,68 @@
+import type { GpuSpec } from "../../model/gpu-specs.ts";
+import type { ClassId, SiteId } from "../../schemas/ids.ts";
+import type { Plan } from "../../schemas/plan.ts";
+import type { ProfileRow } from "../../schemas/profile.ts";
+import type { Slo } from "../../schemas/request-class.ts";
+import type { TimeSeries } from "./time-series.ts";
+
+/** A GPU site as the fleet simulator sees it. */
+export interface FleetSite {
+  id: SiteId;
+  gpu: GpuSpec;
+  gpus: number;
+  /** Power available to the site (W), including server overhead. */
+  power: TimeSeries;
+  /** Carbon intensity of what the site draws (gCO2/kWh). */
+  carbon: TimeSeries;
+}
+
+/** Request rate per class over time (req/s); `tS` is seconds since the start of the run. */
+export interface FleetWorkload {
+  classes: readonly ClassId[];
+  rateRps(tS: number, classId: ClassId): number;
+}
+
+/** What a planner sees when it runs. Demand is the workload's rate for the coming period (a perfect forecast). */
+export interface PlanningContext {
+  nowS: number;
+  periodS: number;
+  sites: ReadonlyArray<{ id: SiteId; gpu: GpuSpec; gpus: number; availableW: number; carbonGPerKwh: number }>;
+  demandRps: Readonly<Record<ClassId, number>>;
+  profile: readonly ProfileRow[];
+  slo: Readonly<Record<ClassId, Slo>>;
+  model: string;
+  current?: Plan;
+}
+
+/** A planner that the simulator calls every `cadenceS` seconds; it returns the plan to apply. */
+export interface FleetPlanner {
+  name: string;
+  cadenceS: number;
+  plan(ctx: PlanningContext): Plan;
+}
+
+/** Seconds an instance is unavailable after a change. */
+export interface ReconfigurationDelays {
+  startS: number;
+  tpChangeS: number;
+  clockChangeS: number;
+}
+
+export interface FleetSimConfig {
+  sites: readonly FleetSite[];
+  workload: FleetWorkload;
+  profile: readonly ProfileRow[];
+  model: string;
+  slo: Readonly<Record<ClassId, Slo>>;
+  planner: FleetPlanner;
+  durationS: number;
+  stepS?: number;
+  /** Length of a "slot" for counting slots with drops (Heron: 15 min). */
+  slotS?: number;
+  /** Interval of the recorded time series for plots. */
+  recordEveryS?: number;
+  reconfiguration?: ReconfigurationDelays;
+  /** Multiplier of GPU power for the rest of the server (Heron: 1.82). */
+  serverOverhead?: number;
+  seed: number;
+}

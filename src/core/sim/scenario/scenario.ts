@@ -1,0 +1,72 @@
+import { z } from "zod";
+import { SiteId } from "../../schemas/ids.ts";
+
+/** A data file column replayed as a series; `startHour` is the first hour of the file used. */
+const Replay = z.object({ file: z.string().min(1), startHour: z.number().int().nonnegative().default(0) });
+
+/** Where a site's power envelope comes from. */
+export const ScenarioPower = z.discriminatedUnion("kind", [
+  /** A grid CSV's WND column scaled to `peakMW` and right-sized at a percentile (Heron §2.2). */
+  Replay.extend({ kind: z.literal("wind"), peakMW: z.number().positive(), rightSizePercentile: z.number().gt(0).lt(100).default(20) }),
+  /** A fixed cap (a grid-connected site's contracted power). */
+  z.object({ kind: z.literal("fixed"), watts: z.number().positive() }),
+]);
+
+/** Where a site's carbon intensity comes from. */
+export const ScenarioCarbon = z.discriminatedUnion("kind", [
+  /** A grid CSV's avg_CI column (gCO2/kWh). */
+  Replay.extend({ kind: z.literal("grid") }),
+  /** A constant, e.g. wind's life-cycle intensity. */
+  z.object({ kind: z.literal("fixed"), gPerKwh: z.number().nonnegative() }),
+]);
+
+export const ScenarioSite = z.object({
+  id: SiteId,
+  gpu: z.enum(["a100", "h100"]),
+  /** GPU count, or "from-power": as many as the power source's right-sized budget supports. */
+  gpus: z.union([z.number().int().positive(), z.literal("from-power")]),
+  power: ScenarioPower,
+  carbon: ScenarioCarbon,
+});
+
+export const ScenarioWorkload = z.discriminatedUnion("kind", [
+  /** The trace's requests replayed at their own times (rates per minute), scaled by `multiplier`. */
+  z.object({ kind: z.literal("trace"), file: z.string().min(1), multiplier: z.number().positive().default(1) }),
+  /** A synthetic week shaped like DynamoLLM's traces, class mix from the trace. Labelled synthetic. */
+  z.object({
+    kind: z.literal("synthetic-week"),
+    file: z.string().min(1),
+    shape: z.enum(["conversation", "coding"]).default("conversation"),
+    meanRps: z.number().positive(),
+    multiplier: z.number().positive().default(1),
+  }),
+]);
+
+export const ScenarioPolicy = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("capacity"), cadenceS: z.number().int().positive().default(900), tp: z.number().int().positive(), mhz: z.union([z.number().positive(), z.literal("max")]).default("max"), headroom: z.number().gt(0).default(1.2) }),
+]);
+
+/**
+ * A fleet simulation: sites with power and carbon sources, a workload, a policy, a duration and a
+ * seed. File paths are relative to the scenario file. Every field is checked; an error names the
+ * path of the offending field.
+ */
+export const Scenario = z.object({
+  name: z.string().min(1),
+  seed: z.number().int().nonnegative(),
+  durationS: z.number().int().positive(),
+  stepS: z.number().positive().default(1),
+  slotS: z.number().int().positive().default(900),
+  model: z.string().min(1),
+  sites: z.array(ScenarioSite).min(1),
+  workload: ScenarioWorkload,
+  /** Class edges: these percentiles of the trace's input and output lengths. */
+  classPercentiles: z.array(z.number().gt(0).lt(100)).default([33, 66]),
+  /** SLO = this multiple of a class's unloaded latency on TP8 at max clock (Heron, DynamoLLM: 5). */
+  sloMultiple: z.number().positive().default(5),
+  profile: z
+    .object({ tps: z.array(z.number().int().positive()).default([2, 4, 8]), loadFractions: z.array(z.number().gt(0).max(1)).default([0.05, 0.1, 0.2, 0.3, 0.4, 0.5]), requestsPerPoint: z.number().int().positive().default(100), seed: z.number().int().nonnegative().default(1) })
+    .prefault({}),
+  policy: ScenarioPolicy,
+});
+export type Scenario = z.infer<typeof Scenario>;
