@@ -66,3 +66,29 @@ describe("simulateEngine", () => {
     expect(small.endS).toBeGreaterThan(large.endS);
   });
 });
+
+describe("Little's law", () => {
+  it("holds on a steady single-class case: time-average requests in system = arrival rate x mean time in system", () => {
+    const steady = poissonRequests(seededRng(21), 3, 1500, () => ({ inputTokens: 300, outputTokens: 60 }));
+    const run = simulateEngine({ llm, gpu, tp: 1, clock: 1410 }, steady);
+    const meanInSystem = run.requestSeconds / run.endS;
+    const arrivalRate = steady.length / run.endS;
+    const meanSojourn = run.outcomes.reduce((s, o) => s + o.e2eS, 0) / steady.length;
+    expect(meanInSystem).toBeGreaterThan(0.5);
+    expect(Math.abs(meanInSystem - arrivalRate * meanSojourn) / meanInSystem).toBeLessThan(0.01);
+  });
+});
+
+describe("clock switching", () => {
+  it("stalls for the switching delay each time the hook changes the clock", () => {
+    // Phase-specific clocks (GreenServe): every prefill/decode alternation is a switch.
+    const hook = (s: IterationState) => (s.phase === "prefill" ? 1410 : 1005);
+    const free = simulateEngine({ llm, gpu, tp: 1, clock: hook }, requests);
+    const slow = simulateEngine({ llm, gpu, tp: 1, clock: hook, clockSwitchDelayMs: 20 }, requests);
+    expect(free.clockSwitches).toBeGreaterThan(100);
+    const meanE2e = (r: typeof free) => r.outcomes.reduce((s, o) => s + o.e2eS, 0) / r.outcomes.length;
+    expect(meanE2e(slow)).toBeGreaterThan(meanE2e(free) + 0.02);
+    const locked = simulateEngine({ llm, gpu, tp: 1, clock: 1410, clockSwitchDelayMs: 20 }, requests);
+    expect(locked.clockSwitches).toBe(0);
+  });
+});

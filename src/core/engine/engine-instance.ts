@@ -1,0 +1,251 @@
+import { decodeTime, prefillTime, type ExecutionContext } from "../model/iteration-time.ts";
+import { throttle } from "../model/power.ts";
+import type { GpuSpec } from "../model/gpu-specs.ts";
+import type { LlmSpec } from "../model/llm-specs.ts";
+import { kvCapacityTokens } from "./kv-capacity.ts";
+
+/** A request as the engine sees it: arrival time (s) and token counts. */
+export interface EngineRequest {
+  arrivalS: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What a frequency controller sees before each iteration. */
+export interface IterationState {
+  nowS: number;
+  phase: "prefill" | "decode";
+  waiting: number;
+  running: number;
+  batchTokens: number;
+  kvTokens: number;
+  /** Clock of the previous iteration. */
+  currentMhz: number;
+}
+
+/** Which phases an instance runs: both (co-located), or one side of a prefill/decode split. */
+export type EngineRole = "mixed" | "prefill" | "decode";
+
+export interface EngineConfig {
+  llm: LlmSpec;
+  gpu: GpuSpec;
+  tp: number;
+  /** Clock for each iteration (the per-iteration frequency hook); a number means a locked clock. */
+  clock: number | ((state: IterationState) => number);
+  role?: EngineRole;
+  /** Most sequences decoded together (vLLM's max_num_seqs). */
+  maxBatch?: number;
+  /** Most prompt tokens in one prefill iteration (vLLM's max_num_batched_tokens). */
+  maxBatchedTokens?: number;
+  /** KV cache size in tokens; defaults to what fits beside the weights. */
+  kvCapacityTokens?: number;
+  /** Stall when the clock changes between iterations (the driver's switching latency), ms. */
+  clockSwitchDelayMs?: number;
+}
+
+/** Per-request outcome; times in seconds. NaN where the request never got that far. */
+export interface RequestOutcome {
+  ttftS: number;
+  e2eS: number;
+  /** Largest gap between two consecutive output tokens. */
+  maxTbtS: number;
+  /** Mean gap between consecutive output tokens ((e2e - ttft) / (output - 1)); NaN for one-token outputs. */
+  meanTbtS: number;
+}
+
+interface Running {
+  index: number;
+  remaining: number;
+  lastTokenS: number;
+}
+
+/** A request waiting to be admitted: for a decode instance, from the moment its KV arrives. */
+interface Waiting {
+  index: number;
+  readyS: number;
+}
+
+/**
+ * One engine instance, stepped one iteration at a time: continuous batching with prefill-first
+ * scheduling (vLLM's default without chunked prefill). A request is admitted when its whole context
+ * (input + output) fits the KV cache that is left, so nothing is preempted. Prefill instances hand
+ * requests on after their first token (`onPrefilled`); decode instances take them without a
+ * prefill. Each iteration runs at the hook's clock, throttled to TDP; energy is power x time on all
+ * TP GPUs, idle gaps draw idle power.
+ */
+export class EngineInstance {
+  nowS = 0;
+  energyJ = 0;
+  peakPowerW: number;
+  iterations = 0;
+  rejected = 0;
+  clockSwitches = 0;
+  /** Integral over time of requests in the instance (waiting + running), for Little's law. */
+  requestSeconds = 0;
+  readonly tbt: number[] = [];
+  private readonly waiting: Waiting[] = [];
+  private running: Running[] = [];
+  private kvReserved = 0;
+  private kvHeld = 0;
+  private mhz: number;
+  private readonly role: EngineRole;
+  private readonly maxBatch: number;
+  private readonly maxBatchedTokens: number;
+  private readonly kvCapacity: number;
+  private readonly clockFor: (s: IterationState) => number;
+
+  constructor(
+    private readonly config: EngineConfig,
+    private readonly requests: readonly EngineRequest[],
+    private readonly outcomes: RequestOutcome[],
+    private readonly onPrefilled?: (index: number, atS: number) => void,
+  ) {
+    this.role = config.role ?? "mixed";
+    this.maxBatch = config.maxBatch ?? 256;
+    this.maxBatchedTokens = config.maxBatchedTokens ?? 8192;
+    this.kvCapacity = config.kvCapacityTokens ?? kvCapacityTokens(config.llm, config.gpu, config.tp);
+    const clock = config.clock;
+    this.clockFor = typeof clock === "number" ? () => clock : clock;
+    this.mhz = typeof clock === "number" ? clock : config.gpu.maxMhz;
+    this.peakPowerW = config.gpu.power.idleW;
+  }
+
+  /** Queues a request, available from `readyS` (its arrival, or when its KV reaches a decode instance). */
+  enqueue(index: number, readyS: number): void {
+    this.waiting.push({ index, readyS });
+  }
+
+  get load(): { waiting: number; running: number; kvTokens: number } {
+    return { waiting: this.waiting.length, running: this.running.length, kvTokens: this.kvHeld };
+  }
+
+  /** When this instance can next do something: now if it has work, else when its first waiting request is ready. */
+  nextEventS(): number {
+    if (this.running.length > 0) return this.nowS;
+    if (this.waiting.length === 0) return Infinity;
+    return Math.max(this.nowS, this.waiting[0]!.readyS);
+  }
+
+  /** Advances idle time to `tS` (idle power on every GPU). */
+  idleUntil(tS: number): void {
+    if (tS <= this.nowS) return;
+    this.energyJ += this.config.gpu.power.idleW * this.config.tp * (tS - this.nowS);
+    this.requestSeconds += this.waiting.length * (tS - this.nowS);
+    this.nowS = tS;
+  }
+
+  /** Runs one iteration (or idles until there is work); returns false when nothing can run. */
+  step(): boolean {
+    const next = this.nextEventS();
+    if (next === Infinity) return false;
+    this.idleUntil(next);
+    const admitted = this.admit();
+    const prefill = admitted.length > 0 && this.role !== "decode";
+    if (!prefill && this.running.length === 0) return admitted.length > 0 || this.waiting.length > 0;
+    const { llm, gpu, tp } = this.config;
+    const lengths = prefill ? admitted.map((i) => this.requests[i]!.inputTokens) : [];
+    const batchTokens = prefill ? lengths.reduce((a, b) => a + b, 0) : this.running.length;
+    const mhz = this.clockFor({ nowS: this.nowS, phase: prefill ? "prefill" : "decode", waiting: this.waiting.length, running: this.running.length, batchTokens, kvTokens: this.kvHeld, currentMhz: this.mhz });
+    if (mhz !== this.mhz) {
+      this.clockSwitches++;
+      const stallS = (this.config.clockSwitchDelayMs ?? 0) / 1e3;
+      this.energyJ += gpu.power.idleW * tp * stallS;
+      this.requestSeconds += (this.waiting.length + this.running.length + (prefill ? admitted.length : 0)) * stallS;
+      this.nowS += stallS;
+      this.mhz = mhz;
+    }
+    const batch = this.running.length;
+    const kv = this.kvHeld;
+    const it = throttle(gpu, mhz, (f) => {
+      const ctx: ExecutionContext = { llm, gpu, tp, mhz: f };
+      return prefill ? prefillTime(ctx, lengths) : decodeTime(ctx, batch, kv);
+    });
+    const durationS = it.ms / 1e3;
+    this.requestSeconds += (this.waiting.length + this.running.length + (prefill ? admitted.length : 0)) * durationS;
+    this.iterations++;
+    this.nowS += durationS;
+    this.energyJ += it.energyJ * tp;
+    if (it.powerW > this.peakPowerW) this.peakPowerW = it.powerW;
+    if (prefill) this.finishPrefill(admitted);
+    else this.finishDecode();
+    return true;
+  }
+
+  private finishPrefill(admitted: number[]): void {
+    for (const i of admitted) {
+      const r = this.requests[i]!;
+      this.outcomes[i]!.ttftS = this.nowS - r.arrivalS;
+      if (this.role === "prefill" || r.outputTokens <= 1) {
+        this.release(r);
+        if (r.outputTokens <= 1) this.complete(i);
+        else this.onPrefilled?.(i, this.nowS);
+        continue;
+      }
+      this.kvHeld += r.inputTokens + 1;
+      this.running.push({ index: i, remaining: r.outputTokens - 1, lastTokenS: this.nowS });
+    }
+  }
+
+  private finishDecode(): void {
+    const still: Running[] = [];
+    for (const r of this.running) {
+      const gap = this.nowS - r.lastTokenS;
+      this.tbt.push(gap);
+      const o = this.outcomes[r.index]!;
+      if (gap > o.maxTbtS) o.maxTbtS = gap;
+      r.lastTokenS = this.nowS;
+      this.kvHeld++;
+      if (--r.remaining > 0) {
+        still.push(r);
+        continue;
+      }
+      const req = this.requests[r.index]!;
+      this.kvHeld -= req.inputTokens + req.outputTokens;
+      this.release(req);
+      this.complete(r.index);
+    }
+    this.running = still;
+  }
+
+  private complete(index: number): void {
+    const o = this.outcomes[index]!;
+    const r = this.requests[index]!;
+    o.e2eS = this.nowS - r.arrivalS;
+    if (r.outputTokens > 1) o.meanTbtS = (o.e2eS - o.ttftS) / (r.outputTokens - 1);
+  }
+
+  private release(r: EngineRequest): void {
+    this.kvReserved -= r.inputTokens + r.outputTokens;
+  }
+
+  /** Admits ready waiting requests in order while they fit the batch, the token budget and the KV cache. */
+  private admit(): number[] {
+    const chosen: number[] = [];
+    let tokens = 0;
+    while (this.waiting.length > 0 && this.running.length + chosen.length < this.maxBatch) {
+      const w = this.waiting[0]!;
+      if (w.readyS > this.nowS) break;
+      const r = this.requests[w.index]!;
+      const need = r.inputTokens + r.outputTokens;
+      if (need > this.kvCapacity) {
+        this.rejected++;
+        this.waiting.shift();
+        continue;
+      }
+      if (this.kvReserved + need > this.kvCapacity) break;
+      if (this.role !== "decode" && chosen.length > 0 && tokens + r.inputTokens > this.maxBatchedTokens) break;
+      this.waiting.shift();
+      this.kvReserved += need;
+      if (this.role === "decode") {
+        // The KV arrived from a prefill instance: the sequence joins the batch without a prefill.
+        this.kvHeld += r.inputTokens + 1;
+        const firstTokenS = r.arrivalS + this.outcomes[w.index]!.ttftS;
+        this.running.push({ index: w.index, remaining: r.outputTokens - 1, lastTokenS: firstTokenS });
+        continue;
+      }
+      chosen.push(w.index);
+      tokens += r.inputTokens;
+    }
+    return chosen;
+  }
+}
