@@ -1,4 +1,5 @@
 import type { Command } from "../command.ts";
+import { bench } from "./bench.ts";
 import { calibrate } from "./calibrate.ts";
 import { classes } from "./classes.ts";
 import { demo } from "./demo.ts";
@@ -7,6 +8,7 @@ import { sim } from "./sim.ts";
 
 /** Registry of CLI subcommands: one file each in this folder. */
 export const commands: Record<string, Command> = {
+  bench,
   calibrate,
   classes,
   demo,

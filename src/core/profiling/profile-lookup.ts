@@ -42,6 +42,23 @@ export function interpolateAtLoad(points: readonly ProfileRow[], loadRps: number
   };
 }
 
+/**
+ * One metric of points already sorted by load, interpolated linearly in load and clamped at the
+ * ends: the allocation-free path for simulators that read the same curve every step.
+ */
+export function metricAtLoad(sortedPoints: readonly ProfileRow[], loadRps: number, metric: (r: ProfileRow) => number): number {
+  const n = sortedPoints.length;
+  if (n === 0) throw new Error("no profile points to interpolate");
+  if (loadRps <= sortedPoints[0]!.loadRps) return metric(sortedPoints[0]!);
+  if (loadRps >= sortedPoints[n - 1]!.loadRps) return metric(sortedPoints[n - 1]!);
+  let hi = 1;
+  while (sortedPoints[hi]!.loadRps < loadRps) hi++;
+  const a = sortedPoints[hi - 1]!;
+  const b = sortedPoints[hi]!;
+  const w = (loadRps - a.loadRps) / (b.loadRps - a.loadRps);
+  return metric(a) + w * (metric(b) - metric(a));
+}
+
 /** The rows of one operating point (all loads) of a table. */
 export function rowsOf(rows: readonly ProfileRow[], key: Partial<Pick<ProfileRow, "model" | "variant" | "gpu" | "tp" | "mhz" | "classId">>): ProfileRow[] {
   return rows.filter((r) => Object.entries(key).every(([k, v]) => r[k as keyof ProfileRow] === v));

@@ -85,3 +85,14 @@ describe("classLengthsFromScheme", () => {
     }
   });
 });
+
+describe("metricAtLoad", () => {
+  it("agrees with interpolateAtLoad on sorted points", async () => {
+    const { metricAtLoad } = await import("./profile-lookup.ts");
+    const table = virtualProfile({ ...options, tps: [1], clocksMhz: [1410], loadFractions: [0.05, 0.2, 0.4] });
+    const points = rowsOf(table.rows, { classId: "SM" as never }).sort((a, b) => a.loadRps - b.loadRps);
+    for (const load of [0, points[0]!.loadRps * 1.5, points[1]!.loadRps * 1.2, 1e6]) {
+      expect(metricAtLoad(points, load, (r) => r.avgPowerW)).toBeCloseTo(interpolateAtLoad(points, load).avgPowerW, 9);
+    }
+  });
+});

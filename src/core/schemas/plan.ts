@@ -27,20 +27,24 @@ export type InstanceRole = z.infer<typeof InstanceRole>;
 export const ClassRates = z.record(ClassId, z.number().nonnegative());
 export type ClassRates = z.infer<typeof ClassRates>;
 
-/** One engine instance a site should run; `gpus` are the site's GPU indices, one per TP rank. */
+/**
+ * One engine instance a site should run, or `replicas` identical ones (large sites run thousands):
+ * `gpus` are the site's GPU indices, `tp` per instance, so an entry holds tp x replicas of them.
+ */
 export const PlannedInstance = z
   .object({
     id: InstanceId,
     model: ModelId,
     variant: VariantId,
     tp: z.number().int().positive(),
+    replicas: z.number().int().positive().default(1),
     gpus: z.array(z.number().int().nonnegative()).min(1),
     role: InstanceRole.default("mixed"),
     clock: ClockSetting,
-    /** Load the planner expects this instance to serve. */
+    /** Load the planner expects this entry (all its replicas together) to serve. */
     loadRps: ClassRates.default({}),
   })
-  .refine((i) => i.tp === i.gpus.length, { message: "tp must equal the number of GPU indices", path: ["tp"] });
+  .refine((i) => i.tp * i.replicas === i.gpus.length, { message: "tp x replicas must equal the number of GPU indices", path: ["tp"] });
 export type PlannedInstance = z.infer<typeof PlannedInstance>;
 
 export const SitePlan = z

@@ -3,7 +3,7 @@ import type { Slo } from "../../schemas/request-class.ts";
 import { LatencyAccumulator } from "./latency-accumulator.ts";
 import type { FleetSimConfig } from "./fleet-types.ts";
 import { jainIndex, type ClassResult, type FleetResult, type FleetTimeline, type Percentiles, type SiteResult } from "./fleet-result.ts";
-import type { InstanceRuntime } from "./instance-runtime.ts";
+import type { InstanceGroup } from "./instance-group.ts";
 
 /** Utilisation bins per (instance, class): served requests are counted per bin, latency read per bin. */
 const UTILISATION_BINS = 20;
@@ -25,7 +25,7 @@ interface ClassTally {
 export class FleetMetrics {
   private readonly tallies = new Map<ClassId, ClassTally>();
   private readonly sites = new Map<string, SiteResult>();
-  private readonly bins = new Map<InstanceRuntime, Map<ClassId, Float64Array>>();
+  private readonly bins = new Map<InstanceGroup, Map<ClassId, Float64Array>>();
   private readonly slotsWithDrops = new Set<number>();
   private readonly timeline: FleetTimeline;
   private window = { drawW: new Map<string, number>(), availableW: new Map<string, number>(), carbon: new Map<string, number>(), served: 0, dropped: 0, steps: 0 };
@@ -67,7 +67,7 @@ export class FleetMetrics {
   }
 
   /** Counts what each instance served this step, and records the timeline. */
-  endStep(t: number, stepS: number, instances: Iterable<InstanceRuntime>): void {
+  endStep(t: number, stepS: number, instances: Iterable<InstanceGroup>): void {
     for (const inst of instances) {
       const u = Math.min(UTILISATION_BINS - 1, Math.floor(inst.utilisation() * UTILISATION_BINS));
       for (const [c, l] of inst.load) {
@@ -88,7 +88,7 @@ export class FleetMetrics {
   }
 
   /** Turns the served counts of the instances of the plan that just ended into latency. */
-  foldLatency(instances: Iterable<InstanceRuntime>): void {
+  foldLatency(instances: Iterable<InstanceGroup>): void {
     for (const inst of instances) {
       const perClass = this.bins.get(inst);
       if (!perClass) continue;

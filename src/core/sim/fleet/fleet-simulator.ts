@@ -2,11 +2,11 @@ import { forkRng, seededRng } from "../../ports/rng.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import type { Plan } from "../../schemas/plan.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
-import { applyPlan, type ReconfigurationCounts } from "./apply-plan.ts";
+import { applyPlan, type AppliedPlan, type ReconfigurationCounts } from "./apply-plan.ts";
 import type { FleetSimConfig, ReconfigurationDelays } from "./fleet-types.ts";
 import { FleetMetrics } from "./fleet-metrics.ts";
 import type { FleetResult } from "./fleet-result.ts";
-import type { InstanceRuntime } from "./instance-runtime.ts";
+import type { InstanceGroup } from "./instance-group.ts";
 import { poissonCount } from "./poisson-count.ts";
 import { ProfileIndex } from "./profile-index.ts";
 import { assertCovers, valueAt } from "./time-series.ts";
@@ -38,40 +38,41 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   const counts: ReconfigurationCounts = { instanceStarts: 0, tpChanges: 0, clockChanges: 0 };
   let plan: Plan | undefined;
   let plans = 0;
-  let instances = new Map<string, InstanceRuntime>();
+  let applied: AppliedPlan = { records: new Map(), groups: [], routes: new Map() };
   let nextPlanS = 0;
-  const bySite = new Map<string, InstanceRuntime[]>();
+  const bySite = new Map<string, InstanceGroup[]>();
 
   for (let t = 0; t < cfg.durationS; t += stepS) {
     if (t >= nextPlanS) {
-      metrics.foldLatency(instances.values());
+      metrics.foldLatency(applied.groups);
       plan = cfg.planner.plan(planningContext(t));
-      instances = applyPlan(plan, instances, cfg.sites, profile, classes, t, delays, counts, plans === 0);
+      applied = applyPlan(plan, applied.records, cfg.sites, profile, t, delays, counts, plans === 0);
       plans++;
       nextPlanS += cfg.planner.cadenceS;
       bySite.clear();
-      for (const inst of instances.values()) (bySite.get(inst.siteId) ?? bySite.set(inst.siteId, []).get(inst.siteId)!).push(inst);
+      for (const g of applied.groups) (bySite.get(g.siteId) ?? bySite.set(g.siteId, []).get(g.siteId)!).push(g);
     }
-    for (const inst of instances.values()) inst.load.clear();
+    for (const g of applied.groups) g.load.clear();
     for (const c of classes) route(c, t);
     for (const site of cfg.sites) powerSite(site, t);
-    metrics.endStep(t, stepS, instances.values());
+    metrics.endStep(t, stepS, applied.groups);
     onProgress?.(t + stepS, cfg.durationS);
   }
-  metrics.foldLatency(instances.values());
+  metrics.foldLatency(applied.groups);
   return metrics.result({ ...counts, plans });
 
   function route(c: ClassId, t: number): void {
     const arrived = poissonCount(arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
     metrics.arrive(c, arrived, t);
     if (arrived === 0) return;
-    const targets = (plan?.routing[c] ?? []).map((r) => ({ r, inst: instances.get(`${r.site}/${r.instance}`) })).filter((x) => x.inst && x.inst.readyAtS <= t && x.r.weight > 0);
-    const totalWeight = targets.reduce((s, x) => s + x.r.weight, 0);
+    const targets = applied.routes.get(c) ?? [];
+    let totalWeight = 0;
+    for (const x of targets) if (x.group.readyAtS <= t) totalWeight += x.weight;
     let accepted = 0;
-    for (const { r, inst } of targets) {
-      const offeredRps = (arrived / stepS) * (r.weight / totalWeight);
-      const take = Math.min(offeredRps, inst!.headroomRps(c));
-      inst!.load.set(c, (inst!.load.get(c) ?? 0) + take);
+    for (const { group, weight } of targets) {
+      if (group.readyAtS > t) continue;
+      const take = Math.min((arrived / stepS) * (weight / totalWeight), group.headroomRps(c));
+      group.load.set(c, (group.load.get(c) ?? 0) + take);
       accepted += take * stepS;
     }
     metrics.drop(c, arrived - accepted, t);
@@ -79,7 +80,7 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
 
   function powerSite(site: FleetSimConfig["sites"][number], t: number): void {
     const running = bySite.get(site.id) ?? [];
-    const usedGpus = running.reduce((s, i) => s + i.planned.tp, 0);
+    const usedGpus = running.reduce((s, g) => s + g.gpus, 0);
     const idleGpusW = Math.max(0, site.gpus - usedGpus) * site.gpu.power.idleW;
     const floorW = (idleGpusW + running.reduce((s, i) => s + i.idleW, 0)) * overhead;
     let drawW = (idleGpusW + running.reduce((s, i) => s + i.powerW(), 0)) * overhead;

@@ -1,23 +1,25 @@
-import { normalCdf, probit } from "../../stats/normal.ts";
+import { normalCdf } from "../../stats/normal.ts";
 import type { LatencySummary } from "../../schemas/profile.ts";
 
-/**
- * Quantile points (probability, weight) standing in for a latency distribution known only by its
- * p50 and p99: log-normal, denser in the tail so the p99 survives aggregation.
- */
-const POINTS: ReadonlyArray<[number, number]> = [
-  ...[0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85].map((q) => [q, 0.1] as [number, number]),
-  [0.925, 0.05],
-  [0.97, 0.03],
-  [0.985, 0.01],
-  [0.995, 0.01],
-];
 const Z99 = 2.3263478740408408;
 
-/** Collects latency of groups of requests (count + p50/p99) and answers fleet-wide percentiles and SLO attainment. */
+/** Histogram resolution: bins 1% wide on a log scale from 0.01 ms to about 28 hours. */
+const MIN_MS = 0.01;
+const GROWTH = 1.01;
+const BINS = Math.ceil(Math.log(1e8 / MIN_MS) / Math.log(GROWTH));
+const binOf = (ms: number) => Math.max(0, Math.min(BINS - 1, Math.floor(Math.log(Math.max(ms, MIN_MS) / MIN_MS) / Math.log(GROWTH))));
+/** Geometric centre of a bin. */
+const valueOf = (bin: number) => MIN_MS * GROWTH ** (bin + 0.5);
+/** Bins per CDF evaluation when spreading a group (about 5% of latency). */
+const CHUNK = 5;
+
+/**
+ * Collects latency of groups of requests (count + p50/p99) in a log-binned histogram (1% wide
+ * bins, as HdrHistogram-style recorders do), so memory and percentile queries stay constant however
+ * long a run is; answers fleet-wide percentiles (within 1%) and SLO attainment.
+ */
 export class LatencyAccumulator {
-  private values: number[] = [];
-  private weights: number[] = [];
+  private readonly weights = new Float64Array(BINS);
   private withinSlo = 0;
   private total = 0;
 
@@ -26,20 +28,41 @@ export class LatencyAccumulator {
     if (count <= 0) return;
     const median = Math.max(summary.p50, 1e-6);
     const sigma = Math.max(0, Math.log(Math.max(summary.p99, median) / median) / Z99);
-    for (const [q, w] of POINTS) {
-      this.values.push(median * Math.exp(sigma * probit(q)));
-      this.weights.push(count * w);
-    }
+    this.spread(count, median, sigma);
     this.total += count;
     if (sloMs !== undefined) this.withinSlo += count * (sigma === 0 ? (median <= sloMs ? 1 : 0) : normalCdf(Math.log(sloMs / median) / sigma));
   }
 
+  /**
+   * Spreads `count` requests over the bins by the log-normal's CDF, in chunks of CHUNK bins (mass
+   * per chunk from the CDF, shared evenly inside it) out to 4.5 sigma each side.
+   */
+  private spread(count: number, median: number, sigma: number): void {
+    const centre = binOf(median);
+    if (sigma === 0) {
+      this.weights[centre]! += count;
+      return;
+    }
+    const reach = Math.ceil((4.5 * sigma) / Math.log(GROWTH));
+    const lo = Math.max(0, centre - reach);
+    const hi = Math.min(BINS, centre + reach + 1);
+    const cdfAtEdge = (bin: number) => normalCdf(Math.log((MIN_MS * GROWTH ** bin) / median) / sigma);
+    let below = 0;
+    let placed = 0;
+    for (let b = lo; b < hi; b += CHUNK) {
+      const end = Math.min(hi, b + CHUNK);
+      const upper = end === hi ? 1 : cdfAtEdge(end);
+      const mass = (upper - (b === lo ? 0 : below)) * count;
+      for (let k = b; k < end; k++) this.weights[k]! += mass / (end - b);
+      placed += mass;
+      below = upper;
+    }
+    this.weights[centre]! += count - placed;
+  }
+
   /** Adds everything another accumulator holds. */
   merge(other: LatencyAccumulator): void {
-    for (let i = 0; i < other.values.length; i++) {
-      this.values.push(other.values[i]!);
-      this.weights.push(other.weights[i]!);
-    }
+    for (let i = 0; i < BINS; i++) this.weights[i]! += other.weights[i]!;
     this.total += other.total;
     this.withinSlo += other.withinSlo;
   }
@@ -54,19 +77,17 @@ export class LatencyAccumulator {
     return this.withinSlo;
   }
 
-  /** Weighted percentiles (0 < p < 100) over everything added; 0 when empty. */
+  /** Weighted percentiles (0 < p < 100, any order) over everything added; 0 when empty. */
   percentiles(ps: readonly number[]): number[] {
     if (this.total === 0) return ps.map(() => 0);
-    const order = this.values.map((_, i) => i).sort((a, b) => this.values[a]! - this.values[b]!);
-    const sum = this.weights.reduce((s, w) => s + w, 0);
-    return ps.map((p) => {
-      const target = (p / 100) * sum;
-      let acc = 0;
-      for (const i of order) {
-        acc += this.weights[i]!;
-        if (acc >= target) return this.values[i]!;
-      }
-      return this.values[order[order.length - 1]!]!;
-    });
+    const order = ps.map((p, i) => ({ p, i })).sort((a, b) => a.p - b.p);
+    const out = new Array<number>(ps.length).fill(valueOf(BINS - 1));
+    let acc = 0;
+    let k = 0;
+    for (let b = 0; b < BINS && k < order.length; b++) {
+      acc += this.weights[b]!;
+      while (k < order.length && acc >= (order[k]!.p / 100) * this.total - 1e-9) out[order[k++]!.i] = valueOf(b);
+    }
+    return out;
   }
 }

@@ -17,7 +17,7 @@ export interface CapacityPlannerOptions {
 
 /**
  * The simplest planner that keeps a fleet serving, and the "WRR by capacity" baseline: every
- * instance has the same TP and clock; each class gets instances in proportion to its demand over
+ * instance has the same TP and clock; each class gets replicas in proportion to its demand over
  * an instance's capacity (from the profile), spread over sites in proportion to how many GPUs
  * each site can power now; requests are split by instance capacity. What does not fit is reported
  * as shortfall.
@@ -39,6 +39,7 @@ export function capacityPlanner(o: CapacityPlannerOptions): FleetPlanner {
         const mhz = o.mhz === "max" ? site.gpu.maxMhz : o.mhz;
         const share = poweredTotal > 0 ? powered[si]! / poweredTotal : 0;
         let freeGpus = Math.floor(powered[si]! / o.tp) * o.tp;
+        let used = 0;
         const instances: PlannedInstance[] = [];
         for (const c of classes) {
           const points = index!.points(site.gpu.type, o.tp, mhz, c).filter((p) => p.stable);
@@ -50,11 +51,12 @@ export function capacityPlanner(o: CapacityPlannerOptions): FleetPlanner {
           }
           const wanted = Math.ceil((demand * o.headroom) / capacity);
           const count = Math.min(wanted, freeGpus / o.tp);
-          for (let k = 0; k < count; k++) {
-            const first = instances.length * o.tp;
-            const id = `${c}-${k}` as InstanceId;
-            instances.push({ id, model: ctx.model as ModelId, variant: "base" as VariantId, tp: o.tp, gpus: Array.from({ length: o.tp }, (_, g) => first + g), role: "mixed", clock: { mode: "locked", mhz }, loadRps: { [c]: Math.min(capacity, demand / count) } as Record<ClassId, number> });
-            (routing[c] ??= []).push({ site: site.id as SiteId, instance: id, weight: capacity });
+          if (count > 0) {
+            const first = used;
+            const id = `${c}-tp${o.tp}` as InstanceId;
+            instances.push({ id, model: ctx.model as ModelId, variant: "base" as VariantId, tp: o.tp, replicas: count, gpus: Array.from({ length: count * o.tp }, (_, g) => first + g), role: "mixed", clock: { mode: "locked", mhz }, loadRps: { [c]: Math.min(capacity * count, demand) } as Record<ClassId, number> });
+            (routing[c] ??= []).push({ site: site.id as SiteId, instance: id, weight: capacity * count });
+            used += count * o.tp;
           }
           freeGpus -= count * o.tp;
           const unserved = demand - count * capacity;
