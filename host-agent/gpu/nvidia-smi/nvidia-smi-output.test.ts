@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { GpuError } from "../gpu-error.ts";
+import { numberCell, parseCsvRows, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
+import { PowerIntegrator } from "./power-integrator.ts";
+
+const site = { backend: "nvidia-smi", op: "powerUsageW", device: 0 };
+
+function thrown(run: () => unknown): GpuError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(GpuError);
+    return error as GpuError;
+  }
+  throw new Error("expected a GpuError");
+}
+
+describe("nvidia-smi output", () => {
+  it("splits CSV rows and trims cells", () => {
+    expect(parseCsvRows("0, NVIDIA A100-SXM4-80GB, 71.20\n\n1, NVIDIA H100 80GB HBM3, 80.00\n", 3, site)).toEqual([
+      ["0", "NVIDIA A100-SXM4-80GB", "71.20"],
+      ["1", "NVIDIA H100 80GB HBM3", "80.00"],
+    ]);
+  });
+
+  it("calls output with the wrong shape BAD_OUTPUT and quotes it", () => {
+    const error = thrown(() => parseCsvRows("Failed to initialize NVML: Driver/library version mismatch\n", 2, site));
+    expect(error.code).toBe("BAD_OUTPUT");
+    expect(error.message).toContain('"Failed to initialize NVML: Driver/library version mismatch\\n"');
+  });
+
+  it("reads numbers, and [N/A] / [Not Supported] as NOT_SUPPORTED", () => {
+    expect(numberCell("301.52", "power.draw", site)).toBe(301.52);
+    expect(thrown(() => numberCell("[Not Supported]", "power.draw", site)).code).toBe("NOT_SUPPORTED");
+    expect(thrown(() => numberCell("lots", "power.draw", site)).code).toBe("BAD_OUTPUT");
+  });
+
+  it("keeps the graphics clocks of the top memory clock", () => {
+    expect(parseSupportedGraphicsClocks("405, 405\n1593, 1395\n1593, 1410\n405, 390\n", site)).toEqual([1410, 1395]);
+  });
+});
+
+describe("PowerIntegrator", () => {
+  it("integrates by the trapezoid rule per device, starting at zero", () => {
+    const energy = new PowerIntegrator();
+    expect(energy.sample(0, 100, 1_000)).toBe(0);
+    expect(energy.sample(1, 50, 1_000)).toBe(0);
+    expect(energy.sample(0, 300, 3_000)).toBe(400);
+    expect(energy.sample(0, 300, 2_000)).toBe(400);
+    expect(energy.sample(1, 50, 5_000)).toBe(200);
+  });
+});

@@ -1,0 +1,89 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { gpuSpecs } from "../../../src/core/model/gpu-specs.ts";
+import { decodeTime, prefillTime } from "../../../src/core/model/iteration-time.ts";
+import { llmSpecs } from "../../../src/core/model/llm-specs.ts";
+import { VirtualClock } from "../../../src/core/ports/clock.ts";
+import { describeGpuBackendContract, gpuError } from "../gpu-backend.contract.test-helper.ts";
+import { SimulatedGpuBackend } from "./simulated-gpu-backend.ts";
+
+const h100 = gpuSpecs["H100-80GB"];
+const llm = llmSpecs["llama3.1-8b"];
+const decode = (mhz: number) => decodeTime({ llm, gpu: h100, tp: 1, mhz }, 64, 64 * 2048);
+const prefill = (mhz: number) => prefillTime({ llm, gpu: h100, tp: 1, mhz }, [4096, 4096]);
+
+describeGpuBackendContract("simulated H100s", () => new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => 0 }));
+
+describe("SimulatedGpuBackend", () => {
+  let clock: VirtualClock;
+  let gpus: SimulatedGpuBackend;
+  beforeEach(async () => {
+    clock = new VirtualClock(1_000_000);
+    gpus = new SimulatedGpuBackend({ type: "h100", count: 2, now: () => clock.now() });
+    await gpus.init();
+  });
+
+  it("supports the spec's clock range in its steps", async () => {
+    const clocks = await gpus.supportedGraphicsClocks(0);
+    expect(clocks).toHaveLength((h100.maxMhz - h100.minMhz) / h100.clockStepMhz + 1);
+    expect([clocks[0], clocks[1], clocks.at(-1)]).toEqual([1980, 1965, 345]);
+  });
+
+  it("clamps locks into the supported range and onto the clock grid", async () => {
+    gpus.setLoad(0, decode);
+    await gpus.lockGraphicsClocks(0, 100, 5000);
+    expect((await gpus.currentClocksMhz(0)).graphicsMhz).toBe(1980);
+    await gpus.lockGraphicsClocks(0, 1000, 1003);
+    expect(await gpus.currentClocksMhz(0)).toEqual({ graphicsMhz: 1005, smMhz: 1005, memoryMhz: 2619 });
+    gpus.setLoad(0, "idle");
+    expect((await gpus.currentClocksMhz(0)).graphicsMhz).toBe(1005);
+  });
+
+  it("draws idle power at no load, whatever the clock", async () => {
+    expect(await gpus.powerUsageW(1)).toBe(h100.power.idleW);
+    await gpus.lockGraphicsClocks(1, 1980, 1980);
+    expect(await gpus.powerUsageW(1)).toBe(h100.power.idleW);
+  });
+
+  it("draws more power at a higher locked clock under the same load", async () => {
+    gpus.setLoad(0, decode);
+    await gpus.lockGraphicsClocks(0, 1005, 1005);
+    const low = await gpus.powerUsageW(0);
+    await gpus.lockGraphicsClocks(0, 1980, 1980);
+    const high = await gpus.powerUsageW(0);
+    expect(low).toBeGreaterThan(h100.power.idleW);
+    expect(high).toBeGreaterThan(low);
+  });
+
+  it("throttles to stay within the power limit", async () => {
+    gpus.setLoad(0, prefill);
+    const uncapped = await gpus.powerUsageW(0);
+    expect(uncapped).toBeGreaterThan(400);
+    await gpus.setPowerLimitW(0, 400);
+    expect(await gpus.powerUsageW(0)).toBeLessThanOrEqual(400);
+    expect((await gpus.currentClocksMhz(0)).graphicsMhz).toBeLessThan(1980);
+    expect((await gpuError(gpus.setPowerLimitW(0, 701))).code).toBe("INVALID_ARGUMENT");
+  });
+
+  it("counts energy as the integral of power over the injected clock", async () => {
+    const start = await gpus.totalEnergyJ(0);
+    const idleW = await gpus.powerUsageW(0);
+    clock.advanceBy(10_000);
+    gpus.setLoad(0, decode);
+    const busyW = await gpus.powerUsageW(0);
+    clock.advanceBy(5_000);
+    await gpus.lockGraphicsClocks(0, 1200, 1200);
+    const lockedW = await gpus.powerUsageW(0);
+    clock.advanceBy(2_500);
+    // A fixed breakdown keeps its activity at any clock.
+    gpus.setLoad(0, decode(1200));
+    clock.advanceBy(2_500);
+    const expected = idleW * 10 + busyW * 5 + lockedW * 5;
+    expect((await gpus.totalEnergyJ(0)) - start).toBeCloseTo(expected, 9);
+    expect(await gpus.totalEnergyJ(1)).toBeCloseTo(h100.power.idleW * 20, 9);
+  });
+
+  it("leaves MIG to real hardware and checks indices", async () => {
+    expect((await gpuError(gpus.createMigInstances(0))).code).toBe("NOT_SUPPORTED");
+    expect(() => gpus.setLoad(2, "idle")).toThrow(/no GPU with index 2/);
+  });
+});

@@ -1,0 +1,121 @@
+import { gpuSpec } from "../../../src/core/model/gpu-specs.ts";
+import { checkClockRange, checkIndex, checkPowerW } from "../arguments.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, GpuOp } from "../gpu-backend.ts";
+import { GpuError } from "../gpu-error.ts";
+import { SimulatedGpu, type SimulatedLoad } from "./simulated-gpu.ts";
+
+export interface SimulatedGpuOptions {
+  /** GPU type as `gpuSpec` accepts it: "H100-80GB", "a100", ... */
+  type: string;
+  count: number;
+  /** Clock in ms driving the energy counters; the simulator passes its virtual clock. */
+  now: () => number;
+}
+
+/**
+ * N simulated GPUs of one type, driven by the core's power model: supported clocks are the spec's
+ * range in `clockStepMhz` steps, locks clamp to them, power follows the locked clock and the load
+ * the simulated engine sets with `setLoad`, the energy counter integrates that power over `now()`.
+ * MIG is not simulated (NOT_SUPPORTED).
+ *
+ * @example
+ * const clock = new VirtualClock();
+ * const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 8, now: () => clock.now() });
+ * await gpus.init();
+ * gpus.setLoad(0, decodeTime({ llm, gpu: gpuSpecs["H100-80GB"], tp: 1, mhz: 1980 }, 64, 64 * 1024));
+ */
+export class SimulatedGpuBackend implements GpuBackend {
+  readonly name = "sim";
+  private readonly gpus: SimulatedGpu[];
+  private initialised = false;
+
+  constructor(options: SimulatedGpuOptions) {
+    const spec = gpuSpec(options.type);
+    if (!Number.isInteger(options.count) || options.count < 0) {
+      throw new GpuError("INVALID_ARGUMENT", { backend: this.name, op: "constructor" }, `count must be a non-negative integer, not ${options.count}`);
+    }
+    this.gpus = Array.from({ length: options.count }, () => new SimulatedGpu(spec, options.now));
+  }
+
+  /** Sets what GPU `index` is running from now on; the energy used so far is booked at the old load. */
+  setLoad(index: number, load: SimulatedLoad): void {
+    this.gpu("setLoad", index, false).setLoad(load);
+  }
+
+  async init(): Promise<void> {
+    this.initialised = true;
+  }
+
+  /** Like NVML, shutting down leaves the GPUs' clocks and limits as they are. */
+  async shutdown(): Promise<void> {
+    this.initialised = false;
+  }
+
+  async deviceCount(): Promise<number> {
+    this.checkInitialised("deviceCount");
+    return this.gpus.length;
+  }
+
+  async devices(): Promise<GpuDevice[]> {
+    this.checkInitialised("devices");
+    return this.gpus.map((gpu, index) => ({ index, name: `Simulated ${gpu.spec.type}`, uuid: `GPU-sim-${index}` }));
+  }
+
+  async supportedGraphicsClocks(index: number): Promise<number[]> {
+    return this.gpu("supportedGraphicsClocks", index).supportedClocks();
+  }
+
+  async lockGraphicsClocks(index: number, minMhz: number, maxMhz: number): Promise<void> {
+    const gpu = this.gpu("lockGraphicsClocks", index);
+    checkClockRange({ backend: this.name, op: "lockGraphicsClocks", device: index }, minMhz, maxMhz);
+    gpu.lock(minMhz, maxMhz);
+  }
+
+  async resetGraphicsClocks(index: number): Promise<void> {
+    this.gpu("resetGraphicsClocks", index).reset();
+  }
+
+  async powerUsageW(index: number): Promise<number> {
+    return this.gpu("powerUsageW", index).powerW();
+  }
+
+  async totalEnergyJ(index: number): Promise<number> {
+    return this.gpu("totalEnergyJ", index).energyJ();
+  }
+
+  async powerLimitW(index: number): Promise<number> {
+    return this.gpu("powerLimitW", index).powerLimitW;
+  }
+
+  async setPowerLimitW(index: number, watts: number): Promise<void> {
+    const gpu = this.gpu("setPowerLimitW", index);
+    const site = { backend: this.name, op: "setPowerLimitW", device: index };
+    checkPowerW(site, watts);
+    if (watts > gpu.spec.tdpW) throw new GpuError("INVALID_ARGUMENT", site, `${watts} W is above the ${gpu.spec.type}'s ${gpu.spec.tdpW} W TDP`);
+    gpu.powerLimitW = watts;
+  }
+
+  async currentClocksMhz(index: number): Promise<GpuClocks> {
+    return this.gpu("currentClocksMhz", index).clocks();
+  }
+
+  async createMigInstances(index: number): Promise<void> {
+    this.gpu("createMigInstances", index);
+    throw new GpuError("NOT_SUPPORTED", { backend: this.name, op: "createMigInstances", device: index }, "MIG is not simulated");
+  }
+
+  async destroyMigInstances(index: number): Promise<void> {
+    this.gpu("destroyMigInstances", index);
+    throw new GpuError("NOT_SUPPORTED", { backend: this.name, op: "destroyMigInstances", device: index }, "MIG is not simulated");
+  }
+
+  private checkInitialised(op: string): void {
+    if (!this.initialised) throw new GpuError("UNINITIALIZED", { backend: this.name, op }, "call init() first");
+  }
+
+  private gpu(op: GpuOp | "setLoad", index: number, needsInit = true): SimulatedGpu {
+    if (needsInit) this.checkInitialised(op);
+    checkIndex({ backend: this.name, op, device: index }, this.gpus.length);
+    return this.gpus[index] as SimulatedGpu;
+  }
+}
