@@ -1,6 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { Fleet } from "../src/core/schemas/fleet.ts";
+import { Fleet, Policy } from "../src/core/schemas/fleet.ts";
+import type { Plan } from "../src/core/schemas/plan.ts";
+import { buildRoutingSnapshot, type RoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
+import type { SiteStatus } from "../src/core/routing/site-status.ts";
+import { ApiKeyStore, type ApiKeyCheck, type ApiKeyRecord } from "./api-key-store.ts";
+import { MetricsStore } from "./metrics-store.ts";
+import { failure, invalid, success, type Outcome } from "./outcome.ts";
+import { PlanStore, type PlanSummary, type SitePlanSlice } from "./plan-store.ts";
 
 /** The name of the one global ControlDO. */
 export const CONTROL_NAME = "global";
@@ -31,19 +38,48 @@ export class InvalidFleetError extends Error {
   override name = "InvalidFleetError";
 }
 
+/** What the edge caches per isolate: routing (null before a fleet exists) and the API keys. */
+export interface EdgeSnapshot {
+  generation: number;
+  routing: RoutingSnapshot | null;
+  apiKeys: Record<string, ApiKeyCheck>;
+}
+
+/** The answer to a snapshot request: only a generation when the caller's copy is current. */
+export type SnapshotReply = { changed: false; generation: number } | { changed: true; snapshot: EdgeSnapshot };
+
 /**
- * The global control object: the fleet configuration and the history of cron runs. (The plan,
- * forecasts and the Planner-S loop come with the planner issues.)
+ * The global control object: the fleet, the plan and its history, the latest routing status of
+ * every site, API keys, edge metrics and cron runs. Every change bumps `generation`, the key by
+ * which edge isolates cache the routing snapshot. (Forecasts and the Planner-S loop come with the
+ * planner issues.)
  */
 export class ControlDO extends DurableObject<Env> {
   private fleet: Fleet | null = null;
+  private fleetRevision = 0;
+  private generation = 0;
   private runs = new Map<string, CronRun[]>();
+  private statuses = new Map<string, SiteStatus>();
+  private carbon = new Map<string, number>();
+  private snapshot: EdgeSnapshot | null = null;
+  private readonly plans: PlanStore;
+  private readonly keys: ApiKeyStore;
+  private readonly metrics: MetricsStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.plans = new PlanStore(ctx.storage);
+    this.keys = new ApiKeyStore(ctx.storage);
+    this.metrics = new MetricsStore(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
-      this.fleet = (await ctx.storage.get<Fleet>("fleet")) ?? null;
+      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation"]);
+      this.fleet = (stored.get("fleet") as Fleet | undefined) ?? null;
+      this.fleetRevision = (stored.get("fleetRevision") as number | undefined) ?? 0;
+      this.generation = (stored.get("generation") as number | undefined) ?? 0;
       for (const [key, runs] of await ctx.storage.list<CronRun[]>({ prefix: "cron:" })) this.runs.set(key.slice("cron:".length), runs);
+      for (const [, status] of await ctx.storage.list<SiteStatus>({ prefix: "status:" })) this.statuses.set(status.site, status);
+      for (const [key, g] of await ctx.storage.list<number>({ prefix: "carbon:" })) this.carbon.set(key.slice("carbon:".length), g);
+      await Promise.all([this.plans.load(), this.keys.load(), this.metrics.load()]);
     });
   }
 
@@ -51,9 +87,112 @@ export class ControlDO extends DurableObject<Env> {
   async setFleet(input: unknown): Promise<Fleet> {
     const parsed = Fleet.safeParse(input);
     if (!parsed.success) throw new InvalidFleetError(`invalid fleet: ${z.prettifyError(parsed.error)}`);
-    await this.ctx.storage.put("fleet", parsed.data);
-    this.fleet = parsed.data;
+    await this.storeFleet(parsed.data);
     return parsed.data;
+  }
+
+  /** Like setFleet, but a bad fleet comes back as a 400 outcome instead of an exception. */
+  async putFleet(input: unknown): Promise<Outcome<Fleet>> {
+    const parsed = Fleet.safeParse(input);
+    if (!parsed.success) return invalid("fleet", parsed.error);
+    await this.storeFleet(parsed.data);
+    return success(parsed.data);
+  }
+
+  /** Replaces the fleet's policy and objective weights. */
+  async setPolicy(input: unknown): Promise<Outcome<Policy>> {
+    const parsed = Policy.safeParse(input);
+    if (!parsed.success) return invalid("policy", parsed.error);
+    if (!this.fleet) return failure(409, "no fleet is configured; PUT /admin/v1/fleet first");
+    await this.storeFleet({ ...this.fleet, policy: parsed.data });
+    return success(parsed.data);
+  }
+
+  /** Validates a plan against the schema and the fleet and makes it current if it is newer. */
+  async putPlan(input: unknown): Promise<Outcome<PlanSummary>> {
+    const outcome = await this.plans.put(input, this.fleet, Date.now());
+    if (outcome.ok) await this.bump();
+    return outcome;
+  }
+
+  /** The current plan, or null before the first. */
+  getPlan(): Plan | null {
+    return this.plans.plan;
+  }
+
+  /** The current plan's version, or null before the first. */
+  currentPlanVersion(): number | null {
+    return this.plans.plan?.version ?? null;
+  }
+
+  /** A kept plan by version (the current one and the last PLANS_KEPT), or null. */
+  planVersion(version: number): Promise<Plan | null> {
+    return this.plans.version(version);
+  }
+
+  /** Plan summaries, newest first. */
+  planHistory(): PlanSummary[] {
+    return this.plans.history;
+  }
+
+  /** One site's part of the current plan (see PlanStore.slice); null before the first plan. */
+  planSlice(site: string): SitePlanSlice | null {
+    return this.plans.slice(site);
+  }
+
+  /** A site's routing status from its SiteDO; a change bumps the generation. */
+  async reportSiteStatus(status: SiteStatus): Promise<void> {
+    this.statuses.set(status.site, status);
+    await this.ctx.storage.put(`status:${status.site}`, status);
+    await this.bump();
+  }
+
+  /** The latest carbon intensity of a site (gCO2e/kWh), from the forecast refresh; used for receipts. */
+  async reportCarbon(site: string, gPerKwh: number): Promise<void> {
+    if (!Number.isFinite(gPerKwh)) return;
+    this.carbon.set(site, gPerKwh);
+    await this.ctx.storage.put(`carbon:${site}`, gPerKwh);
+    await this.bump();
+  }
+
+  /** The edge snapshot, or only the generation when `knownGeneration` is current. */
+  routingSnapshot(knownGeneration?: number): SnapshotReply {
+    if (knownGeneration === this.generation) return { changed: false, generation: this.generation };
+    if (this.snapshot?.generation !== this.generation) {
+      const routing = this.fleet
+        ? buildRoutingSnapshot({ generation: this.generation, fleetRevision: this.fleetRevision, fleet: this.fleet, plan: this.plans.plan, statuses: this.statuses, carbon: this.carbon })
+        : null;
+      this.snapshot = { generation: this.generation, routing, apiKeys: this.keys.checks() };
+    }
+    return { changed: true, snapshot: this.snapshot };
+  }
+
+  /** Stores a new API key by its id and SHA-256 (the key itself is never stored). */
+  async createApiKey(id: string, hash: string, input: unknown): Promise<Outcome<ApiKeyRecord>> {
+    const outcome = await this.keys.create(id, hash, input, Date.now());
+    if (outcome.ok) await this.bump();
+    return outcome;
+  }
+
+  async revokeApiKey(id: string): Promise<Outcome<{ id: string }>> {
+    const outcome = await this.keys.revoke(id);
+    if (outcome.ok) await this.bump();
+    return outcome;
+  }
+
+  /** Keys without their hashes. */
+  listApiKeys(): Omit<ApiKeyRecord, "hash">[] {
+    return this.keys.list().map(({ hash: _hash, ...rest }) => rest);
+  }
+
+  /** Adds an edge isolate's counter deltas to the totals. */
+  addMetrics(deltas: Record<string, number>): Promise<void> {
+    return this.metrics.add(deltas);
+  }
+
+  /** Counter totals by Prometheus series. */
+  metricTotals(): Record<string, number> {
+    return this.metrics.all;
   }
 
   /** The current fleet, or null before one was set. */
@@ -73,5 +212,17 @@ export class ControlDO extends DurableObject<Env> {
   /** Recent runs per handler name, newest first. */
   cronRuns(): Record<string, CronRun[]> {
     return Object.fromEntries(this.runs);
+  }
+
+  private async storeFleet(fleet: Fleet): Promise<void> {
+    this.fleetRevision++;
+    await this.ctx.storage.put({ fleet, fleetRevision: this.fleetRevision });
+    this.fleet = fleet;
+    await this.bump();
+  }
+
+  private async bump(): Promise<void> {
+    this.generation++;
+    await this.ctx.storage.put("generation", this.generation);
   }
 }

@@ -1,21 +1,15 @@
-import { AutoRouter } from "itty-router";
-import { openAiError } from "./worker/openai-error.ts";
+import { createApp } from "./worker/app.ts";
 import { runScheduled } from "../functions/schedules.ts";
 
 export { SiteDO } from "../durable-objects/site-do.ts";
 export { ControlDO } from "../durable-objects/control-do.ts";
+export { RateLimiterDO } from "../durable-objects/rate-limiter-do.ts";
 
-const router = AutoRouter({
-  // itty-router calls `missing` from its finally stage as (response, request, ...args).
-  missing: (_response: unknown, request: Request) =>
-    openAiError(404, `No route for ${request.method} ${new URL(request.url).pathname}`, { code: "not_found" }),
-  catch: (error: unknown) => openAiError(500, error instanceof Error ? error.message : String(error)),
-});
-
-router.get("/healthz", () => ({ status: "ok" }));
+/** One app per isolate: its snapshot cache, predictor and counters live as long as the isolate. */
+const app = createApp({ siteClient: (url, init) => fetch(url, init) });
 
 export default {
-  fetch: (request, env, ctx) => router.fetch(request, env, ctx),
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
   scheduled: (controller, env, ctx) => {
     ctx.waitUntil(runScheduled(controller, env));
   },

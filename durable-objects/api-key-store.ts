@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { failure, invalid, success, type Outcome } from "./outcome.ts";
+
+/** What an operator asks for when creating an API key. */
+export const NewApiKey = z.object({
+  name: z.string().min(1).max(100),
+  /** Requests per minute (token bucket of that size, refilled evenly); null for no limit. */
+  requestsPerMinute: z.number().int().positive().nullable().default(null),
+});
+export type NewApiKey = z.infer<typeof NewApiKey>;
+
+/** A stored key: only the SHA-256 of the key is kept. */
+export interface ApiKeyRecord extends NewApiKey {
+  id: string;
+  hash: string;
+  createdAtMs: number;
+}
+
+/** What the edge needs to check a key and apply its limit. */
+export interface ApiKeyCheck {
+  hash: string;
+  requestsPerMinute: number | null;
+}
+
+const KEY_ID = /^[a-z0-9]{6,32}$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** The API keys ControlDO holds, one storage entry each. */
+export class ApiKeyStore {
+  private keys = new Map<string, ApiKeyRecord>();
+
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  async load(): Promise<void> {
+    for (const [, record] of await this.storage.list<ApiKeyRecord>({ prefix: "apikey:" })) this.keys.set(record.id, record);
+  }
+
+  list(): ApiKeyRecord[] {
+    return [...this.keys.values()].sort((a, b) => a.createdAtMs - b.createdAtMs);
+  }
+
+  /** Per key id, its hash and limit: the part of the store the edge caches. */
+  checks(): Record<string, ApiKeyCheck> {
+    return Object.fromEntries([...this.keys.values()].map((k) => [k.id, { hash: k.hash, requestsPerMinute: k.requestsPerMinute }]));
+  }
+
+  async create(id: string, hash: string, input: unknown, nowMs: number): Promise<Outcome<ApiKeyRecord>> {
+    const parsed = NewApiKey.safeParse(input);
+    if (!parsed.success) return invalid("API key request", parsed.error);
+    if (!KEY_ID.test(id) || !SHA256_HEX.test(hash)) return failure(400, "malformed key id or hash");
+    if (this.keys.has(id)) return failure(409, `API key id "${id}" exists`);
+    const record: ApiKeyRecord = { id, hash, ...parsed.data, createdAtMs: nowMs };
+    await this.storage.put(`apikey:${id}`, record);
+    this.keys.set(id, record);
+    return success(record);
+  }
+
+  async revoke(id: string): Promise<Outcome<{ id: string }>> {
+    if (!this.keys.has(id)) return failure(404, `no API key "${id}"`);
+    await this.storage.delete(`apikey:${id}`);
+    this.keys.delete(id);
+    return success({ id });
+  }
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import type { ClassId } from "../schemas/ids.ts";
+import { Router, type RouteQuery, type RouteResult } from "./router.ts";
+import { fixturePlan, fixtureSnapshot, NOW, status } from "./routing.test-helper.ts";
+
+const OPTIONS = { staleAfterMs: 10_000 };
+const FROM_AMS = ["AMS", "EU"];
+const FROM_NA = ["NA"];
+
+function query(classId: string, over: Partial<RouteQuery> = {}): RouteQuery {
+  return { classId: classId as ClassId, model: "m", edgeRegions: FROM_NA, nowMs: NOW, ...over };
+}
+
+function sitesOf(router: Router, n: number, q: RouteQuery): string[] {
+  return Array.from({ length: n }, () => {
+    const r = router.select(q);
+    return r.ok ? r.choice.site : `error: ${r.reason}`;
+  });
+}
+
+function count(xs: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of xs) out[x] = (out[x] ?? 0) + 1;
+  return out;
+}
+
+function choice(r: RouteResult) {
+  if (!r.ok) throw new Error(r.reason);
+  return r.choice;
+}
+
+describe("Router shares", () => {
+  it("matches the plan's weights exactly over each cycle", () => {
+    const router = new Router(fixtureSnapshot(), OPTIONS);
+    for (let cycle = 0; cycle < 4; cycle++) expect(count(sitesOf(router, 5, query("SS")))).toEqual({ a: 3, b: 1, c: 1 });
+  });
+
+  it("keeps a class and a model to their own targets", () => {
+    const router = new Router(fixtureSnapshot(), OPTIONS);
+    expect(choice(router.select(query("SL")))).toMatchObject({ site: "a", instance: "i1", pool: "SL", overflow: false });
+    expect(choice(router.select(query("LS", { model: "other" })))).toMatchObject({ site: "a", instance: "o0" });
+    expect(router.select(query("LL", { model: "other" }))).toEqual({ ok: false, reason: 'no instance in plan 1 serves class LL of model "other"' });
+  });
+});
+
+describe("Router skipping", () => {
+  it("leaves out sites whose RTT from the edge region breaks the class's TTFT SLO", () => {
+    const router = new Router(fixtureSnapshot(), OPTIONS);
+    expect(count(sitesOf(router, 8, query("SS", { edgeRegions: FROM_AMS })))).toEqual({ a: 6, b: 2 });
+    // A region the fleet has no figure for excludes nothing.
+    expect(count(sitesOf(router, 5, query("SS", { edgeRegions: ["SYD", "OC"] })))).toEqual({ a: 3, b: 1, c: 1 });
+  });
+
+  it("skips unhealthy, stale, never-seen sites and instances that are not ready", () => {
+    const snapshots = [
+      fixtureSnapshot([status("a", { healthy: false })]),
+      fixtureSnapshot([status("a", { lastSeenMs: NOW - OPTIONS.staleAfterMs - 1 })]),
+      fixtureSnapshot([status("a", { lastSeenMs: null })]),
+      fixtureSnapshot([status("a", { unavailable: ["i0" as never] })]),
+    ];
+    for (const s of snapshots) expect(count(sitesOf(new Router(s, OPTIONS), 4, query("SS")))).toEqual({ b: 2, c: 2 });
+    const noStatus = fixtureSnapshot();
+    noStatus.sites["a" as never]!.status = null;
+    expect(count(sitesOf(new Router(noStatus, OPTIONS), 2, query("SS")))).toEqual({ b: 1, c: 1 });
+  });
+
+  it("says why when nothing is left, counting the overflow pools' targets too", () => {
+    const router = new Router(fixtureSnapshot([status("a", { healthy: false }), status("b", { healthy: false })]), OPTIONS);
+    expect(router.select(query("SS", { edgeRegions: FROM_AMS }))).toEqual({
+      ok: false,
+      reason: 'no available instance for class SS of model "m": 4 at unhealthy or stale sites, 1 beyond the 200 ms TTFT SLO from AMS',
+    });
+    expect(router.select(query("XX")).ok).toBe(false);
+  });
+});
+
+describe("Router overflow", () => {
+  it("stays in the pool while one instance has room", () => {
+    const router = new Router(fixtureSnapshot([status("a", { saturated: ["i0" as never] })]), OPTIONS);
+    expect(count(sitesOf(router, 2, query("SS", { edgeRegions: FROM_AMS })))).toEqual({ b: 2 });
+  });
+
+  it("overflows to the next larger pool when the pool is saturated, then to the one after", () => {
+    const full = fixtureSnapshot([status("a", { saturated: ["i0" as never] }), status("b", { saturated: ["i0" as never] })]);
+    const q = query("SS", { edgeRegions: FROM_AMS });
+    expect(choice(new Router(full, OPTIONS).select(q))).toMatchObject({ site: "a", instance: "i1", pool: "SL", overflow: true, saturated: false });
+    const fuller = fixtureSnapshot([status("a", { saturated: ["i0", "i1"] as never[] }), status("b", { saturated: ["i0" as never] })]);
+    expect(choice(new Router(fuller, OPTIONS).select(q))).toMatchObject({ site: "b", instance: "i1", pool: "LL", overflow: true });
+  });
+
+  it("queues in its own pool when every pool is saturated", () => {
+    const all = fixtureSnapshot([status("a", { saturated: ["i0", "i1"] as never[] }), status("b", { saturated: ["i0", "i1"] as never[] })]);
+    const router = new Router(all, OPTIONS);
+    const picks = Array.from({ length: 4 }, () => choice(router.select(query("SS", { edgeRegions: FROM_AMS }))));
+    expect(picks.map((p) => p.site)).toEqual(["a", "a", "b", "a"]);
+    expect(picks.every((p) => p.pool === "SS" && p.saturated)).toBe(true);
+  });
+});
+
+describe("Router retry and snapshot updates", () => {
+  it("retries at the next choice when the first site failed", () => {
+    const router = new Router(fixtureSnapshot(), OPTIONS);
+    const first = choice(router.select(query("SS")));
+    expect(first.site).toBe("a");
+    const retry = choice(router.select(query("SS", { excludeSites: new Set([first.site]) })));
+    expect(retry.site).not.toBe("a");
+    expect(router.select(query("LL", { excludeSites: new Set(["b"]) }))).toMatchObject({ ok: false, reason: expect.stringContaining("already failed") });
+  });
+
+  it("keeps round-robin state across health updates of the same plan and restarts it for a new plan", () => {
+    const router = new Router(fixtureSnapshot(), OPTIONS);
+    expect(sitesOf(router, 2, query("SS"))).toEqual(["a", "b"]);
+    router.update(fixtureSnapshot([], 2));
+    expect(sitesOf(router, 3, query("SS"))).toEqual(["a", "c", "a"]);
+    router.update(fixtureSnapshot([], 3, fixturePlan(2)));
+    expect(sitesOf(router, 2, query("SS"))).toEqual(["a", "b"]);
+  });
+});

@@ -1,0 +1,55 @@
+import type { InstanceId, SiteId } from "../schemas/ids.ts";
+import type { Telemetry } from "../schemas/telemetry.ts";
+
+/** What routing needs from a site's heartbeats; it changes far less often than the telemetry itself. */
+export interface SiteStatus {
+  site: SiteId;
+  /** False before the first heartbeat and after the heartbeat timeout. */
+  healthy: boolean;
+  lastSeenMs: number | null;
+  /** Instances whose queue is over the saturation threshold. */
+  saturated: InstanceId[];
+  /** Instances the site reports but that cannot take requests (starting, draining, stopped, failed). */
+  unavailable: InstanceId[];
+}
+
+/** When an instance counts as saturated. */
+export interface SaturationThresholds {
+  /** Requests waiting for admission (vLLM `num_requests_waiting`) at or above which the instance is full. */
+  waiting: number;
+  /** KV-cache use at or above which the instance is full. */
+  kvUse: number;
+}
+
+export const DEFAULT_SATURATION: SaturationThresholds = { waiting: 8, kvUse: 0.99 };
+
+/**
+ * Summarises a heartbeat for routing. Instances the site does not report are left out of both
+ * lists: routing treats them as available while the site is healthy, and a failure before the
+ * first byte is retried elsewhere.
+ *
+ * @example
+ * siteStatusOf(telemetry, { healthy: true, lastSeenMs: 1000 }); // { saturated: ["i0"], ... }
+ */
+export function siteStatusOf(
+  telemetry: Telemetry,
+  health: { healthy: boolean; lastSeenMs: number | null },
+  thresholds: SaturationThresholds = DEFAULT_SATURATION,
+): SiteStatus {
+  const saturated: InstanceId[] = [];
+  const unavailable: InstanceId[] = [];
+  for (const i of telemetry.instances) {
+    if (i.state !== "ready") unavailable.push(i.id);
+    else if (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse) saturated.push(i.id);
+  }
+  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable };
+}
+
+/** True when two statuses route the same way: same health and instance lists (`lastSeenMs` aside). */
+export function sameRouting(a: SiteStatus | undefined, b: SiteStatus): boolean {
+  return a !== undefined && a.healthy === b.healthy && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable);
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

@@ -1,0 +1,111 @@
+import type { IRequest, RouterType } from "itty-router";
+import { controlStub } from "../../durable-objects/control-do.ts";
+import type { Outcome } from "../../durable-objects/outcome.ts";
+import { requireAdmin } from "./auth.ts";
+import type { EdgeEnv } from "./env.ts";
+import type { EdgeContext } from "./inference.ts";
+import { outcomeError, readJson } from "./json-body.ts";
+import { renderPrometheus } from "./metrics.ts";
+import { openAiError } from "./openai-error.ts";
+import { makeApiKey, makeSiteToken, sha256Hex } from "./secrets.ts";
+
+/** Fleets and plans of large deployments (64 sites x 9 classes) stay well under this. */
+export const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
+
+type Handler = (request: IRequest, env: EdgeEnv) => Promise<Response>;
+
+/**
+ * The admin API under `/admin/v1/` and `GET /metrics`, all behind the admin token: fleet, policy,
+ * plans (upload, current, by version, history), sites (status, token issue), API keys, history.
+ * Changes invalidate this isolate's snapshot cache; other isolates see them within its TTL.
+ */
+export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
+  const admin =
+    (handler: Handler) =>
+    async (request: IRequest, env: EdgeEnv): Promise<Response> =>
+      (await requireAdmin(request, env)) ?? handler(request, env);
+  const mutate = async <T>(request: IRequest, apply: (body: unknown) => Promise<Outcome<T>>, status = 200): Promise<Response> => {
+    const body = await readJson(request, ADMIN_BODY_LIMIT);
+    if (!body.ok) return body.response;
+    const outcome = await apply(body.value);
+    if (!outcome.ok) return outcomeError(outcome);
+    edge.cache.invalidate();
+    return Response.json(outcome.value, { status });
+  };
+  const orNotFound = (value: unknown, what: string) => (value === null ? openAiError(404, `no ${what} yet`, { code: "not_found" }) : Response.json(value));
+
+  router.get("/admin/v1/fleet", admin(async (_, env) => orNotFound(await controlStub(env).getFleet(), "fleet")));
+  router.put("/admin/v1/fleet", admin((request, env) => mutate(request, (b) => controlStub(env).putFleet(b))));
+  router.get("/admin/v1/policy", admin(async (_, env) => orNotFound((await controlStub(env).getFleet())?.policy ?? null, "fleet")));
+  router.put("/admin/v1/policy", admin((request, env) => mutate(request, (b) => controlStub(env).setPolicy(b))));
+
+  router.get("/admin/v1/plan", admin(async (_, env) => orNotFound(await controlStub(env).getPlan(), "plan")));
+  router.put("/admin/v1/plan", admin((request, env) => mutate(request, (b) => controlStub(env).putPlan(b))));
+  router.get("/admin/v1/plan/history", admin(async (_, env) => Response.json(await controlStub(env).planHistory())));
+  router.get(
+    "/admin/v1/plans/:version",
+    admin(async (request, env) => {
+      const version = Number(request.params.version);
+      if (!Number.isInteger(version) || version < 0) return openAiError(400, "plan version must be a non-negative integer", { param: "version" });
+      return orNotFound(await controlStub(env).planVersion(version), `plan version ${version}`);
+    }),
+  );
+  router.get(
+    "/admin/v1/history",
+    admin(async (_, env) => {
+      const control = controlStub(env);
+      return Response.json({ plans: await control.planHistory(), cronRuns: await control.cronRuns() });
+    }),
+  );
+
+  router.get(
+    "/admin/v1/sites",
+    admin(async (_, env) => {
+      const fleet = await controlStub(env).getFleet();
+      const sites = await Promise.all((fleet?.sites ?? []).map(async (s) => ({ site: s.id, ...(await env.SITE.get(env.SITE.idFromName(s.id)).info()) })));
+      return Response.json(sites);
+    }),
+  );
+  router.post(
+    "/admin/v1/sites/:site/token",
+    admin(async (request, env) => {
+      const site = request.params.site!;
+      const fleet = await controlStub(env).getFleet();
+      if (!fleet?.sites.some((s) => s.id === site)) return openAiError(404, `site "${site}" is not in the fleet`, { code: "unknown_site" });
+      const token = makeSiteToken(site);
+      await env.SITE.get(env.SITE.idFromName(site)).setTokenHash(await sha256Hex(token));
+      return Response.json({ site, token }, { status: 201 });
+    }),
+  );
+
+  router.get("/admin/v1/keys", admin(async (_, env) => Response.json(await controlStub(env).listApiKeys())));
+  router.post(
+    "/admin/v1/keys",
+    admin(async (request, env) => {
+      const { id, key } = makeApiKey();
+      const hash = await sha256Hex(key);
+      const response = await mutate(request, (b) => controlStub(env).createApiKey(id, hash, b), 201);
+      if (!response.ok) return response;
+      const { hash: _hash, ...record } = (await response.json()) as Record<string, unknown>;
+      return Response.json({ ...record, key }, { status: 201 });
+    }),
+  );
+  router.delete(
+    "/admin/v1/keys/:id",
+    admin(async (request, env) => {
+      const outcome = await controlStub(env).revokeApiKey(request.params.id!);
+      if (!outcome.ok) return outcomeError(outcome);
+      edge.cache.invalidate();
+      return Response.json(outcome.value);
+    }),
+  );
+
+  router.get(
+    "/metrics",
+    admin(async (_, env) => {
+      const control = controlStub(env);
+      await edge.metrics.flush(control);
+      return new Response(renderPrometheus(await control.metricTotals()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+    }),
+  );
+}

@@ -1,0 +1,68 @@
+import type { z } from "zod";
+import type { Outcome } from "../../durable-objects/outcome.ts";
+import { openAiError } from "./openai-error.ts";
+
+/** A parsed value, or the error response to send instead. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+/**
+ * Reads a JSON body of at most `maxBytes`: 413 when it is longer (by Content-Length or while
+ * reading, without reading past the limit), 400 when it is not UTF-8 JSON.
+ *
+ * @example
+ * const body = await readJson(request, 1 << 20);
+ * if (!body.ok) return body.response;
+ */
+export async function readJson(request: Request, maxBytes: number): Promise<Parsed<unknown>> {
+  const tooLarge = () => ({ ok: false as const, response: openAiError(413, `request body is larger than ${maxBytes} bytes`, { code: "request_too_large" }) });
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) {
+    await request.body?.cancel();
+    return tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      length += value.byteLength;
+      if (length > maxBytes) {
+        await reader.cancel();
+        return tooLarge();
+      }
+      chunks.push(value);
+    }
+  }
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const c of chunks) {
+    bytes.set(c, offset);
+    offset += c.byteLength;
+  }
+  try {
+    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)) };
+  } catch {
+    return { ok: false, response: openAiError(400, "We could not parse the JSON body of your request: it must be UTF-8 encoded JSON.", { code: "invalid_json" }) };
+  }
+}
+
+/** Parses with a zod schema; a failure is a 400 naming the first bad field in `param` (e.g. `messages[0].content`). */
+export function parseBody<S extends z.ZodType>(schema: S, value: unknown): Parsed<z.output<S>> {
+  const result = schema.safeParse(value);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0]!;
+  const param = paramPath(issue.path);
+  const message = `Invalid value${param ? ` for '${param}'` : ""}: ${issue.message}`;
+  return { ok: false, response: openAiError(400, message, { param: param || null, code: "invalid_value" }) };
+}
+
+/** A failed Durable Object outcome as an OpenAI-style error response. */
+export function outcomeError(outcome: Extract<Outcome<unknown>, { ok: false }>): Response {
+  return openAiError(outcome.status, outcome.message, { param: outcome.param ?? null, code: outcome.status === 409 ? "conflict" : outcome.status === 404 ? "not_found" : "invalid_value" });
+}
+
+function paramPath(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
+}

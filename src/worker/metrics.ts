@@ -1,0 +1,81 @@
+import type { ControlDO } from "../../durable-objects/control-do.ts";
+
+/** The edge's counters and what they count. */
+export const METRICS = {
+  greenference_requests_total: "Inference requests answered, by site (empty before routing), class and HTTP status.",
+  greenference_route_decisions_total: "Routing decisions, by request class, the pool that took it, site and outcome (own, overflow, queued).",
+  greenference_route_failures_total: "Requests no site could take, by class.",
+  greenference_retries_total: "Requests retried at the next choice after a site failed before the first byte, by the failed site.",
+  greenference_energy_joules_total: "Energy of answered requests per the receipts, by site.",
+  greenference_carbon_grams_total: "gCO2e of answered requests per the receipts, by site.",
+} as const;
+export type MetricName = keyof typeof METRICS;
+
+/**
+ * Counters of one isolate. Increments stay local and are flushed to ControlDO at most every
+ * `flushIntervalMs` (in the background of a request), and before /metrics is rendered, so a
+ * request costs no Durable Object round trip. Deltas of an isolate that is evicted before its
+ * next flush are lost.
+ */
+export class EdgeMetrics {
+  private pending = new Map<string, number>();
+  private lastFlushMs = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly flushIntervalMs = 5_000,
+  ) {}
+
+  count(name: MetricName, labels: Record<string, string | number>, by = 1): void {
+    if (!(by > 0)) return;
+    const key = series(name, labels);
+    this.pending.set(key, (this.pending.get(key) ?? 0) + by);
+  }
+
+  /** Flushes in the background of `ctx` if the interval has passed. */
+  flushInBackground(ctx: ExecutionContext, control: DurableObjectStub<ControlDO>): void {
+    if (this.pending.size === 0 || this.now() - this.lastFlushMs < this.flushIntervalMs) return;
+    ctx.waitUntil(this.flush(control));
+  }
+
+  /** Sends the pending deltas; on failure they are kept for the next flush. */
+  async flush(control: DurableObjectStub<ControlDO>): Promise<void> {
+    if (this.pending.size === 0) return;
+    const deltas = Object.fromEntries(this.pending);
+    this.pending = new Map();
+    this.lastFlushMs = this.now();
+    try {
+      await control.addMetrics(deltas);
+    } catch (error) {
+      for (const [key, v] of Object.entries(deltas)) this.pending.set(key, (this.pending.get(key) ?? 0) + v);
+      console.error("could not flush edge metrics", error);
+    }
+  }
+}
+
+/** The Prometheus series key: `name{a="x",b="y"}`. */
+export function series(name: string, labels: Record<string, string | number>): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
+  return parts.length > 0 ? `${name}{${parts.join(",")}}` : name;
+}
+
+/**
+ * Prometheus text exposition (format 0.0.4) of counter totals keyed by series; every known
+ * counter gets its HELP and TYPE lines even before it has a sample.
+ */
+export function renderPrometheus(totals: Record<string, number>): string {
+  const byName = new Map<string, string[]>();
+  for (const name of Object.keys(METRICS)) byName.set(name, []);
+  for (const [key, value] of Object.entries(totals).sort(([a], [b]) => a.localeCompare(b))) {
+    const name = key.split("{")[0]!;
+    if (!byName.has(name)) byName.set(name, []);
+    byName.get(name)!.push(`${key} ${value}`);
+  }
+  const lines: string[] = [];
+  for (const [name, samples] of byName) {
+    const help = (METRICS as Record<string, string>)[name];
+    if (help) lines.push(`# HELP ${name} ${help}`);
+    lines.push(`# TYPE ${name} counter`, ...samples);
+  }
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,96 @@
+import { z } from "zod";
+import type { PromptShape } from "../core/classify/token-estimate.ts";
+
+/**
+ * The OpenAI request bodies the edge accepts: the fields clients send are checked, anything else
+ * is passed to the site untouched (loose objects).
+ */
+
+const nullableNumber = (schema: z.ZodNumber) => schema.nullish();
+
+/** A content part: text and image parts are checked; other kinds (audio, files) pass through. */
+const ContentPart = z.looseObject({ type: z.string().min(1), text: z.unknown().optional(), image_url: z.unknown().optional() }).superRefine((part, ctx) => {
+  if (part.type === "text" && typeof part.text !== "string") ctx.addIssue({ code: "custom", message: "a text part needs a string 'text'", path: ["text"] });
+  if (part.type === "image_url") {
+    const url = part.image_url;
+    const ok = typeof url === "string" || (typeof url === "object" && url !== null && typeof (url as { url?: unknown }).url === "string");
+    if (!ok) ctx.addIssue({ code: "custom", message: "an image part needs 'image_url.url'", path: ["image_url"] });
+  }
+});
+
+const ChatMessage = z.looseObject({
+  role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+  /** Null only for assistant messages that carry tool calls. */
+  content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
+  name: z.string().optional(),
+});
+
+const Stop = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
+
+const common = {
+  model: z.string().min(1),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  temperature: nullableNumber(z.number().min(0).max(2)),
+  top_p: nullableNumber(z.number().min(0).max(1)),
+  n: nullableNumber(z.number().int().min(1).max(128)),
+  stop: Stop,
+  max_tokens: nullableNumber(z.number().int().positive()),
+  presence_penalty: nullableNumber(z.number().min(-2).max(2)),
+  frequency_penalty: nullableNumber(z.number().min(-2).max(2)),
+  seed: nullableNumber(z.number().int()),
+  user: z.string().nullish(),
+};
+
+/** `POST /v1/chat/completions`. */
+export const ChatCompletionRequest = z.looseObject({
+  ...common,
+  messages: z.array(ChatMessage).min(1),
+  max_completion_tokens: nullableNumber(z.number().int().positive()),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: nullableNumber(z.number().int().min(0).max(20)),
+  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
+  response_format: z.looseObject({ type: z.string() }).nullish(),
+});
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+/** `POST /v1/completions`: the prompt is text, a list of texts, token ids, or lists of token ids. */
+export const CompletionRequest = z.looseObject({
+  ...common,
+  prompt: z.union([z.string(), z.array(z.string()).min(1), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int().nonnegative()).min(1)).min(1)]),
+  suffix: z.string().nullish(),
+  echo: z.boolean().nullish(),
+  best_of: nullableNumber(z.number().int().min(1).max(128)),
+  logprobs: nullableNumber(z.number().int().min(0).max(5)),
+});
+export type CompletionRequest = z.infer<typeof CompletionRequest>;
+
+/** OpenAI's default `max_tokens` for `/v1/completions` (vLLM uses the same); chat has no default. */
+export const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
+
+/** What the token estimate reads from a chat body: texts (contents, names, tool calls and definitions), messages, images. */
+export function chatPromptShape(body: ChatCompletionRequest): PromptShape {
+  const texts: string[] = [];
+  let images = 0;
+  for (const m of body.messages) {
+    if (typeof m.content === "string") texts.push(m.content);
+    else if (Array.isArray(m.content)) {
+      for (const part of m.content) {
+        if (part.type === "text") texts.push(part.text as string);
+        else if (part.type === "image_url") images++;
+      }
+    }
+    if (m.name) texts.push(m.name);
+    if (m.tool_calls !== undefined) texts.push(JSON.stringify(m.tool_calls));
+  }
+  if (body.tools) texts.push(JSON.stringify(body.tools));
+  return { texts, messages: body.messages.length, images, tokenIds: 0 };
+}
+
+export function completionPromptShape(body: CompletionRequest): PromptShape {
+  const p = body.prompt;
+  if (typeof p === "string") return { texts: [p], messages: 0, images: 0, tokenIds: 0 };
+  if (p.every((x) => typeof x === "string")) return { texts: p as string[], messages: 0, images: 0, tokenIds: 0 };
+  const ids = (p as (number | number[])[]).reduce<number>((n, x) => n + (Array.isArray(x) ? x.length : 1), 0);
+  return { texts: [], messages: 0, images: 0, tokenIds: ids };
+}

@@ -1,0 +1,79 @@
+import type { RouteChoice, RouteResult } from "../core/routing/router.ts";
+
+/**
+ * How the edge reaches a site's ingress: `fetch` in production; tests pass a fake that builds
+ * upstream responses (SSE streams included) in process.
+ */
+export type SiteClient = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface ForwardRequest {
+  /** Path on the site's ingress, e.g. "/v1/chat/completions". */
+  path: string;
+  body: string;
+  /** Headers for the site; `x-greenference-instance` is added per attempt. */
+  headers: Record<string, string>;
+  /** The routing decision, leaving out sites already tried. */
+  route: (exclude: ReadonlySet<string>) => RouteResult;
+  client: SiteClient;
+  /** How long to wait for the response head before counting the site as failed. */
+  firstByteTimeoutMs: number;
+  onRetry?: (failedSite: string, reason: string) => void;
+}
+
+export type ForwardResult =
+  | { ok: true; response: Response; choice: RouteChoice; attempts: number }
+  | { ok: false; status: 502 | 503; message: string; code: string };
+
+/** Attempts per request: the first choice and one retry at the next. */
+export const MAX_ATTEMPTS = 2;
+
+/**
+ * Sends the request to the routed site. A site that fails before the first byte (connection
+ * error, timeout before the response head, or a 5xx status) is left out and the request is
+ * retried once at the next choice. Once a non-5xx head arrives the response is the answer.
+ *
+ * @example
+ * const r = await forward({ path: "/v1/chat/completions", body, headers, route, client: fetch, firstByteTimeoutMs: 60_000 });
+ */
+export async function forward(req: ForwardRequest): Promise<ForwardResult> {
+  const tried = new Set<string>();
+  const failures: string[] = [];
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const routed = req.route(tried);
+    if (!routed.ok) {
+      return attempt === 1
+        ? { ok: false, status: 503, message: routed.reason, code: "no_capacity" }
+        : { ok: false, status: 502, message: `${failures.join("; ")}; no other site to retry at (${routed.reason})`, code: "upstream_failed" };
+    }
+    const choice = routed.choice;
+    const reason = await attemptAt(req, choice);
+    if (typeof reason !== "string") return { ok: true, response: reason, choice, attempts: attempt };
+    tried.add(choice.site);
+    failures.push(`site ${choice.site} failed: ${reason}`);
+    if (attempt < MAX_ATTEMPTS) req.onRetry?.(choice.site, reason);
+  }
+  return { ok: false, status: 502, message: failures.join("; "), code: "upstream_failed" };
+}
+
+/** The response, or why the site failed before its first byte. */
+async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Response | string> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new Error(`no response head within ${req.firstByteTimeoutMs} ms`)), req.firstByteTimeoutMs);
+  try {
+    const response = await req.client(`${choice.ingressUrl.replace(/\/+$/, "")}${req.path}`, {
+      method: "POST",
+      headers: { ...req.headers, "x-greenference-instance": choice.instance },
+      body: req.body,
+      signal: abort.signal,
+    });
+    if (response.status >= 500) {
+      await response.body?.cancel();
+      return `HTTP ${response.status}`;
+    }
+    return response;
+  } catch (error) {
+    return abort.signal.aborted ? `no response head within ${req.firstByteTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,131 @@
+import { env, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { controlStub } from "../../durable-objects/control-do.ts";
+import { chatBody, Edge, errorOf, fleet, plan, telemetry } from "./edge-fixture.ts";
+
+// One edge for the file: the tests build on each other's state in order (fleet, plans, history).
+const edge = new Edge();
+
+describe("admin API: tokens", () => {
+  it("answers a missing or wrong admin token with 401", async () => {
+    expect((await edge.fetch("/admin/v1/fleet")).status).toBe(401);
+    const wrong = await edge.fetch("/admin/v1/fleet", { headers: { authorization: "Bearer nope" } });
+    expect(wrong.status).toBe(401);
+    expect(await errorOf(wrong)).toMatchObject({ type: "authentication_error", code: "invalid_admin_token" });
+    const put = await edge.fetch("/admin/v1/fleet", { method: "PUT", headers: { authorization: "Bearer nope" }, body: JSON.stringify(fleet()) });
+    expect(put.status).toBe(401);
+    expect(await controlStub(env).getFleet()).toBeNull();
+  });
+
+  it("refuses everything while ADMIN_TOKEN is unset", async () => {
+    const r = await SELF.fetch("https://edge.test/admin/v1/fleet", { headers: { authorization: "Bearer anything" } });
+    expect(r.status).toBe(401);
+    expect((await errorOf(r)).code).toBe("admin_disabled");
+    expect((await SELF.fetch("https://edge.test/metrics")).status).toBe(401);
+  });
+});
+
+describe("admin API: fleet, policy and plans", () => {
+  it("has nothing before a fleet is configured, and cannot take a plan without one", async () => {
+    expect((await edge.admin("GET", "/admin/v1/fleet")).status).toBe(404);
+    expect((await edge.admin("GET", "/admin/v1/plan")).status).toBe(404);
+    expect((await edge.admin("PUT", "/admin/v1/plan", plan(1))).status).toBe(409);
+    expect((await edge.fetch("/v1/models").then((r) => r.json())) as unknown).toEqual({ object: "list", data: [] });
+    const chat = await edge.chat(chatBody());
+    expect(chat.status).toBe(404);
+  });
+
+  it("stores a fleet, and answers a bad one with 400 naming the field, keeping the old", async () => {
+    const r = await edge.admin("PUT", "/admin/v1/fleet", fleet());
+    expect(r.status).toBe(200);
+    const bad = fleet();
+    (bad.sites[1] as { ingressUrl: string }).ingressUrl = "ftp://nope";
+    const rejected = await edge.admin("PUT", "/admin/v1/fleet", bad);
+    expect(rejected.status).toBe(400);
+    expect((await errorOf(rejected)).param).toBe("sites.1.ingressUrl");
+    expect((await edge.fetch("/admin/v1/fleet", { method: "PUT", headers: { authorization: "Bearer test-admin-token" }, body: "{" })).status).toBe(400);
+    const stored = (await (await edge.admin("GET", "/admin/v1/fleet")).json()) as ReturnType<typeof fleet>;
+    expect(stored.sites[1]!.ingressUrl).toBe("https://eu-b.sites.test/");
+  });
+
+  it("replaces the policy and its weights", async () => {
+    expect((await edge.admin("PUT", "/admin/v1/policy", { kind: "heron", weights: { energy: 2 } })).status).toBe(200);
+    expect(await (await edge.admin("GET", "/admin/v1/policy")).json()).toEqual({ kind: "heron", weights: { carbon: 0, energy: 2, latency: 0, accuracy: 0 } });
+    const bad = await edge.admin("PUT", "/admin/v1/policy", { kind: "heron", weights: {} });
+    expect(bad.status).toBe(400);
+    expect(((await (await edge.admin("GET", "/admin/v1/policy")).json()) as { kind: string }).kind).toBe("heron");
+  });
+
+  it("takes a plan that fits the fleet and rejects one that does not, or is not newer", async () => {
+    const r = await edge.admin("PUT", "/admin/v1/plan", plan(5));
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({ version: 5, sites: 3, instances: 5 });
+
+    const older = await edge.admin("PUT", "/admin/v1/plan", plan(4));
+    expect(older.status).toBe(409);
+    expect((await errorOf(older)).message).toMatch(/not newer than the current version 5/);
+    expect((await edge.admin("PUT", "/admin/v1/plan", plan(5))).status).toBe(409);
+
+    const elsewhere = plan(6);
+    elsewhere.sites[2]!.site = "nowhere";
+    elsewhere.routing.SS[2]!.site = "nowhere";
+    const unfit = await edge.admin("PUT", "/admin/v1/plan", elsewhere);
+    expect(unfit.status).toBe(400);
+    expect((await errorOf(unfit)).param).toBe("sites.2.site");
+
+    const malformed = plan(6) as { routing: { SS: { weight: number }[] } };
+    malformed.routing.SS[0]!.weight = -1;
+    expect((await errorOf(await edge.admin("PUT", "/admin/v1/plan", malformed))).param).toBe("routing.SS.0.weight");
+    expect(((await (await edge.admin("GET", "/admin/v1/plan")).json()) as { version: number }).version).toBe(5);
+  });
+
+  it("shows plan history, kept plans by version, cron runs and sites", async () => {
+    await edge.admin("PUT", "/admin/v1/plan", plan(7));
+    const history = (await (await edge.admin("GET", "/admin/v1/plan/history")).json()) as { version: number }[];
+    expect(history.map((h) => h.version)).toEqual([7, 5]);
+    expect(((await (await edge.admin("GET", "/admin/v1/plans/5")).json()) as { version: number }).version).toBe(5);
+    expect((await edge.admin("GET", "/admin/v1/plans/6")).status).toBe(404);
+    expect((await edge.admin("GET", "/admin/v1/plans/x")).status).toBe(400);
+    expect(await (await edge.admin("GET", "/admin/v1/history")).json()).toMatchObject({ plans: [{ version: 7 }, { version: 5 }], cronRuns: {} });
+    const sites = (await (await edge.admin("GET", "/admin/v1/sites")).json()) as { site: string; tokenIssued: boolean; health: { healthy: boolean } }[];
+    expect(sites.map((s) => [s.site, s.tokenIssued, s.health.healthy])).toEqual([
+      ["eu-a", false, false],
+      ["eu-b", false, false],
+      ["us-c", false, false],
+    ]);
+    expect((await edge.admin("POST", "/admin/v1/sites/nowhere/token")).status).toBe(404);
+  });
+});
+
+describe("admin API: API keys and metrics", () => {
+  it("creates a key, shows it once, lists keys without hashes and revokes them", async () => {
+    const created = await edge.admin("POST", "/admin/v1/keys", { name: "team-a", requestsPerMinute: 100 });
+    expect(created.status).toBe(201);
+    const key = (await created.json()) as { id: string; key: string; hash?: string };
+    expect(key.key).toMatch(new RegExp(`^gfk_${key.id}_[0-9a-f]{64}$`));
+    expect(key.hash).toBeUndefined();
+    const list = (await (await edge.admin("GET", "/admin/v1/keys")).json()) as Record<string, unknown>[];
+    expect(list).toEqual([{ id: key.id, name: "team-a", requestsPerMinute: 100, createdAtMs: expect.any(Number) }]);
+    expect((await edge.admin("POST", "/admin/v1/keys", { name: "" })).status).toBe(400);
+    expect((await edge.admin("DELETE", `/admin/v1/keys/${key.id}`)).status).toBe(200);
+    expect((await edge.admin("DELETE", `/admin/v1/keys/${key.id}`)).status).toBe(404);
+  });
+
+  it("exposes request, routing and retry counters in Prometheus text", async () => {
+    for (const site of ["eu-a", "eu-b"]) await env.SITE.get(env.SITE.idFromName(site)).heartbeat(telemetry(site));
+    edge.app.context.cache.invalidate();
+    edge.sites.on("eu-a", () => new Response("down", { status: 502 }));
+    expect((await edge.chat(chatBody())).status).toBe(200);
+    expect((await edge.chat(chatBody({ model: "nope" }))).status).toBe(404);
+    const r = await edge.admin("GET", "/metrics");
+    expect(r.headers.get("content-type")).toContain("text/plain");
+    const text = await r.text();
+    expect(text).toContain("# TYPE greenference_requests_total counter");
+    expect(text).toContain('greenference_requests_total{site="eu-b",class="SS",status="200"} 1');
+    // One 404 here and one from the test without a fleet above.
+    expect(text).toContain('greenference_requests_total{site="",class="",status="404"} 2');
+    expect(text).toContain('greenference_route_decisions_total{class="SS",pool="SS",site="eu-b",outcome="own"} 1');
+    expect(text).toContain('greenference_retries_total{site="eu-a"} 1');
+    expect(text).toMatch(/greenference_energy_joules_total\{site="eu-b"\} 21\.2/);
+  });
+});
