@@ -1,6 +1,6 @@
 import { kvBytesPerToken } from "../model/llm-specs.ts";
 import { EngineInstance, type EngineConfig, type EngineRequest } from "./engine-instance.ts";
-import { emptyOutcomes, type EngineRun } from "./engine-simulator.ts";
+import { emptyOutcomes, tbtOf, type EngineRun } from "./engine-simulator.ts";
 
 /** What a decode router sees of each decode instance when a prefilled request needs a home. */
 export interface DecodeInstanceState {
@@ -76,7 +76,7 @@ export function simulateDisaggregated(config: DisaggregatedConfig, requests: rea
   const sum = (es: EngineInstance[]) => es.reduce((s, e) => s + e.energyJ, 0);
   return {
     outcomes,
-    tbtS: Float64Array.from(decode.flatMap((e) => e.tbt)),
+    tbt: tbtOf(decode),
     energyJ: sum(all),
     prefillEnergyJ: sum(prefill),
     decodeEnergyJ: sum(decode),

@@ -3,6 +3,8 @@ import { throttle } from "../model/power.ts";
 import type { GpuSpec } from "../model/gpu-specs.ts";
 import type { LlmSpec } from "../model/llm-specs.ts";
 import { kvCapacityTokens } from "./kv-capacity.ts";
+import { MinHeap } from "./min-heap.ts";
+import { Queue } from "./queue.ts";
 
 /** A request as the engine sees it: arrival time (s) and token counts. */
 export interface EngineRequest {
@@ -47,15 +49,13 @@ export interface EngineConfig {
 export interface RequestOutcome {
   ttftS: number;
   e2eS: number;
-  /** Largest gap between two consecutive output tokens. */
-  maxTbtS: number;
   /** Mean gap between consecutive output tokens ((e2e - ttft) / (output - 1)); NaN for one-token outputs. */
   meanTbtS: number;
 }
 
-interface Running {
+/** A sequence that joined the decode batch since the last decode iteration, and when it had its last token. */
+interface Joined {
   index: number;
-  remaining: number;
   lastTokenS: number;
 }
 
@@ -82,9 +82,19 @@ export class EngineInstance {
   clockSwitches = 0;
   /** Integral over time of requests in the instance (waiting + running), for Little's law. */
   requestSeconds = 0;
-  readonly tbt: number[] = [];
-  private readonly waiting: Waiting[] = [];
-  private running: Running[] = [];
+  /** Token gaps as (gap, how many sequences had it): all sequences of a decode batch share one gap. */
+  readonly tbtGapsS: number[] = [];
+  readonly tbtCounts: number[] = [];
+  private readonly waiting = new Queue<Waiting>();
+  /**
+   * The decode batch. Every decode iteration gives each sequence one token, so a sequence that
+   * joins at iteration j with r tokens to go finishes at iteration j + r: a heap keyed by that
+   * finishing iteration makes an iteration O(1) in the batch size instead of O(batch).
+   */
+  private readonly finishing = new MinHeap();
+  private decodeIterations = 0;
+  private lastDecodeEndS = 0;
+  private joined: Joined[] = [];
   private kvReserved = 0;
   private kvHeld = 0;
   private mhz: number;
@@ -93,6 +103,8 @@ export class EngineInstance {
   private readonly maxBatchedTokens: number;
   private readonly kvCapacity: number;
   private readonly clockFor: (s: IterationState) => number;
+  /** The clock when it is locked, so the hook's state need not be built every iteration. */
+  private readonly lockedMhz: number | undefined;
 
   constructor(
     private readonly config: EngineConfig,
@@ -106,6 +118,7 @@ export class EngineInstance {
     this.kvCapacity = config.kvCapacityTokens ?? kvCapacityTokens(config.llm, config.gpu, config.tp);
     const clock = config.clock;
     this.clockFor = typeof clock === "number" ? () => clock : clock;
+    this.lockedMhz = typeof clock === "number" ? clock : undefined;
     this.mhz = typeof clock === "number" ? clock : config.gpu.maxMhz;
     this.peakPowerW = config.gpu.power.idleW;
   }
@@ -116,14 +129,18 @@ export class EngineInstance {
   }
 
   get load(): { waiting: number; running: number; kvTokens: number } {
-    return { waiting: this.waiting.length, running: this.running.length, kvTokens: this.kvHeld };
+    return { waiting: this.waiting.length, running: this.finishing.size, kvTokens: this.kvHeld };
+  }
+
+  private get running(): number {
+    return this.finishing.size;
   }
 
   /** When this instance can next do something: now if it has work, else when its first waiting request is ready. */
   nextEventS(): number {
-    if (this.running.length > 0) return this.nowS;
+    if (this.running > 0) return this.nowS;
     if (this.waiting.length === 0) return Infinity;
-    return Math.max(this.nowS, this.waiting[0]!.readyS);
+    return Math.max(this.nowS, this.waiting.first!.readyS);
   }
 
   /** Advances idle time to `tS` (idle power on every GPU). */
@@ -141,27 +158,26 @@ export class EngineInstance {
     this.idleUntil(next);
     const admitted = this.admit();
     const prefill = admitted.length > 0 && this.role !== "decode";
-    if (!prefill && this.running.length === 0) return admitted.length > 0 || this.waiting.length > 0;
+    if (!prefill && this.running === 0) return admitted.length > 0 || this.waiting.length > 0;
     const { llm, gpu, tp } = this.config;
     const lengths = prefill ? admitted.map((i) => this.requests[i]!.inputTokens) : [];
-    const batchTokens = prefill ? lengths.reduce((a, b) => a + b, 0) : this.running.length;
-    const mhz = this.clockFor({ nowS: this.nowS, phase: prefill ? "prefill" : "decode", waiting: this.waiting.length, running: this.running.length, batchTokens, kvTokens: this.kvHeld, currentMhz: this.mhz });
+    const mhz = this.lockedMhz ?? this.clockFor({ nowS: this.nowS, phase: prefill ? "prefill" : "decode", waiting: this.waiting.length, running: this.running, batchTokens: prefill ? lengths.reduce((a, b) => a + b, 0) : this.running, kvTokens: this.kvHeld, currentMhz: this.mhz });
     if (mhz !== this.mhz) {
       this.clockSwitches++;
       const stallS = (this.config.clockSwitchDelayMs ?? 0) / 1e3;
       this.energyJ += gpu.power.idleW * tp * stallS;
-      this.requestSeconds += (this.waiting.length + this.running.length + (prefill ? admitted.length : 0)) * stallS;
+      this.requestSeconds += (this.waiting.length + this.running + (prefill ? admitted.length : 0)) * stallS;
       this.nowS += stallS;
       this.mhz = mhz;
     }
-    const batch = this.running.length;
+    const batch = this.running;
     const kv = this.kvHeld;
     const it = throttle(gpu, mhz, (f) => {
       const ctx: ExecutionContext = { llm, gpu, tp, mhz: f };
       return prefill ? prefillTime(ctx, lengths) : decodeTime(ctx, batch, kv);
     });
     const durationS = it.ms / 1e3;
-    this.requestSeconds += (this.waiting.length + this.running.length + (prefill ? admitted.length : 0)) * durationS;
+    this.requestSeconds += (this.waiting.length + this.running + (prefill ? admitted.length : 0)) * durationS;
     this.iterations++;
     this.nowS += durationS;
     this.energyJ += it.energyJ * tp;
@@ -181,30 +197,39 @@ export class EngineInstance {
         else this.onPrefilled?.(i, this.nowS);
         continue;
       }
-      this.kvHeld += r.inputTokens + 1;
-      this.running.push({ index: i, remaining: r.outputTokens - 1, lastTokenS: this.nowS });
+      this.join(i, r, this.nowS);
     }
   }
 
+  /** Adds a prefilled sequence (its first token out at `lastTokenS`) to the decode batch. */
+  private join(index: number, r: EngineRequest, lastTokenS: number): void {
+    this.kvHeld += r.inputTokens + 1;
+    this.finishing.push(this.decodeIterations + r.outputTokens - 1, index);
+    this.joined.push({ index, lastTokenS });
+  }
+
   private finishDecode(): void {
-    const still: Running[] = [];
-    for (const r of this.running) {
-      const gap = this.nowS - r.lastTokenS;
-      this.tbt.push(gap);
-      const o = this.outcomes[r.index]!;
-      if (gap > o.maxTbtS) o.maxTbtS = gap;
-      r.lastTokenS = this.nowS;
-      this.kvHeld++;
-      if (--r.remaining > 0) {
-        still.push(r);
-        continue;
-      }
-      const req = this.requests[r.index]!;
+    const batch = this.running;
+    const veterans = batch - this.joined.length;
+    if (veterans > 0) {
+      this.tbtGapsS.push(this.nowS - this.lastDecodeEndS);
+      this.tbtCounts.push(veterans);
+    }
+    for (const j of this.joined) {
+      this.tbtGapsS.push(this.nowS - j.lastTokenS);
+      this.tbtCounts.push(1);
+    }
+    this.joined = [];
+    this.lastDecodeEndS = this.nowS;
+    this.kvHeld += batch;
+    this.decodeIterations++;
+    while (this.finishing.peekKey() <= this.decodeIterations) {
+      const index = this.finishing.pop();
+      const req = this.requests[index]!;
       this.kvHeld -= req.inputTokens + req.outputTokens;
       this.release(req);
-      this.complete(r.index);
+      this.complete(index);
     }
-    this.running = still;
   }
 
   private complete(index: number): void {
@@ -222,8 +247,8 @@ export class EngineInstance {
   private admit(): number[] {
     const chosen: number[] = [];
     let tokens = 0;
-    while (this.waiting.length > 0 && this.running.length + chosen.length < this.maxBatch) {
-      const w = this.waiting[0]!;
+    while (this.waiting.length > 0 && this.running + chosen.length < this.maxBatch) {
+      const w = this.waiting.first!;
       if (w.readyS > this.nowS) break;
       const r = this.requests[w.index]!;
       const need = r.inputTokens + r.outputTokens;
@@ -238,9 +263,7 @@ export class EngineInstance {
       this.kvReserved += need;
       if (this.role === "decode") {
         // The KV arrived from a prefill instance: the sequence joins the batch without a prefill.
-        this.kvHeld += r.inputTokens + 1;
-        const firstTokenS = r.arrivalS + this.outcomes[w.index]!.ttftS;
-        this.running.push({ index: w.index, remaining: r.outputTokens - 1, lastTokenS: firstTokenS });
+        this.join(w.index, r, r.arrivalS + this.outcomes[w.index]!.ttftS);
         continue;
       }
       chosen.push(w.index);

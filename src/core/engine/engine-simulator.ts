@@ -4,8 +4,8 @@ export type { EngineConfig, EngineRequest, IterationState, RequestOutcome, Engin
 
 export interface EngineRun {
   outcomes: RequestOutcome[];
-  /** Every gap between consecutive output tokens of every request, seconds. */
-  tbtS: Float64Array;
+  /** Gaps between consecutive output tokens, weighted: `counts[i]` tokens came `gapsS[i]` after their previous one. */
+  tbt: WeightedGaps;
   /** Energy of all TP GPUs, joules, including idle time up to `endS`. */
   energyJ: number;
   /** Highest per-GPU power of any iteration. */
@@ -19,9 +19,19 @@ export interface EngineRun {
   requestSeconds: number;
 }
 
+export interface WeightedGaps {
+  gapsS: Float64Array;
+  counts: Float64Array;
+}
+
 /** Fresh outcomes for `n` requests (NaN until known). */
 export function emptyOutcomes(n: number): RequestOutcome[] {
-  return Array.from({ length: n }, () => ({ ttftS: NaN, e2eS: NaN, maxTbtS: 0, meanTbtS: NaN }));
+  return Array.from({ length: n }, () => ({ ttftS: NaN, e2eS: NaN, meanTbtS: NaN }));
+}
+
+/** The token gaps of several engines as one weighted set. */
+export function tbtOf(engines: readonly EngineInstance[]): WeightedGaps {
+  return { gapsS: Float64Array.from(engines.flatMap((e) => e.tbtGapsS)), counts: Float64Array.from(engines.flatMap((e) => e.tbtCounts)) };
 }
 
 /**
@@ -49,7 +59,7 @@ export function simulateEngine(config: EngineConfig, requests: readonly EngineRe
   }
   return {
     outcomes,
-    tbtS: Float64Array.from(engine.tbt),
+    tbt: tbtOf([engine]),
     energyJ: engine.energyJ,
     peakPowerW: engine.peakPowerW,
     endS: engine.nowS,
