@@ -55,7 +55,7 @@ export interface FleetResult {
   carbonKg: number;
   /** Jain's index over classes of each class's SLO attainment (1 = every class equally well served). */
   jain: number;
-  reconfigurations: { instanceStarts: number; tpChanges: number; clockChanges: number; plans: number };
+  reconfigurations: { instanceStarts: number; tpChanges: number; clockChanges: number; plans: number; corrections: number };
   classes: Record<ClassId, ClassResult>;
   sites: Record<string, SiteResult>;
   timeline: FleetTimeline;

@@ -95,3 +95,23 @@ describe("simulateFleet", () => {
     expect(r.reconfigurations.instanceStarts).toBeGreaterThan(0);
   });
 });
+
+describe("simulateFleet with a corrector (Planner-S)", () => {
+  it("applies clock deltas between plans and counts them as clock changes", () => {
+    const corrector = {
+      name: "slow-down",
+      cadenceS: 5,
+      correct: ({ current }: { current: import("../../schemas/plan.ts").Plan }) => ({
+        baseVersion: current.version,
+        createdAtMs: 0,
+        clocks: current.sites.flatMap((s) => s.instances.map((i) => ({ site: s.site, instance: i.id, clock: { mode: "locked" as const, mhz: 1005 } }))),
+        routing: {},
+      }),
+    };
+    const slowed = simulateFleet(config({ corrector }));
+    const plain = simulateFleet(config());
+    expect(slowed.reconfigurations.corrections).toBeGreaterThan(100);
+    expect(slowed.reconfigurations.clockChanges).toBeGreaterThan(0);
+    expect(slowed.energyKwh).toBeLessThan(plain.energyKwh);
+  });
+});

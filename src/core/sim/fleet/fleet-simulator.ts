@@ -3,6 +3,7 @@ import type { ClassId } from "../../schemas/ids.ts";
 import type { Plan } from "../../schemas/plan.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { applyPlan, type AppliedPlan, type ReconfigurationCounts } from "./apply-plan.ts";
+import { applyDelta } from "./apply-delta.ts";
 import type { FleetSimConfig, ReconfigurationDelays } from "./fleet-types.ts";
 import { FleetMetrics } from "./fleet-metrics.ts";
 import type { FleetResult } from "./fleet-result.ts";
@@ -40,17 +41,23 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   let plans = 0;
   let applied: AppliedPlan = { records: new Map(), groups: [], routes: new Map() };
   let nextPlanS = 0;
+  let nextCorrectionS = Infinity;
+  let corrections = 0;
   const bySite = new Map<string, InstanceGroup[]>();
 
   for (let t = 0; t < cfg.durationS; t += stepS) {
     if (t >= nextPlanS) {
-      metrics.foldLatency(applied.groups);
-      plan = cfg.planner.plan(planningContext(t));
-      applied = applyPlan(plan, applied.records, cfg.sites, profile, t, delays, counts, plans === 0);
+      install(cfg.planner.plan(planningContext(t)), t, plans === 0);
       plans++;
       nextPlanS += cfg.planner.cadenceS;
-      bySite.clear();
-      for (const g of applied.groups) (bySite.get(g.siteId) ?? bySite.set(g.siteId, []).get(g.siteId)!).push(g);
+      if (cfg.corrector) nextCorrectionS = t + cfg.corrector.cadenceS;
+    } else if (t >= nextCorrectionS && cfg.corrector && plan) {
+      const delta = cfg.corrector.correct({ ...planningContext(t), current: plan });
+      if (delta) {
+        install(applyDelta(plan, delta), t, false);
+        corrections++;
+      }
+      nextCorrectionS += cfg.corrector.cadenceS;
     }
     for (const g of applied.groups) g.load.clear();
     for (const c of classes) route(c, t);
@@ -59,7 +66,15 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     onProgress?.(t + stepS, cfg.durationS);
   }
   metrics.foldLatency(applied.groups);
-  return metrics.result({ ...counts, plans });
+  return metrics.result({ ...counts, plans, corrections });
+
+  function install(next: Plan, t: number, warm: boolean): void {
+    metrics.foldLatency(applied.groups);
+    plan = next;
+    applied = applyPlan(next, applied.records, cfg.sites, profile, t, delays, counts, warm);
+    bySite.clear();
+    for (const g of applied.groups) (bySite.get(g.siteId) ?? bySite.set(g.siteId, []).get(g.siteId)!).push(g);
+  }
 
   function route(c: ClassId, t: number): void {
     const arrived = poissonCount(arrivalsRng, cfg.workload.rateRps(t, c) * stepS);

@@ -1,6 +1,6 @@
 import type { GpuSpec } from "../../model/gpu-specs.ts";
 import type { ClassId, SiteId } from "../../schemas/ids.ts";
-import type { Plan } from "../../schemas/plan.ts";
+import type { Plan, PlanDelta } from "../../schemas/plan.ts";
 import type { ProfileRow } from "../../schemas/profile.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import type { TimeSeries } from "./time-series.ts";
@@ -41,6 +41,16 @@ export interface FleetPlanner {
   plan(ctx: PlanningContext): Plan;
 }
 
+/**
+ * A fast planner (Heron's Planner-S, DynamoLLM's instance manager) that corrects clocks and routing
+ * weights of the plan in force every `cadenceS` seconds; it never changes instances.
+ */
+export interface FleetCorrector {
+  name: string;
+  cadenceS: number;
+  correct(ctx: PlanningContext & { current: Plan }): PlanDelta | undefined;
+}
+
 /** Seconds an instance is unavailable after a change. */
 export interface ReconfigurationDelays {
   startS: number;
@@ -55,6 +65,7 @@ export interface FleetSimConfig {
   model: string;
   slo: Readonly<Record<ClassId, Slo>>;
   planner: FleetPlanner;
+  corrector?: FleetCorrector;
   durationS: number;
   stepS?: number;
   /** Length of a "slot" for counting slots with drops (Heron: 15 min). */
