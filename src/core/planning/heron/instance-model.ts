@@ -1,0 +1,72 @@
+import type { LpModel, LpSolution } from "../../ports/lp-solver.ts";
+import type { InstanceProblem } from "./instance-problem.ts";
+
+/** Variable names of the instance model, shared by `buildInstanceModel` and its readers. */
+export const names = {
+  x: (g: number, k: number) => `x${g}_${k}`,
+  served: (c: number) => `s${c}`,
+  kept: (g: number) => `k${g}`,
+  overflow: "v",
+};
+
+/** A built model and how to read its objective in the problem's units. */
+export interface InstanceModel {
+  model: LpModel;
+  /** The problem's objective (penalties included) of a solution of `model`. */
+  objectiveOf(solution: LpSolution): number;
+}
+
+/**
+ * Heron's Planner-L as an LP/MILP over an `InstanceProblem` (Fig. 10, with our reading of it):
+ * - x{g}_{k} >= 0 instances of group g at option k; objective sum x * cost (e2e or power);
+ * - GPUs per pool: sum x * TP <= N (1); power per site: sum x * power <= P (2);
+ * - demand per class (3) is soft: s_c <= Load_c and s_c <= sum x * load, with s_c credited at the
+ *   unserved-load penalty, which is the same as paying the penalty for Load_c - s_c unserved;
+ * - one (clock, load) per group (4, 5) is not in the model (it needs a binary per option): the
+ *   LP's basic solutions use few options, and `solveInstances` fixes one per group afterwards;
+ * - reconfiguration (6, 7): sum over groups of TP * |X_g - Old_g| <= R_L GPUs, X_g summing the
+ *   group's options (clock and load are Planner-S's cheap knobs; R_L bounds TP changes). With
+ *   k_g = min(X_g, Old_g) kept instances, |X - Old| = X + Old - 2k. R_L may be exceeded, at a
+ *   penalty above that of any load the GPUs could serve: only when the plan in force no longer
+ *   fits and shedding it alone exceeds R_L.
+ * Every row but the budget one holds at x = 0, and costs and power are scaled to order 1: the
+ * library's dense simplex stalls on large phase-1 work and on coefficients spanning 1e9.
+ * With `integer`, the x are integers.
+ */
+export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }): InstanceModel {
+  const costUnit = Math.max(1e-12, ...p.groups.flatMap((g) => g.options.map((x) => x.cost / x.loadRps)));
+  const powerUnit = Math.max(1e-12, ...p.groups.flatMap((g) => g.options.map((x) => x.powerW)));
+  const model: LpModel = { optimize: "cost", opType: "min", constraints: {}, variables: {}, ...(o.integer ? { ints: {} } : {}) };
+  const budget = p.reconfigBudgetGpus;
+  p.pools.forEach((pool, i) => (model.constraints[`n${i}`] = { max: pool.count }));
+  p.sitePowerW.forEach((w, s) => (model.constraints[`p${s}`] = { max: w / powerUnit }));
+  p.demandRps.forEach((rps, c) => {
+    model.constraints[`d${c}`] = { max: 0 };
+    model.constraints[`D${c}`] = { max: rps };
+    model.variables[names.served(c)] = { cost: -p.unservedPenalty / costUnit, [`d${c}`]: 1, [`D${c}`]: 1 };
+  });
+  let oldGpus = 0;
+  p.groups.forEach((g, gi) => {
+    const tracked = budget !== undefined && g.old > 0;
+    if (tracked) oldGpus += g.tp * g.old;
+    g.options.forEach((opt, k) => {
+      const v: Record<string, number> = { cost: opt.cost / costUnit, [`n${g.pool}`]: g.tp, [`p${g.site}`]: opt.powerW / powerUnit, [`d${g.classIdx}`]: -opt.loadRps };
+      if (budget !== undefined) v["rc"] = g.tp;
+      if (tracked) v[`kx${gi}`] = -1;
+      const name = names.x(gi, k);
+      model.variables[name] = v;
+      if (o.integer) model.ints![name] = 1;
+    });
+    if (tracked && g.options.length > 0) {
+      model.constraints[`kx${gi}`] = { max: 0 };
+      model.constraints[`ko${gi}`] = { max: g.old };
+      model.variables[names.kept(gi)] = { rc: -2 * g.tp, [`kx${gi}`]: 1, [`ko${gi}`]: 1 };
+    }
+  });
+  if (budget !== undefined) {
+    model.constraints["rc"] = { max: budget - oldGpus };
+    model.variables[names.overflow] = { cost: p.reconfigPenalty / costUnit, rc: -1 };
+  }
+  const offset = p.unservedPenalty * p.demandRps.reduce((a, b) => a + b, 0);
+  return { model, objectiveOf: (s) => s.objective * costUnit + offset };
+}

@@ -1,0 +1,189 @@
+import { groupReconfig, type InstanceChoice } from "./instance-choice.ts";
+import type { InstanceProblem } from "./instance-problem.ts";
+
+const EPS = 1e-9;
+
+/**
+ * Turns fractional counts (one option per group) into an integer plan within every pool's GPUs
+ * and site's power: round every count down, then up towards the plan in force where the LP cut a
+ * group and GPUs and power allow; add back instances of the plan in force while the
+ * reconfiguration count exceeds `allowance`; cover each class's deficit
+ * greedily (`fill`; going over `allowance` at the problem's penalty, as the LP may), also from
+ * groups the LP left empty; finally drop instances their class does not need. Deterministic.
+ */
+export function roundAndRepair(p: InstanceProblem, fractional: InstanceChoice, allowance: number): InstanceChoice {
+  const s = new RepairState(p, allowance);
+  p.groups.forEach((_, g) => {
+    const k = fractional.option[g] ?? -1;
+    s.choice.option[g] = k;
+    if (k >= 0) s.add(g, k, s.fitCount(g, k, Math.floor((fractional.count[g] ?? 0) + 1e-6)));
+  });
+  if (p.reconfigBudgetGpus !== undefined) {
+    // Towards the plan in force: up where the LP kept fewer than before, so rounding adds no
+    // reconfiguration; the cheapest round-ups (power of the missing fraction) first.
+    const up = p.groups
+      .map((g, i) => ({ i, x: fractional.count[i] ?? 0, old: g.old, k: fractional.option[i] ?? -1 }))
+      .filter((u) => u.k >= 0 && u.x < u.old && u.x - Math.floor(u.x + 1e-6) > 1e-6)
+      .map((u) => ({ ...u, price: (Math.ceil(u.x) - u.x) * p.groups[u.i]!.options[u.k]!.powerW }))
+      .sort((a, b) => a.price - b.price || a.i - b.i);
+    for (const u of up) s.add(u.i, u.k, s.fitCount(u.i, u.k, 1));
+  }
+  s.addBack();
+  // Trimming what a class does not need frees room for classes that found none: fill again.
+  for (let round = 0; round < 3; round++) {
+    s.fill();
+    s.trim();
+  }
+  return s.choice;
+}
+
+class RepairState {
+  readonly choice: InstanceChoice;
+  private readonly gpus: number[];
+  private readonly power: number[];
+  private readonly served: number[];
+  private reconfig: number;
+
+  constructor(private readonly p: InstanceProblem, private readonly allowance: number) {
+    this.choice = { option: p.groups.map(() => -1), count: p.groups.map(() => 0) };
+    this.gpus = p.pools.map(() => 0);
+    this.power = p.sitePowerW.map(() => 0);
+    this.served = p.demandRps.map(() => 0);
+    this.reconfig = p.groups.reduce((sum, _, g) => sum + groupReconfig(p, g, 0), 0);
+  }
+
+  /** Restores instances of the plan in force (within GPUs and power) while over the allowance. */
+  addBack(): void {
+    this.p.groups.forEach((g, i) => {
+      const k = this.choice.option[i]!;
+      while (k >= 0 && this.reconfig > this.allowance + EPS && this.choice.count[i]! < g.old && this.fitCount(i, k, 1) === 1) this.add(i, k, 1);
+    });
+  }
+
+  /**
+   * Covers class deficits, best move first over all classes: the move that costs least per req/s
+   * of deficit covered, either more instances of a group (a batch at a time) or all of a group's
+   * instances moved to an option with a higher load level (same GPUs, more power; what fills the
+   * last GPUs when they are all in use). Going over the allowance must be worth more than leaving
+   * the load unserved.
+   */
+  fill(): void {
+    for (;;) {
+      let best: { g: number; k: number; n: number; score: number; room?: { g: number; k: number } } | undefined;
+      const consider = (g: number, k: number, n: number, score: number, room?: { g: number; k: number }) => {
+        if (score < this.p.unservedPenalty && (!best || score < best.score - EPS * Math.abs(score))) best = { g, k, n, score, ...(room ? { room } : {}) };
+      };
+      this.p.groups.forEach((group, g) => {
+        const demand = this.p.demandRps[group.classIdx]!;
+        const deficit = demand - this.served[group.classIdx]!;
+        if (deficit <= EPS * Math.max(1, demand)) return;
+        const count = this.choice.count[g]!;
+        const current = group.options[this.choice.option[g]!];
+        // A group in use keeps one option (one (clock, load) per group); an empty one may take any.
+        group.options.forEach((o, k) => {
+          if (count > 0 && current && k !== this.choice.option[g]) {
+            if (o.loadRps > current.loadRps && this.powerFits(g, count * (o.powerW - current.powerW))) {
+              consider(g, k, 0, (count * (o.cost - current.cost)) / Math.min(deficit, count * (o.loadRps - current.loadRps)));
+            }
+            return;
+          }
+          const n = this.fitCount(g, k, Math.ceil(deficit / o.loadRps - 1e-9));
+          const overflow = (m: number) => this.p.reconfigPenalty * (this.overflowAfter(g, m) - this.overflowAfter(g, 0));
+          if (n > 0) consider(g, k, n, (o.cost * n + overflow(n)) / Math.min(deficit, n * o.loadRps));
+          else if (this.gpusFit(g, 1)) {
+            const room = this.cheapestRoom(group.site, this.power[group.site]! + o.powerW - this.p.sitePowerW[group.site]!);
+            if (room) consider(g, k, 1, (o.cost + room.cost + overflow(1)) / Math.min(deficit, o.loadRps), room);
+          }
+        });
+      });
+      const move = best as { g: number; k: number; n: number; room?: { g: number; k: number } } | undefined;
+      if (!move) return;
+      if (move.room) this.retune(move.room.g, move.room.k);
+      if (move.n === 0) this.retune(move.g, move.k);
+      else {
+        this.choice.option[move.g] = move.k;
+        this.add(move.g, move.k, move.n);
+      }
+    }
+  }
+
+  /** Drops instances whose class stays served without them, dearest groups first. */
+  trim(): void {
+    const order = this.p.groups.map((_, i) => i).filter((i) => this.choice.count[i]! > 0);
+    const cost = (i: number) => this.p.groups[i]!.options[this.choice.option[i]!]!.cost;
+    order.sort((a, b) => cost(b) - cost(a) || a - b);
+    for (const i of order) {
+      const g = this.p.groups[i]!;
+      const o = g.options[this.choice.option[i]!]!;
+      const demand = this.p.demandRps[g.classIdx]!;
+      while (this.choice.count[i]! > 0 && this.served[g.classIdx]! - o.loadRps >= demand - EPS * Math.max(1, demand) && this.overflowAfter(i, -1) <= this.overflowAfter(i, 0)) {
+        this.add(i, this.choice.option[i]!, -1);
+      }
+    }
+  }
+
+  /** How many of `want` instances of option k fit in group g's pool GPUs and site power. */
+  fitCount(g: number, k: number, want: number): number {
+    const group = this.p.groups[g]!;
+    const o = group.options[k];
+    if (!o || want <= 0) return 0;
+    const byGpus = Math.floor((this.p.pools[group.pool]!.count - this.gpus[group.pool]!) / group.tp + EPS);
+    const byPower = Math.floor((this.p.sitePowerW[group.site]! * (1 + EPS) - this.power[group.site]!) / o.powerW);
+    return Math.max(0, Math.min(want, byGpus, byPower));
+  }
+
+  private gpusFit(g: number, n: number): boolean {
+    const group = this.p.groups[g]!;
+    return this.gpus[group.pool]! + n * group.tp <= this.p.pools[group.pool]!.count;
+  }
+
+  /**
+   * The cheapest single retune at a site that frees `watts` without losing load: all of a group's
+   * instances to an option of no less load and less power (a lower clock). Makes room for one more
+   * instance where a site's power, not its GPUs, is what is short.
+   */
+  private cheapestRoom(site: number, watts: number): { g: number; k: number; cost: number } | undefined {
+    let best: { g: number; k: number; cost: number } | undefined;
+    this.p.groups.forEach((group, h) => {
+      const count = this.choice.count[h]!;
+      const now = group.options[this.choice.option[h]!];
+      if (group.site !== site || count === 0 || !now) return;
+      group.options.forEach((o, k) => {
+        const cost = count * (o.cost - now.cost);
+        if (o.loadRps >= now.loadRps && count * (now.powerW - o.powerW) >= watts && (!best || cost < best.cost)) best = { g: h, k, cost };
+      });
+    });
+    return best;
+  }
+
+  private powerFits(g: number, extraW: number): boolean {
+    const site = this.p.groups[g]!.site;
+    return this.power[site]! + extraW <= this.p.sitePowerW[site]! * (1 + EPS);
+  }
+
+  /** Moves all of group g's instances to option k. */
+  private retune(g: number, k: number): void {
+    const n = this.choice.count[g]!;
+    this.add(g, this.choice.option[g]!, -n);
+    this.choice.option[g] = k;
+    this.add(g, k, n);
+  }
+
+  add(g: number, k: number, n: number): void {
+    const group = this.p.groups[g]!;
+    const o = group.options[k]!;
+    const count = this.choice.count[g]!;
+    this.reconfig += groupReconfig(this.p, g, count + n) - groupReconfig(this.p, g, count);
+    this.choice.count[g] = count + n;
+    this.gpus[group.pool]! += n * group.tp;
+    this.power[group.site]! += n * o.powerW;
+    this.served[group.classIdx]! += n * o.loadRps;
+  }
+
+  private overflowAfter(g: number, n: number): number {
+    if (this.p.reconfigBudgetGpus === undefined) return 0;
+    const count = this.choice.count[g]!;
+    const reconfig = this.reconfig + groupReconfig(this.p, g, count + n) - groupReconfig(this.p, g, count);
+    return Math.max(0, reconfig - this.allowance);
+  }
+}

@@ -1,0 +1,58 @@
+import { z } from "zod";
+import type { LpSolver } from "../../ports/lp-solver.ts";
+import { SiteId, type InstanceId } from "../../schemas/ids.ts";
+import { Plan, type PlanDelta, type RouteTarget } from "../../schemas/plan.ts";
+import { PlanningBase, uniqueIds } from "../planning-input.ts";
+import { plannerSProblem } from "./planner-s-problem.ts";
+import { solvePlannerS } from "./planner-s-solve.ts";
+
+/** Planner-S's inputs: power and demand now, and the plan in force (Planner-L's, with earlier deltas applied). */
+export const PlannerSInput = PlanningBase.extend({
+  plan: Plan,
+  /** Sites whose TP reconfiguration is still in flight (Heron's Configurator): left as they are. */
+  pendingSites: z.array(SiteId).default([]),
+}).superRefine(uniqueIds);
+export type PlannerSInput = z.infer<typeof PlannerSInput>;
+
+export interface PlannerSResult {
+  delta: PlanDelta;
+  /** Demand per class beyond the retuned capacity, req/s. */
+  shortfall: Record<string, number>;
+  stats: { objective: number; lpBound: number; gap: number; movable: number };
+}
+
+/**
+ * Heron Planner-S (§4, Fig. 11), every few seconds: keeps Planner-L's instances and TP and re-picks
+ * only clock and load per entry (all its replicas together, as a delta sets one clock per entry;
+ * plans split each (site, class, TP) into entries of a few replicas, so part of a group can move),
+ * against the power each site has now and each class's demand now, with the same objective as
+ * Planner-L. Loads may lie between profiled levels. Routing weights become each entry's share of its
+ * class's demand, in proportion to its capacity; an idle entry gets no load and its lowest clock.
+ * Entries at sites with pending reconfigurations are not touched and keep their planned load.
+ *
+ * @example
+ * const { delta } = heronPlannerS(PlannerSInput.parse({ ...now, plan }), solver, "min-latency");
+ */
+export function heronPlannerS(input: PlannerSInput, solver: LpSolver, objective: "min-latency" | "min-power" = "min-latency"): PlannerSResult {
+  const p = plannerSProblem(input, input.plan, input.pendingSites, objective);
+  const out = solvePlannerS(p, solver);
+  const clocks: PlanDelta["clocks"] = [];
+  const targets = input.classes.map(() => [] as (RouteTarget & { capacity: number })[]);
+  p.movable.forEach((e, i) => {
+    const { mhz, loadRps } = out.settings[i]!;
+    const site = input.sites[e.site]!.id;
+    if (mhz !== e.mhz) clocks.push({ site, instance: e.id, clock: { mode: "locked", mhz } });
+    if (loadRps > 0) targets[e.classIdx]!.push({ site, instance: e.id, weight: 0, capacity: e.replicas * loadRps });
+  });
+  for (const f of p.fixed) targets[f.classIdx]!.push({ site: f.siteId, instance: f.id as InstanceId, weight: 0, capacity: f.loadRps });
+  const routing: Record<string, RouteTarget[]> = {};
+  const shortfall: Record<string, number> = {};
+  input.classes.forEach((c, ci) => {
+    const capacity = out.capacityRps[ci]!;
+    const share = capacity > 0 ? Math.min(1, c.demandRps / capacity) : 0;
+    routing[c.id] = targets[ci]!.filter((t) => t.capacity * share > 0).map((t) => ({ site: t.site, instance: t.instance, weight: t.capacity * share }));
+    if (c.demandRps - capacity > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = c.demandRps - capacity;
+  });
+  const delta: PlanDelta = { baseVersion: input.plan.version, createdAtMs: input.nowMs, clocks, routing: routing as PlanDelta["routing"] };
+  return { delta, shortfall, stats: { objective: out.objective, lpBound: out.lpBound, gap: out.gap, movable: p.movable.length } };
+}

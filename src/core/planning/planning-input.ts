@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { reportDuplicates } from "../schemas/checks.ts";
+import { EpochMs, GpuType, ModelId, SiteId, VariantId } from "../schemas/ids.ts";
+import { Plan } from "../schemas/plan.ts";
+import { ProfileRow } from "../schemas/profile.ts";
+import { RequestClass } from "../schemas/request-class.ts";
+
+/** Heron's Planner-L period: 15 minutes. */
+export const PLANNER_L_PERIOD_MS = 15 * 60 * 1000;
+
+/** A site as a planner sees it for one slot: its GPUs and the power it can draw over the slot. */
+export const PlanningSite = z.object({
+  id: SiteId,
+  gpus: z.array(z.object({ type: GpuType, count: z.number().int().positive() })).min(1),
+  /** Power available over the slot at the wall (servers included), e.g. the wind forecast. */
+  powerW: z.number().nonnegative(),
+});
+export type PlanningSite = z.infer<typeof PlanningSite>;
+
+/** A request class with its SLO and the load to plan for (Heron: the slot's peak, req/s). */
+export const PlanningClass = RequestClass.extend({ demandRps: z.number().nonnegative() });
+export type PlanningClass = z.infer<typeof PlanningClass>;
+
+/** The fields every planning input shares: what is served, where, for whom (see `PlanningInput`). */
+export const PlanningBase = z.object({
+  nowMs: EpochMs,
+  model: ModelId,
+  variant: VariantId.default("base" as VariantId),
+  sites: z.array(PlanningSite).min(1),
+  classes: z.array(PlanningClass).min(1),
+  profile: z.array(ProfileRow).min(1),
+});
+
+/**
+ * Everything a fleet planner needs for one slot: sites, classes with demand and SLO, the profile
+ * table of the model served, and the plan in force (for reconfiguration budgets and stable GPU
+ * placement). Parsed once at the boundary (cron handler, CLI, simulator), then passed inward.
+ *
+ * @example
+ * const input = PlanningInput.parse({ version: 8, nowMs, model: "llama2-70b", sites, classes, profile: table.rows });
+ */
+export const PlanningInput = PlanningBase.extend({
+  version: z.number().int().nonnegative(),
+  horizonMs: z.number().int().positive().default(PLANNER_L_PERIOD_MS),
+  previous: Plan.optional(),
+}).superRefine(uniqueIds);
+export type PlanningInput = z.infer<typeof PlanningInput>;
+
+/** Site ids, GPU types per site and class ids must be unique. */
+export function uniqueIds(input: z.infer<typeof PlanningBase>, ctx: z.RefinementCtx): void {
+  reportDuplicates(ctx, input.sites.map((s) => s.id), (i) => ["sites", i, "id"], "site id");
+  input.sites.forEach((s, i) => reportDuplicates(ctx, s.gpus.map((g) => g.type), (j) => ["sites", i, "gpus", j, "type"], "GPU type"));
+  reportDuplicates(ctx, input.classes.map((c) => c.id), (i) => ["classes", i, "id"], "class id");
+}
