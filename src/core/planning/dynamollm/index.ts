@@ -1,0 +1,13 @@
+export { dynamoLlmPlanner, DynamoLlmConfig } from "./dynamollm-planner.ts";
+export { planCluster, type ClusterContext, type DynamoLlmSystem } from "./cluster-systems.ts";
+export { clusterManager, fitToBudget, poolShares, CLUSTER_EPOCH_MS, type ClusterDecision, type ClusterManagerInput } from "./cluster-manager.ts";
+export { floorWithSpill, poolOrder, type PoolDemand, type PoolSizing } from "./spill-over.ts";
+export { poolManager, countsOf, POOL_EPOCH_S, type PoolDecision, type PoolManagerInput, type ReshardStep } from "./pool-manager.ts";
+export { solveEq1, type Eq1Choice, type Eq1Option, type Eq1Problem, type Eq1Result } from "./eq1.ts";
+export { DYNAMOLLM_TABLE_VI, layoutName, packNodes, reshardTau, tauSeconds, type NodeLayout } from "./reshard-overhead.ts";
+export { instanceManagerClock, INSTANCE_EPOCH_S, type ClockChoice } from "./instance-manager.ts";
+export { instanceManagerCorrector, instanceManagerPass, type InstanceManagerPass, type InstanceManagerPassOptions } from "./instance-manager-pass.ts";
+export { emergencyLadder, EMERGENCY_STEPS, type EmergencyAction, type EmergencyInput, type EmergencyStep, type QueuedRequest } from "./emergency-ladder.ts";
+export { loadTemplate, WEEK_MS, type LoadForecast, type LoadSample } from "./load-template.ts";
+export { parseEntryId, type PoolEntry } from "./pool-entry.ts";
+export { topCapacities } from "./top-capacity.ts";

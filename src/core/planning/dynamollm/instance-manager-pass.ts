@@ -1,0 +1,95 @@
+import { rowsOf } from "../../profiling/profile-lookup.ts";
+import type { ClassId, GpuType, InstanceId, SiteId } from "../../schemas/ids.ts";
+import type { Plan, PlanDelta, PlannedInstance } from "../../schemas/plan.ts";
+import type { ProfileRow } from "../../schemas/profile.ts";
+import type { Slo } from "../../schemas/request-class.ts";
+import type { FleetCorrector } from "../../sim/fleet/fleet-types.ts";
+import { mainClass } from "../plan-reading.ts";
+import { INSTANCE_EPOCH_S, instanceManagerClock } from "./instance-manager.ts";
+import { parseEntryId } from "./pool-entry.ts";
+import { topCapacities } from "./top-capacity.ts";
+
+export interface InstanceManagerPassOptions {
+  profile: readonly ProfileRow[];
+  model: string;
+  variant?: string;
+  slos: Readonly<Partial<Record<ClassId, Slo>>>;
+  nowMs: number;
+  /** The GPU type of an entry (from the site's GPU ranges). */
+  gpuOf: (site: SiteId, entry: PlannedInstance) => GpuType | undefined;
+  /** The entry's load now, req/s per class over all its replicas (from telemetry); default: what the plan expects. */
+  loadOf?: (site: SiteId, entry: PlannedInstance) => Readonly<Record<string, number>>;
+}
+
+export interface InstanceManagerPass {
+  delta: PlanDelta;
+  /** Entries no clock serves within the SLO at their load: they run at the max clock and the emergency ladder is due. */
+  emergencies: { site: SiteId; instance: InstanceId }[];
+}
+
+/**
+ * One 5-second pass of DynamoLLM's instance managers over a plan: every entry whose clock policy
+ * is "instance-manager" gets the lowest-energy clock that meets its pool's SLO at its load per
+ * replica (`instanceManagerClock`, over every profiled clock of its GPU, TP and pool class). Load
+ * spilled in from smaller classes is counted in the pool's own req/s by the classes' capacities
+ * at the highest-performance configuration, as the cluster manager counts it. The decision goes out as
+ * the same policy with both bounds at the chosen clock, so the entry stays under the instance
+ * manager for the next pass.
+ *
+ * @example
+ * const { delta } = instanceManagerPass(plan, { profile, model: "llama2-70b", slos, nowMs, gpuOf: () => "H100-80GB" });
+ */
+export function instanceManagerPass(plan: Plan, o: InstanceManagerPassOptions): InstanceManagerPass {
+  const clocks: PlanDelta["clocks"] = [];
+  const emergencies: InstanceManagerPass["emergencies"] = [];
+  const variant = o.variant ?? "base";
+  const capacities = new Map<GpuType, Map<ClassId, number>>();
+  for (const site of plan.sites) {
+    for (const entry of site.instances) {
+      if (entry.clock.mode !== "policy" || entry.clock.policy !== "instance-manager") continue;
+      const gpu = o.gpuOf(site.site, entry);
+      const classId = (parseEntryId(entry.id)?.pool ?? mainClass(entry.loadRps)) as ClassId | undefined;
+      const slo = classId && o.slos[classId];
+      if (!gpu || !classId || !slo) continue;
+      const rows = rowsOf(o.profile, { model: o.model, variant, gpu, tp: entry.tp, classId });
+      if (rows.length === 0) continue;
+      let ml = capacities.get(gpu);
+      if (!ml) capacities.set(gpu, (ml = topCapacities(o.profile, { model: o.model, variant, gpu, slos: o.slos })));
+      const own = ml.get(classId) ?? 0;
+      let load = 0;
+      for (const [c, rps] of Object.entries(o.loadOf ? o.loadOf(site.site, entry) : entry.loadRps)) {
+        const theirs = ml.get(c as ClassId) ?? 0;
+        load += own > 0 && theirs > 0 ? (rps * own) / theirs : rps;
+      }
+      load /= entry.replicas;
+      const choice = instanceManagerClock(rows, load, slo);
+      if (!choice.meetsSlo) emergencies.push({ site: site.site, instance: entry.id });
+      clocks.push({ site: site.site, instance: entry.id, clock: { mode: "policy", policy: "instance-manager", minMhz: choice.mhz, maxMhz: choice.mhz } });
+    }
+  }
+  return { delta: { baseVersion: plan.version, createdAtMs: o.nowMs, clocks, routing: {} }, emergencies };
+}
+
+/**
+ * The instance managers as the fleet simulator's corrector (every 5 s): each entry's load is what
+ * the plan routes to it, scaled per class to the demand of the moment.
+ */
+export function instanceManagerCorrector(o: { profile: readonly ProfileRow[]; model: string; variant?: string }): FleetCorrector {
+  return {
+    name: "dynamollm instance manager",
+    cadenceS: INSTANCE_EPOCH_S,
+    correct(ctx) {
+      const planned = new Map<string, number>();
+      for (const [c, targets] of Object.entries(ctx.current.routing)) planned.set(c, (targets ?? []).reduce((s, t) => s + t.weight, 0));
+      const scale = (c: string) => (ctx.demandRps[c as ClassId] ?? 0) / Math.max(1e-12, planned.get(c) ?? 0);
+      const { delta } = instanceManagerPass(ctx.current, {
+        ...o,
+        slos: ctx.slo,
+        nowMs: Math.round(ctx.nowS * 1000),
+        gpuOf: (site) => ctx.sites.find((s) => s.id === site)?.gpu.type,
+        loadOf: (_site, entry) => Object.fromEntries(Object.entries(entry.loadRps).map(([c, rps]) => [c, rps * scale(c)])),
+      });
+      return delta.clocks.length > 0 ? delta : undefined;
+    },
+  };
+}
