@@ -1,0 +1,86 @@
+import { randomIndex } from "../../ports/rng.ts";
+import type { SearchOptions, SearchResult } from "./annealing.ts";
+import { CLOVER_SA } from "./annealing.ts";
+import { emptyGraph, graphOf, type ConfigGraph } from "./config-graph.ts";
+import { better, evaluate, type CloverProblem, type Evaluation } from "./evaluation.ts";
+import { allSliceCounts, MIG_CONFIGURATIONS, SLICE_TYPES, type SliceCounts } from "./mig.ts";
+
+/**
+ * BLOVER (Clover §5.1): everything Clover does except the graph search: random search in the
+ * original (x^p, x^v) space, each sample a uniformly drawn MIG configuration per GPU (of the 19)
+ * and a uniformly drawn fitting variant per slice, with Clover's warm start and stopping rule.
+ */
+export function bloverSearch(problem: CloverProblem, start: ConfigGraph, ci: number, o: SearchOptions): SearchResult {
+  const { service } = problem;
+  const patience = o.patience ?? CLOVER_SA.patience;
+  const cap = o.maxEvaluations ?? 200;
+  const startedMs = o.clock?.now();
+  const startEval = evaluate(problem, start, ci);
+  let best = startEval;
+  let stale = 0;
+  const trace: Evaluation[] = [];
+  const fitting = SLICE_TYPES.map((_, s) => service.perf.flatMap((row, v) => (row[s] ? [v] : [])));
+  while (stale < patience && trace.length < cap && !(o.clock && startedMs !== undefined && o.clock.now() - startedMs >= (o.timeLimitMs ?? CLOVER_SA.timeLimitMs))) {
+    const gpus = Array.from({ length: service.gpus }, () => {
+      const counts = MIG_CONFIGURATIONS[randomIndex(o.rng, MIG_CONFIGURATIONS.length)]!;
+      return counts.flatMap((n, slice) => Array.from({ length: n }, () => ({ slice, variant: pick(fitting[slice]!, o) })));
+    });
+    // A slice no variant fits is left unused (the draw is still one evaluation).
+    const candidate = evaluate(problem, graphOf(gpus.map((g) => g.filter((p) => p.variant >= 0)), service.variants.length), ci);
+    trace.push(candidate);
+    if (better(candidate, best)) {
+      best = candidate;
+      stale = 0;
+    } else stale++;
+  }
+  return { best, start: startEval, evaluations: trace.length, trace };
+}
+
+function pick(options: readonly number[], o: SearchOptions): number {
+  return options.length === 0 ? -1 : options[randomIndex(o.rng, options.length)]!;
+}
+
+/**
+ * ORACLE (Clover §5.1): exhaustive search of every configuration graph the GPUs can realise (every
+ * sum of per-GPU MIG configurations, every split of each slice type among the variants that fit
+ * it), keeping the best that meets the SLA. Exact and exponential: for small services only.
+ */
+export function oracleSearch(problem: CloverProblem, ci: number): { best: Evaluation; evaluations: number } {
+  const { service } = problem;
+  let best: Evaluation | undefined;
+  let evaluations = 0;
+  const fitting = SLICE_TYPES.map((_, s) => service.perf.flatMap((row, v) => (row[s] ? [v] : [])));
+  for (const counts of allSliceCounts(service.gpus)) {
+    if (counts.some((n, s) => n > 0 && fitting[s]!.length === 0)) continue;
+    for (const g of splits(counts, fitting, service.variants.length)) {
+      const e = evaluate(problem, g, ci);
+      evaluations++;
+      if (better(e, best)) best = e;
+    }
+  }
+  return { best: best!, evaluations };
+}
+
+/** Every graph whose slice counts are `counts`: each type's count split over the variants that fit it. */
+function* splits(counts: SliceCounts, fitting: readonly (readonly number[])[], variants: number): Generator<number[][]> {
+  const g = emptyGraph(variants);
+  function* slice(s: number): Generator<number[][]> {
+    if (s === counts.length) return yield g.map((row) => [...row]);
+    yield* spread(s, 0, counts[s]!);
+  }
+  function* spread(s: number, k: number, left: number): Generator<number[][]> {
+    const vs = fitting[s]!;
+    if (left === 0 || k === vs.length - 1) {
+      if (vs.length > 0) g[vs[k]!]![s] = left;
+      yield* slice(s + 1);
+      if (vs.length > 0) g[vs[k]!]![s] = 0;
+      return;
+    }
+    for (let n = 0; n <= left; n++) {
+      g[vs[k]!]![s] = n;
+      yield* spread(s, k + 1, left - n);
+    }
+    g[vs[k]!]![s] = 0;
+  }
+  yield* slice(0);
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { simulateEngine, type EngineRequest, type IterationState } from "../../engine/engine-simulator.ts";
+import { gpuSpecs } from "../../model/gpu-specs.ts";
+import { llmSpecs } from "../../model/llm-specs.ts";
+import { MiadController, miadClockHook, miadNext } from "./miad.ts";
+import { FREESH_MIAD_THRESHOLDS, sloBreached } from "./slo-thresholds.ts";
+
+const A100 = { minMhz: 210, maxMhz: 1410 };
+
+describe("MIAD (FREESH Eq. 5, MI = 2.0, AD = 100 MHz)", () => {
+  it("doubles on a breach up to the top clock and steps down 100 MHz otherwise, to the floor", () => {
+    expect(miadNext(300, true, A100)).toBe(600);
+    expect(miadNext(900, true, A100)).toBe(1410);
+    expect(miadNext(1410, false, A100)).toBe(1310);
+    expect(miadNext(250, false, A100)).toBe(210);
+    expect(miadNext(1000, true, { ...A100, stepMhz: 15 })).toBe(1410);
+    expect(miadNext(700, false, { ...A100, stepMhz: 15 })).toBe(600);
+    expect(miadNext(610, true, { ...A100, stepMhz: 15 })).toBe(1215);
+  });
+
+  it("climbs from the floor in a few seconds and falls back linearly (Fig. 16a: burst, then idle)", () => {
+    const miad = new MiadController(A100, 210);
+    const trace = [true, true, true, false, false, false].map((b) => miad.tick(b));
+    expect(trace).toEqual([420, 840, 1410, 1310, 1210, 1110]);
+    for (let s = 0; s < 20; s++) miad.tick(false);
+    expect(miad.mhz).toBe(210);
+  });
+
+  it("counts any latency over FREESH Table 7's thresholds as a breach", () => {
+    expect(sloBreached([{ tbtMs: 120, ttftMs: 250 }], FREESH_MIAD_THRESHOLDS.ss)).toBe(false);
+    expect(sloBreached([{ tbtMs: 120 }, { ttftMs: 301 }], FREESH_MIAD_THRESHOLDS.ss)).toBe(true);
+    expect(sloBreached([{ ttftMs: 500 }], FREESH_MIAD_THRESHOLDS.ls)).toBe(false);
+    expect(sloBreached([{ e2eS: 28 }], FREESH_MIAD_THRESHOLDS.sl)).toBe(true);
+  });
+
+  it("drives an engine once a second: high clock while requests queue, low when idle, less energy than the top clock", () => {
+    const requests: EngineRequest[] = [];
+    for (let i = 0; i < 40; i++) requests.push({ arrivalS: i * 0.05, inputTokens: 512, outputTokens: 128 });
+    for (let i = 0; i < 5; i++) requests.push({ arrivalS: 30 + i * 6, inputTokens: 256, outputTokens: 64 });
+    const clocks: [number, number][] = [];
+    const miad = new MiadController(A100, 210);
+    const hook = miadClockHook(miad, (s) => s.waiting > 0);
+    const clock = (s: IterationState) => {
+      const mhz = hook(s);
+      clocks.push([s.nowS, mhz]);
+      return mhz;
+    };
+    const base = { llm: llmSpecs["llama3.1-8b"], gpu: gpuSpecs["A100-80GB"], tp: 1, maxBatch: 8 };
+    const run = simulateEngine({ ...base, clock }, requests);
+    const fixed = simulateEngine({ ...base, clock: 1410 }, requests);
+    expect(Math.max(...clocks.filter(([t]) => t < 5).map(([, f]) => f))).toBe(1410);
+    expect(Math.min(...clocks.filter(([t]) => t > 40).map(([, f]) => f))).toBeLessThan(800);
+    expect(run.energyJ).toBeLessThan(fixed.energyJ);
+    expect(run.outcomes.every((o) => Number.isFinite(o.e2eS))).toBe(true);
+  });
+});

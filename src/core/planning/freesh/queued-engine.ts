@@ -1,0 +1,66 @@
+import { EngineInstance } from "../../engine/engine-instance.ts";
+import { emptyOutcomes, type EngineConfig, type EngineRequest, type RequestOutcome } from "../../engine/engine-simulator.ts";
+import { priorityOrder } from "./llf.ts";
+import type { QueuePolicy } from "./tick-scheduler.ts";
+
+/** Per request, what the router knows ahead: its isolated latency Lat (from the predicted output) and window W. */
+export interface RoutedRequest extends EngineRequest {
+  latS: number;
+  windowS: number;
+}
+
+export interface QueuedRun {
+  outcomes: RequestOutcome[];
+  energyJ: number;
+  endS: number;
+  /** Order in which requests were handed to the engine. */
+  dispatchOrder: number[];
+}
+
+/**
+ * FREESH's router in front of one engine (Appx. D.6): requests wait in the router's queue and are
+ * forwarded, most urgent first, whenever the engine has a free batch slot; the engine then runs
+ * them with continuous batching (vLLM's own FCFS inside, which FREESH notes blunts LLF). The
+ * queue order is pluggable: LLF ranks by laxity with T_remain = Lat (a queued request has not
+ * started), FCFS by arrival, SRTF by Lat, EDF by arrival + W. Deterministic.
+ *
+ * @example
+ * simulateRoutedEngine({ llm, gpu, tp: 2, clock: 1410, maxBatch: 8 }, requests, "llf");
+ */
+export function simulateRoutedEngine(config: EngineConfig, requests: readonly RoutedRequest[], policy: QueuePolicy): QueuedRun {
+  const outcomes = emptyOutcomes(requests.length);
+  const engine = new EngineInstance({ ...config, role: "mixed" }, requests, outcomes);
+  const maxBatch = config.maxBatch ?? 256;
+  const queue: number[] = [];
+  const dispatchOrder: number[] = [];
+  let next = 0;
+  for (;;) {
+    const now = engine.nowS;
+    while (next < requests.length && requests[next]!.arrivalS <= now) queue.push(next++);
+    let free = maxBatch - engine.load.running - engine.load.waiting;
+    while (free > 0 && queue.length > 0) {
+      const key = queue.map((i) => keyOf(policy, requests[i]!, now));
+      const pick = priorityOrder(key, queue.map((i) => requests[i]!), new Set())[0]!;
+      const [index] = queue.splice(pick, 1);
+      engine.enqueue(index!, now);
+      dispatchOrder.push(index!);
+      free--;
+    }
+    const at = engine.nextEventS();
+    const arrival = next < requests.length ? requests[next]!.arrivalS : Infinity;
+    if (at === Infinity && arrival === Infinity) break;
+    if (arrival <= at) {
+      engine.idleUntil(arrival);
+      continue;
+    }
+    engine.step();
+  }
+  return { outcomes, energyJ: engine.energyJ, endS: engine.nowS, dispatchOrder };
+}
+
+function keyOf(policy: QueuePolicy, r: RoutedRequest, now: number): number {
+  if (policy === "llf") return r.arrivalS + r.windowS - now - r.latS;
+  if (policy === "srtf") return r.latS;
+  if (policy === "edf") return r.arrivalS + r.windowS;
+  return r.arrivalS;
+}
