@@ -1,6 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import type { CarbonTriggerRecord } from "../src/core/forecast/carbon-trigger.ts";
+import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
+import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
+import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
+import type { Store } from "../src/core/ports/store.ts";
 import { Fleet, Policy } from "../src/core/schemas/fleet.ts";
+import { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import { buildRoutingSnapshot, type RoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
 import type { SiteStatus } from "../src/core/routing/site-status.ts";
@@ -33,6 +39,35 @@ export interface CronRun extends CronOutcome {
   recordedAtMs: number;
 }
 
+/** Clover trigger firings kept. */
+export const CARBON_TRIGGERS_KEPT = 50;
+/** Forecasts one upload may hold. */
+export const FORECASTS_PER_UPLOAD = 256;
+
+/** How long history is kept; see ControlDO.compactHistory. */
+export interface HistoryRetention {
+  forecasts: SampleRetention;
+  cronRunsMs: number;
+  planSummariesMs: number;
+  carbonTriggersMs: number;
+}
+
+/** What a compaction removed. */
+export interface HistoryCompaction extends ForecastCompaction {
+  cronRunsDropped: number;
+  planSummariesDropped: number;
+  carbonTriggersDropped: number;
+}
+
+/** What the long-horizon planner reads, in one round trip. */
+export interface PlanningContext {
+  fleet: Fleet | null;
+  plan: Plan | null;
+  forecasts: Forecast[];
+  metricTotals: Record<string, number>;
+  demandSample: DemandSample | null;
+}
+
 /** Thrown for a fleet that fails validation; the stored fleet is left as it was. */
 export class InvalidFleetError extends Error {
   override name = "InvalidFleetError";
@@ -51,7 +86,9 @@ export type SnapshotReply = { changed: false; generation: number } | { changed: 
 /**
  * The global control object: the fleet, the plan and its history, the latest routing status of
  * every site, API keys, edge metrics and cron runs. Every change bumps `generation`, the key by
- * which edge isolates cache the routing snapshot. (Forecasts and the Planner-S loop come with the
+ * which edge isolates cache the routing snapshot. Forecasts (latest per series, bounded history)
+ * come from the forecast refresh and the admin upload; Clover's trigger baseline, the demand sample
+ * between planner runs and the trigger log live here too. (The Planner-S loop comes with the
  * planner issues.)
  */
 export class ControlDO extends DurableObject<Env> {
@@ -62,24 +99,32 @@ export class ControlDO extends DurableObject<Env> {
   private statuses = new Map<string, SiteStatus>();
   private carbon = new Map<string, number>();
   private snapshot: EdgeSnapshot | null = null;
+  private demandSample: DemandSample | null = null;
+  private baseline: Record<string, number> | null = null;
+  private triggers: CarbonTriggerRecord[] = [];
   private readonly plans: PlanStore;
   private readonly keys: ApiKeyStore;
   private readonly metrics: MetricsStore;
+  private readonly forecasts: ForecastStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.plans = new PlanStore(ctx.storage);
     this.keys = new ApiKeyStore(ctx.storage);
     this.metrics = new MetricsStore(ctx.storage);
+    this.forecasts = new ForecastStore(durableStore(ctx.storage));
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation"]);
+      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation", "demandSample", "carbonBaseline", "carbonTriggers"]);
+      this.demandSample = (stored.get("demandSample") as DemandSample | undefined) ?? null;
+      this.baseline = (stored.get("carbonBaseline") as Record<string, number> | undefined) ?? null;
+      this.triggers = (stored.get("carbonTriggers") as CarbonTriggerRecord[] | undefined) ?? [];
       this.fleet = (stored.get("fleet") as Fleet | undefined) ?? null;
       this.fleetRevision = (stored.get("fleetRevision") as number | undefined) ?? 0;
       this.generation = (stored.get("generation") as number | undefined) ?? 0;
       for (const [key, runs] of await ctx.storage.list<CronRun[]>({ prefix: "cron:" })) this.runs.set(key.slice("cron:".length), runs);
       for (const [, status] of await ctx.storage.list<SiteStatus>({ prefix: "status:" })) this.statuses.set(status.site, status);
       for (const [key, g] of await ctx.storage.list<number>({ prefix: "carbon:" })) this.carbon.set(key.slice("carbon:".length), g);
-      await Promise.all([this.plans.load(), this.keys.load(), this.metrics.load()]);
+      await Promise.all([this.plans.load(), this.keys.load(), this.metrics.load(), this.forecasts.load()]);
     });
   }
 
@@ -155,6 +200,98 @@ export class ControlDO extends DurableObject<Env> {
     await this.bump();
   }
 
+  /** Latest carbon intensities of several sites at once (one generation bump); non-finite values are ignored. */
+  async reportCarbonMany(values: Record<string, number>): Promise<void> {
+    const entries = Object.entries(values).filter(([, g]) => Number.isFinite(g));
+    if (entries.length === 0) return;
+    for (const [site, g] of entries) this.carbon.set(site, g);
+    await this.ctx.storage.put(Object.fromEntries(entries.map(([site, g]) => [`carbon:${site}`, g])));
+    await this.bump();
+  }
+
+  /** Validates and stores a forecast or a list of them (400 naming the path of the first bad field), observed at `nowMs`. */
+  async putForecasts(input: unknown, nowMs = Date.now()): Promise<Outcome<{ stored: number; series: string[] }>> {
+    const parsed = Array.isArray(input) ? z.array(Forecast).min(1).max(FORECASTS_PER_UPLOAD).safeParse(input) : Forecast.transform((f) => [f]).safeParse(input);
+    if (!parsed.success) return invalid("forecast", parsed.error);
+    for (const f of parsed.data) await this.forecasts.put(f, nowMs);
+    return success({ stored: parsed.data.length, series: [...new Set(parsed.data.map(seriesKey))] });
+  }
+
+  /** The latest forecast of every series. */
+  latestForecasts(): Forecast[] {
+    return this.forecasts.all();
+  }
+
+  /** The latest forecast of one series (see seriesKey), or null. */
+  latestForecast(series: string): Forecast | null {
+    return this.forecasts.latest(series) ?? null;
+  }
+
+  /** The kept issued forecasts and the observed history of one series. */
+  async forecastHistory(series: string): Promise<{ issued: Forecast[]; observed: Forecast["points"] }> {
+    return { issued: await this.forecasts.issued(series), observed: await this.forecasts.observed(series) };
+  }
+
+  /** Everything the long-horizon planner reads. */
+  planningContext(): PlanningContext {
+    return { fleet: this.fleet, plan: this.plans.plan, forecasts: this.forecasts.all(), metricTotals: this.metrics.all, demandSample: this.demandSample };
+  }
+
+  /** Keeps the request counts the next planner run measures demand against. */
+  async setDemandSample(sample: DemandSample): Promise<void> {
+    this.demandSample = sample;
+    await this.ctx.storage.put("demandSample", sample);
+  }
+
+  /** Clover's baseline: each site's intensity at the last optimisation, or null before the first. */
+  carbonBaseline(): Record<string, number> | null {
+    return this.baseline;
+  }
+
+  /** Logs a firing of the carbon trigger; `baseline` (when given) becomes the new baseline. */
+  async recordCarbonTrigger(record: CarbonTriggerRecord, baseline: Record<string, number> | null): Promise<void> {
+    this.triggers = [record, ...this.triggers].slice(0, CARBON_TRIGGERS_KEPT);
+    if (baseline) this.baseline = baseline;
+    await this.ctx.storage.put({ carbonTriggers: this.triggers, ...(baseline ? { carbonBaseline: baseline } : {}) });
+  }
+
+  /** Carbon trigger firings, newest first. */
+  carbonTriggers(): CarbonTriggerRecord[] {
+    return this.triggers;
+  }
+
+  /**
+   * Drops and thins history beyond retention: forecasts (see ForecastStore.compact), cron runs,
+   * plan summaries (the current plan's is kept; full plans are already bounded by PLANS_KEPT)
+   * and trigger firings.
+   */
+  async compactHistory(nowMs: number, retention: HistoryRetention): Promise<HistoryCompaction> {
+    const forecasts = await this.forecasts.compact(nowMs, retention.forecasts);
+    let cronRunsDropped = 0;
+    for (const [name, runs] of [...this.runs]) {
+      const kept = runs.filter((r) => r.scheduledTimeMs >= nowMs - retention.cronRunsMs);
+      if (kept.length === runs.length) continue;
+      cronRunsDropped += runs.length - kept.length;
+      if (kept.length > 0) this.runs.set(name, kept);
+      else this.runs.delete(name);
+      await (kept.length > 0 ? this.ctx.storage.put(`cron:${name}`, kept) : this.ctx.storage.delete(`cron:${name}`));
+    }
+    const summaries = this.plans.history;
+    const current = this.plans.plan?.version;
+    const keptSummaries = summaries.filter((s) => s.storedAtMs >= nowMs - retention.planSummariesMs || s.version === current);
+    if (keptSummaries.length < summaries.length) {
+      await this.ctx.storage.put("planSummaries", keptSummaries);
+      await this.plans.load();
+    }
+    const keptTriggers = this.triggers.filter((t) => t.atMs >= nowMs - retention.carbonTriggersMs);
+    const carbonTriggersDropped = this.triggers.length - keptTriggers.length;
+    if (carbonTriggersDropped > 0) {
+      this.triggers = keptTriggers;
+      await this.ctx.storage.put("carbonTriggers", keptTriggers);
+    }
+    return { ...forecasts, cronRunsDropped, planSummariesDropped: summaries.length - keptSummaries.length, carbonTriggersDropped };
+  }
+
   /** The edge snapshot, or only the generation when `knownGeneration` is current. */
   routingSnapshot(knownGeneration?: number): SnapshotReply {
     if (knownGeneration === this.generation) return { changed: false, generation: this.generation };
@@ -225,4 +362,14 @@ export class ControlDO extends DurableObject<Env> {
     this.generation++;
     await this.ctx.storage.put("generation", this.generation);
   }
+}
+
+/** DO storage as the core's Store port. */
+function durableStore(storage: DurableObjectStorage): Store {
+  return {
+    get: (key) => storage.get(key),
+    put: (key, value) => storage.put(key, value),
+    delete: async (key) => void (await storage.delete(key)),
+    list: (prefix) => storage.list({ prefix }),
+  };
 }

@@ -1,28 +1,32 @@
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
+import { defaultCronDeps, type CronDeps } from "./cron-deps.ts";
 import { handlerForCron, type CronHandlerName } from "./cron-map.ts";
+import { refreshForecasts } from "./forecast-refresh.ts";
+import { compactHistory } from "./history-compaction.ts";
+import { runPlannerLong } from "./planner-long.ts";
 
 /** A scheduled handler: does its work and says how it went. Thrown errors are recorded as `error`. */
-export type CronHandler = (env: Env, scheduledTimeMs: number) => Promise<CronOutcome>;
+export type CronHandler = (env: Env, scheduledTimeMs: number, deps: CronDeps) => Promise<CronOutcome>;
 
-/**
- * The handlers. None of them does its real work yet: the forecast adapters and planners land in
- * later issues. Until then each reports `skipped` with what it will do, so the run history is honest.
- */
+/** The handlers; `skipped` means there was nothing they could do yet (no fleet, no planner registered...). */
 export const HANDLERS: Record<CronHandlerName, CronHandler> = {
-  // Will pull carbon (Electricity Maps, WattTime, UK Carbon Intensity, replay) and site power
-  // forecasts, falling back to persistence, and store them in ControlDO.
-  "forecast-refresh": async () => ({ status: "skipped", message: "forecast adapters not implemented yet" }),
-  // Will run Planner-L (or the selected policy's pool planner) over the forecasts and publish a new plan.
-  "planner-long": async () => ({ status: "skipped", message: "long-horizon planner not implemented yet" }),
-  // Will compact telemetry and forecast history older than a day into coarser aggregates.
-  "history-compaction": async () => ({ status: "skipped", message: "history compaction not implemented yet" }),
+  // Carbon forecasts per site from its source, persistence on failure; Clover's carbon trigger.
+  "forecast-refresh": refreshForecasts,
+  // Planner-L through the planner registry; the plan store's version rules apply.
+  "planner-long": async (env, t, deps) => {
+    const { plan: _plan, ...outcome } = await runPlannerLong(env, t, deps);
+    return outcome;
+  },
+  // Forecast, plan, cron-run and trigger history beyond retention.
+  "history-compaction": (env, t) => compactHistory(env, t),
 };
 
 /**
  * Runs the handler of `controller.cron` and records the run in ControlDO. An expression without a
- * handler is logged and recorded as an error under the name "unknown".
+ * handler is logged and recorded as an error under the name "unknown". Tests pass `deps` (fake
+ * fetch, planners); the Worker uses the defaults.
  */
-export async function runScheduled(controller: ScheduledController, env: Env): Promise<void> {
+export async function runScheduled(controller: ScheduledController, env: Env, deps: CronDeps = defaultCronDeps()): Promise<void> {
   const name = handlerForCron(controller.cron);
   const control = controlStub(env);
   if (name === undefined) {
@@ -32,7 +36,7 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   }
   let outcome: CronOutcome;
   try {
-    outcome = await HANDLERS[name](env, controller.scheduledTime);
+    outcome = await HANDLERS[name](env, controller.scheduledTime, deps);
   } catch (error) {
     console.error(`cron handler ${name} failed`, error);
     outcome = { status: "error", message: error instanceof Error ? error.message : String(error) };

@@ -1,5 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import { controlStub } from "../../durable-objects/control-do.ts";
+import { defaultCronDeps } from "../../functions/cron-deps.ts";
+import { runPlannerLong } from "../../functions/planner-long.ts";
 import type { Outcome } from "../../durable-objects/outcome.ts";
 import { requireAdmin } from "./auth.ts";
 import type { EdgeEnv } from "./env.ts";
@@ -16,7 +18,8 @@ type Handler = (request: IRequest, env: EdgeEnv) => Promise<Response>;
 
 /**
  * The admin API under `/admin/v1/` and `GET /metrics`, all behind the admin token: fleet, policy,
- * plans (upload, current, by version, history), sites (status, token issue), API keys, history.
+ * plans (upload, current, by version, history), forecast upload, replan, sites (status, token
+ * issue), API keys, history.
  * Changes invalidate this isolate's snapshot cache; other isolates see them within its TTL.
  */
 export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
@@ -50,6 +53,24 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
       return orNotFound(await controlStub(env).planVersion(version), `plan version ${version}`);
     }),
   );
+  // A Forecast or a list of them (power per site, load per class, carbon or a replay series per site).
+  router.post("/admin/v1/forecasts", admin((request, env) => mutate(request, (b) => controlStub(env).putForecasts(b), 201)));
+  // Runs the long-horizon planner now: 200 with the new plan's summary, 409 when it could not plan
+  // (no fleet, planner, profile or demand), 500 when it failed; the run is logged as "replan".
+  router.post(
+    "/admin/v1/replan",
+    admin(async (_, env) => {
+      const nowMs = Date.now();
+      const run = await runPlannerLong(env, nowMs, defaultCronDeps());
+      const { plan: _plan, ...outcome } = run;
+      await controlStub(env).recordCronRun("replan", nowMs, outcome);
+      if (run.status === "skipped") return openAiError(409, run.message ?? "nothing to plan", { code: "replan_skipped" });
+      if (run.status === "error") return openAiError(500, run.message ?? "the planner failed", { code: "replan_failed" });
+      edge.cache.invalidate();
+      return Response.json(run);
+    }),
+  );
+
   router.get(
     "/admin/v1/history",
     admin(async (_, env) => {

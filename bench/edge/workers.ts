@@ -1,0 +1,38 @@
+import { dirname } from "node:path";
+import { Miniflare } from "miniflare";
+
+/** Settings shared by both Workers of the throughput comparison. */
+const COMMON = { host: "127.0.0.1", port: 0, compatibilityDate: "2026-04-01", compatibilityFlags: ["nodejs_compat"], modules: true } as const;
+
+/**
+ * The real Worker in local workerd through Miniflare's API, from the bundle `wrangler deploy`
+ * would upload, with its Durable Objects (SQLite-backed, in memory) and the admin token. The
+ * heartbeat timeout is long so sites stay healthy for the run without a heartbeat loop.
+ */
+export function routingWorker(main: string, adminToken: string): Miniflare {
+  return new Miniflare({
+    ...COMMON,
+    scriptPath: main,
+    modulesRoot: dirname(main),
+    durableObjects: {
+      SITE: { className: "SiteDO", useSQLite: true },
+      CONTROL: { className: "ControlDO", useSQLite: true },
+      RATE_LIMITER: { className: "RateLimiterDO", useSQLite: true },
+    },
+    bindings: { HEARTBEAT_TIMEOUT_S: "600", ADMIN_TOKEN: adminToken },
+  });
+}
+
+/** The baseline: a Worker that forwards every request to the upstream unchanged. */
+export function passThroughWorker(upstream: string): Miniflare {
+  return new Miniflare({
+    ...COMMON,
+    bindings: { UPSTREAM: upstream },
+    script: `export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    return fetch(env.UPSTREAM + url.pathname + url.search, { method: request.method, headers: request.headers, body: request.body });
+  },
+};`,
+  });
+}

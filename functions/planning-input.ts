@@ -1,0 +1,61 @@
+import { slotDemand } from "../src/core/forecast/demand-estimate.ts";
+import { valuesOver } from "../src/core/forecast/series-value.ts";
+import { gpuSpecs } from "../src/core/model/gpu-specs.ts";
+import { SERVER_POWER_OVERHEAD } from "../src/core/model/power.ts";
+import { PLANNER_L_PERIOD_MS, PlanningInput } from "../src/core/planning/planning-input.ts";
+import type { Fleet, Site } from "../src/core/schemas/fleet.ts";
+import type { Forecast } from "../src/core/schemas/forecast.ts";
+import type { Plan } from "../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../src/core/schemas/profile.ts";
+
+export interface PlanningSources {
+  fleet: Fleet;
+  plan: Plan | null;
+  forecasts: readonly Forecast[];
+  /** Measured req/s per class since the last run, if known. */
+  measured: Record<string, number> | undefined;
+  profile: ProfileRow[];
+  nowMs: number;
+}
+
+export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] } | { ok: false; message: string };
+
+/**
+ * Planner-L's input for the next 15 minutes from what ControlDO holds: the fleet's first model
+ * and its first variant, per site its GPUs and the power it can count on over the slot (the
+ * minimum of its power forecast; else its fixed or grid cap; else, without a cap, all its GPUs at
+ * TDP with server overhead), per class the larger of measured demand and the load forecast's peak.
+ */
+export function assemblePlanningInput(src: PlanningSources): AssembledInput {
+  const { fleet, nowMs } = src;
+  const notes: string[] = [];
+  const model = fleet.models[0]!.id;
+  const variant = fleet.variants.find((v) => v.model === model)!.id;
+  const sites = fleet.sites.map((site) => ({ id: site.id, gpus: site.gpus, powerW: slotPowerW(site, src.forecasts, nowMs, notes) }));
+  const demand = slotDemand(fleet.classes.map((c) => c.id), src.measured, src.forecasts, nowMs, PLANNER_L_PERIOD_MS);
+  if (Object.values(demand).every((rps) => rps === 0)) return { ok: false, message: "no demand measured or forecast yet; the current plan stays" };
+  const parsed = PlanningInput.safeParse({
+    version: (src.plan?.version ?? 0) + 1,
+    nowMs,
+    model,
+    variant,
+    sites,
+    classes: fleet.classes.map((c) => ({ ...c, demandRps: demand[c.id] ?? 0 })),
+    profile: src.profile,
+    previous: src.plan ?? undefined,
+  });
+  if (!parsed.success) return { ok: false, message: `planning input is invalid: ${parsed.error.issues[0]?.message} at ${parsed.error.issues[0]?.path.join(".")}` };
+  return { ok: true, input: parsed.data, notes };
+}
+
+function slotPowerW(site: Site, forecasts: readonly Forecast[], nowMs: number, notes: string[]): number {
+  const forecast = forecasts.find((f) => f.kind === "power_available" && f.subject.kind === "site" && f.subject.id === site.id);
+  if (forecast) return Math.max(0, Math.min(...valuesOver(forecast, nowMs, nowMs + PLANNER_L_PERIOD_MS))) * (forecast.unit === "MW" ? 1e6 : 1);
+  if (site.power.kind === "fixed") return site.power.capW;
+  if (site.power.kind === "grid" && site.power.capW !== undefined) return site.power.capW;
+  if (site.power.kind === "wind") {
+    notes.push(`site ${site.id}: no power forecast for its wind farm, planned at 0 W`);
+    return 0;
+  }
+  return site.gpus.reduce((w, g) => w + g.count * gpuSpecs[g.type].tdpW * SERVER_POWER_OVERHEAD, 0);
+}

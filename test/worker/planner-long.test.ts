@@ -1,0 +1,69 @@
+import { createScheduledController, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { controlStub } from "../../durable-objects/control-do.ts";
+import { defaultCronDeps } from "../../functions/cron-deps.ts";
+import { runScheduled } from "../../functions/schedules.ts";
+import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
+import { fakePlanner } from "./fake-planner.ts";
+import { NOW, sourcesFleet } from "./forecast-fixture.ts";
+
+const PLANNER = "*/15 * * * *";
+const decisions = (n: number) => ({ 'greenference_route_decisions_total{class="AA",pool="AA",site="p1",outcome="own"}': n });
+
+function fleet() {
+  const f = sourcesFleet("heron", { p1: { kind: "fixed", gPerKwh: 50 }, p2: { kind: "fixed", gPerKwh: 300 }, p3: { kind: "fixed", gPerKwh: 300 } });
+  f.sites[1]!.power = { kind: "wind", series: { kind: "forecast", forecastId: "p2-wind" }, peakMw: 1, rightSizingPercentile: 10 } as never;
+  f.sites[2]!.power = { kind: "grid", region: "r" } as never;
+  return f;
+}
+
+async function plan(t: number, planner: ReturnType<typeof fakePlanner> | null) {
+  await runScheduled(createScheduledController({ scheduledTime: t, cron: PLANNER }), env, defaultCronDeps({ planners: () => planner }));
+  return (await controlStub(env).cronRuns())["planner-long"]?.[0];
+}
+
+describe("Planner-L cron", () => {
+  it("says what is missing: a fleet, then a registered planner", async () => {
+    expect(await plan(NOW, null)).toMatchObject({ status: "skipped", message: "no fleet is configured" });
+    await controlStub(env).setFleet(fleet());
+    expect((await plan(NOW, null))?.message).toBe("no fleet planner is registered for policy heron (registerFleetPlanner in functions/planner-registry.ts)");
+  });
+
+  it("assembles inputs from ControlDO (fleet, power forecasts, measured demand) and stores the plan", async () => {
+    const control = controlStub(env);
+    await control.setFleet(fleet());
+    const seen: PlanningInput[] = [];
+    await control.addMetrics(decisions(100));
+    expect(await plan(NOW, fakePlanner(seen))).toMatchObject({ status: "skipped", message: "fake-planner-l: no demand measured or forecast yet; the current plan stays" });
+
+    await control.addMetrics(decisions(900)); // 900 more requests over 15 minutes: 1 req/s
+    await control.putForecasts({ kind: "power_available", unit: "MW", source: "operator", issuedAtMs: NOW, subject: { kind: "site", id: "p2" }, points: [{ tMs: NOW, value: 0.02 }, { tMs: NOW + 600_000, value: 0.012 }, { tMs: NOW + 900_000, value: 0.001 }] });
+    const run = await plan(NOW + 900_000, fakePlanner(seen));
+    expect(run).toMatchObject({ status: "ok", message: "fake-planner-l: plan version 1, 3 instance entries at 3 sites" });
+    const input = seen[0]!;
+    expect(input.classes.map((c) => [c.id, c.demandRps])).toEqual([["AA", 1]]);
+    expect(Object.fromEntries(input.sites.map((s) => [s.id, s.powerW]))).toEqual({ p1: 20_000, p2: 1_000, p3: 8 * 700 * 1.82 });
+    expect(input).toMatchObject({ version: 1, model: "m", variant: "base", nowMs: NOW + 900_000 });
+    expect((await control.getPlan())?.version).toBe(1);
+
+    // A load forecast above the measured rate wins (Heron plans for the slot's peak).
+    await control.putForecasts({ kind: "load", unit: "req/s", source: "operator", issuedAtMs: NOW, subject: { kind: "class", id: "AA" }, points: [{ tMs: NOW, value: 5 }] });
+    await plan(NOW + 1_800_000, fakePlanner(seen));
+    expect(seen[1]!.classes[0]!.demandRps).toBe(5);
+    expect(seen[1]!.previous?.version).toBe(1);
+    expect((await control.getPlan())?.version).toBe(2);
+  });
+
+  it("keeps the current plan when the planner fails or returns a version that is not newer", async () => {
+    const control = controlStub(env);
+    await control.setFleet(fleet());
+    const current = (await control.getPlan())?.version;
+    expect(current).toBeGreaterThan(0);
+    const failed = await plan(NOW + 2_700_000, fakePlanner([], { fail: true }));
+    expect(failed).toMatchObject({ status: "error", message: "fake-planner-l failed: solver blew up" });
+    const stale = await plan(NOW + 3_600_000, fakePlanner([], { version: 1 }));
+    expect(stale?.status).toBe("error");
+    expect(stale?.message).toContain(`plan version 1 was refused: plan version 1 is not newer than the current version ${current}`);
+    expect((await control.getPlan())?.version).toBe(current);
+  });
+});
