@@ -1,3 +1,4 @@
+import { runEdgeBench } from "../../bench/edge-bench.ts";
 import { runSimBench } from "../../bench/sim-bench.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
@@ -9,6 +10,7 @@ Benchmarks; each prints its figures, the last line as JSON.
 
 const benches: Record<string, (data: string) => Promise<object>> = {
   sim: (data) => runSimBench(data, () => performance.now()),
+  edge: (data) => runEdgeBench(data),
 };
 
 /** `greenference bench <name>`. */

@@ -1,4 +1,5 @@
 import type { Command } from "../command.ts";
+import { agent } from "./agent.ts";
 import { bench } from "./bench.ts";
 import { calibrate } from "./calibrate.ts";
 import { classes } from "./classes.ts";
@@ -8,6 +9,7 @@ import { sim } from "./sim.ts";
 
 /** Registry of CLI subcommands: one file each in this folder. */
 export const commands: Record<string, Command> = {
+  agent,
   bench,
   calibrate,
   classes,

@@ -1,0 +1,68 @@
+import { Agent } from "../../host-agent/agent/agent.ts";
+import { AgentStartError } from "../../host-agent/agent/hardware.ts";
+import { CONFIG_KEYS, envOf, flagOf, type AgentConfigKey } from "../../host-agent/config/agent-config.ts";
+import { ConfigError, loadAgentConfig, redactedConfig } from "../../host-agent/config/load-agent-config.ts";
+import { CliError } from "../cli-error.ts";
+import { parseFlags, printResult, type Command } from "../command.ts";
+
+const usage = `usage: greenference agent --site ID --edge URL --token TOKEN [options]
+
+Runs the host agent of one GPU site: pulls the site's plan from the edge and applies it (engines,
+GPU clocks), posts telemetry, serves a local API. Every option can also come from the environment
+(GREENFERENCE_<OPTION>, e.g. GREENFERENCE_ENGINE_COMMAND) or a JSON file (--config FILE, camelCase
+keys); flags win over the environment, which wins over the file.
+
+  --gpu nvml|nvidia-smi|sim          GPU backend (default nvml, falling back to nvidia-smi)
+  --engine vllm|sglang|sim           inference engine (sim needs --gpu sim)
+  --engine-command TEMPLATE          e.g. "vllm serve {model} --tensor-parallel-size {tp} --port {port}"
+  --engine-port-base N               first engine port (default 8100)
+  --listen HOST:PORT                 local API (status, /metrics, clock and plan control); needs
+  --read-token T --control-token T   its two bearer tokens (read scope, control scope)
+  --sim-gpus N --sim-gpu-type T --sim-speed X   simulated site: GPUs, type, simulated s per wall s
+  --print-config                     print the resolved configuration (secrets redacted) and exit
+
+Other options: ${CONFIG_KEYS.filter((k) => !["site", "edge", "token", "gpu", "engine", "engineCommand", "enginePortBase", "listen", "readToken", "controlToken", "simGpus", "simGpuType", "simSpeed"].includes(k))
+  .map((k) => `--${flagOf(k)}`)
+  .join(" ")}
+
+Prints one JSON line when running ({"running":true,...}) and one when stopped (SIGINT/SIGTERM).`;
+
+/** `greenference agent`: the host agent daemon. */
+export const agent: Command = {
+  summary: "run the host agent of a GPU site (plan applier, engines, telemetry, local API)",
+  async run(argv) {
+    const options = Object.fromEntries(CONFIG_KEYS.map((k) => [flagOf(k), { type: "string" as const }]));
+    const { values } = parseFlags(argv, { ...options, config: { type: "string" }, "print-config": { type: "boolean", default: false } }, usage);
+    if (values.help) return void console.log(usage);
+    const flags: Partial<Record<AgentConfigKey, string>> = {};
+    for (const key of CONFIG_KEYS) {
+      const value = (values as Record<string, unknown>)[flagOf(key)];
+      if (typeof value === "string") flags[key] = value;
+    }
+    const file = typeof values.config === "string" ? values.config : process.env[envOf("config")];
+    let config;
+    try {
+      config = loadAgentConfig({ flags, env: process.env, file });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new CliError(error.message);
+      throw error;
+    }
+    if (values["print-config"]) return void printResult({ config: redactedConfig(config) }, true);
+
+    let running: Agent;
+    try {
+      running = await Agent.start(config);
+    } catch (error) {
+      if (error instanceof AgentStartError || (error instanceof Error && error.name === "GpuError")) throw new CliError(error.message);
+      throw error;
+    }
+    console.log(JSON.stringify({ running: true, site: config.site, gpuBackend: running.hardware.gpus.name, gpus: running.hardware.gpuCount, engine: config.engine, localApi: running.localApiUrl ?? null }));
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once("SIGINT", () => resolve("SIGINT"));
+      process.once("SIGTERM", () => resolve("SIGTERM"));
+    });
+    await running.stop(Math.min(config.drainTimeoutMs, 30_000));
+    printResult({ stopped: true, site: config.site, signal, appliedPlanVersion: running.applier.status().appliedVersion }, true);
+    return 0;
+  },
+};

@@ -1,0 +1,152 @@
+import { hostname } from "node:os";
+import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
+import { PlanApplier } from "../applier/plan-applier.ts";
+import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
+import type { GpuBackend } from "../gpu/index.ts";
+import { LocalApiServer } from "../local-api/local-api-server.ts";
+import { EdgeClient } from "../protocol/edge-client.ts";
+import { PlanPoller } from "../protocol/plan-poller.ts";
+import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
+import { agentMetricsText } from "../telemetry/agent-metrics.ts";
+import { buildTelemetry } from "../telemetry/build-telemetry.ts";
+import { HeartbeatLoop } from "../telemetry/heartbeat-loop.ts";
+import { readGpus, readInstances, type GpuReading, type InstanceReading } from "../telemetry/readings.ts";
+import { RequestLog } from "../telemetry/request-log.ts";
+import { makeDriver, openHardware, type Hardware } from "./hardware.ts";
+import { registerUntilDone } from "./registration.ts";
+
+/** Version the agent reports when it registers. */
+export const AGENT_VERSION = "0.1.0";
+
+/** Things tests and embedders may supply instead of what the config names. */
+export interface AgentDeps {
+  /** An initialised GPU backend to drive instead of opening the configured one. */
+  gpus?: GpuBackend;
+  fetch?: typeof fetch;
+  log?: (message: string) => void;
+  /** Frequency controllers for simulated engines whose plan clock is a policy (see issue 6, item 5). */
+  controllers?: FrequencyControllerFactory;
+  engineEnv?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The host agent: pulls the site's plan from the edge and applies it (engines and GPU clocks),
+ * posts telemetry every few seconds, and serves the local API. `Agent.start` returns once the GPUs
+ * are back at default clocks and the loops run; `stop` stops the engines and resets the clocks.
+ *
+ * @example
+ * const agent = await Agent.start(loadAgentConfig({ flags, env: process.env }));
+ * agent.localApiUrl; // "http://127.0.0.1:9400" when configured
+ * await agent.stop();
+ */
+export class Agent {
+  readonly requestLog: RequestLog;
+  readonly applier: PlanApplier;
+  readonly edge: EdgeClient;
+  readonly heartbeats: HeartbeatLoop;
+  readonly planPoller: PlanPoller;
+  localApiUrl: string | undefined;
+  registered = false;
+  private localApi: LocalApiServer | undefined;
+  private readonly stopping = new AbortController();
+  private registration: Promise<void> = Promise.resolve();
+  private readonly log: (message: string) => void;
+
+  private constructor(
+    readonly config: AgentConfig,
+    readonly hardware: Hardware,
+    deps: AgentDeps,
+  ) {
+    this.log = deps.log ?? ((m) => console.error(`greenference agent [${config.site}]: ${m}`));
+    const backoff = { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs };
+    this.requestLog = new RequestLog(Math.max(120_000, 10 * config.heartbeatMs) * (hardware.sim?.clock.speed ?? 1));
+    this.edge = new EdgeClient({ edgeUrl: config.edge, site: config.site, token: config.token, fetch: deps.fetch });
+    const driver = makeDriver(config, hardware, { requestLog: this.requestLog, controllers: deps.controllers, engineEnv: deps.engineEnv });
+    this.applier = new PlanApplier({
+      site: config.site,
+      gpus: hardware.gpus,
+      gpuCount: hardware.gpuCount,
+      driver,
+      report: (r) => this.edge.reportApplied(r),
+      drainTimeoutMs: config.drainTimeoutMs,
+      retry: { ...backoff, maxAttempts: config.applyAttempts },
+      log: this.log,
+    });
+    this.heartbeats = new HeartbeatLoop({ intervalMs: config.heartbeatMs, build: () => this.telemetry(), send: (t) => this.edge.heartbeat(t), backoff, log: this.log });
+    this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), log: this.log });
+  }
+
+  /** Opens the GPUs, resets their clocks, then starts registration, plan pulls, heartbeats and the local API. */
+  static async start(config: AgentConfig, deps: AgentDeps = {}): Promise<Agent> {
+    const hardware = await openHardware(config, deps.gpus, deps.log);
+    const agent = new Agent(config, hardware, deps);
+    await agent.applier.start();
+    if (config.listen) {
+      const [host, port] = splitHostPort(config.listen);
+      agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
+      agent.localApiUrl = await agent.localApi.start(host, port);
+    }
+    agent.registration = registerUntilDone(agent.edge, { agentVersion: AGENT_VERSION, hostname: hostname(), engines: [config.engine], gpus: hardware.gpuTypes.map((type, index) => ({ index, type })) }, {
+      backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
+      signal: agent.stopping.signal,
+      log: agent.log,
+    }).then((ok) => void (agent.registered = ok));
+    agent.planPoller.start();
+    agent.heartbeats.start();
+    return agent;
+  }
+
+  /** Site clock, ms: the simulated clock on a simulated site, else the wall clock. */
+  siteNowMs(): number {
+    return this.hardware.sim?.clock.nowMs() ?? Date.now();
+  }
+
+  /** Readings of every GPU and instance now (served load over the last `windowMs` of wall time). */
+  async readings(windowMs = Math.max(10_000, 3 * this.config.heartbeatMs)): Promise<{ gpus: GpuReading[]; instances: InstanceReading[] }> {
+    const now = this.siteNowMs();
+    const since = now - windowMs * (this.hardware.sim?.clock.speed ?? 1);
+    const [gpus, instances] = await Promise.all([readGpus(this.hardware.gpus, this.hardware.gpuTypes), readInstances(this.applier.instanceStates(), this.applier.engines.values(), this.requestLog, since, now)]);
+    return { gpus, instances };
+  }
+
+  /** The heartbeat as it would be sent now. */
+  async telemetry(): Promise<Telemetry> {
+    const { gpus, instances } = await this.readings();
+    const status = this.applier.status();
+    const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead });
+  }
+
+  async status(): Promise<Record<string, unknown>> {
+    const { gpus, instances } = await this.readings();
+    const engines = [...this.applier.engines.values()].map((e) => ({ instance: e.launch.instanceId, replica: e.launch.replica, kind: e.kind, state: e.state, url: e.url ?? null, accepting: e.accepting, gpus: e.launch.gpus }));
+    return { site: this.config.site, gpuBackend: this.hardware.gpus.name, engine: this.config.engine, registered: this.registered, applier: this.applier.status(), planPoll: this.planPoller.stats, heartbeats: this.heartbeats.stats, gpus, instances, engines };
+  }
+
+  async metricsText(): Promise<string> {
+    const { gpus, instances } = await this.readings();
+    const status = this.applier.status();
+    const sitePowerW = gpus.reduce((s, g) => s + g.powerW, 0) * this.config.serverOverhead;
+    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats });
+  }
+
+  /** Stops the loops and the local API, stops every engine (draining up to `drainTimeoutMs`) and resets the GPU clocks. */
+  async stop(drainTimeoutMs = 0): Promise<void> {
+    this.stopping.abort();
+    await Promise.all([this.planPoller.stop(), this.heartbeats.stop(), this.registration]);
+    await this.localApi?.close();
+    await this.applier.stop(drainTimeoutMs);
+  }
+
+  private localApiBackend() {
+    return {
+      gpuCount: this.hardware.gpuCount,
+      status: () => this.status(),
+      metrics: () => this.metricsText(),
+      lockClocks: (gpu: number, min: number, max: number) => this.hardware.gpus.lockGraphicsClocks(gpu, min, max),
+      resetClocks: (gpu: number) => this.hardware.gpus.resetGraphicsClocks(gpu),
+      offerPlan: (body: unknown) => this.applier.offer(body, "local"),
+      reapply: () => this.applier.reapply(),
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import type { ClockSetting, SitePlan } from "../../src/core/schemas/plan.ts";
+import type { EngineDriver, EngineLaunch } from "../engines/engine.ts";
+import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
+import type { SitePlanSlice } from "../protocol/plan-slice.ts";
+
+/** Where a plan came from: pulled from the edge, or posted to the local control API. */
+export type PlanSource = "edge" | "local";
+
+/** What this site should run: engines, a clock lock (or none) per GPU, and each instance's clock setting. */
+export interface DesiredState {
+  slice: SitePlanSlice;
+  source: PlanSource;
+  launches: EngineLaunch[];
+  /** Index = GPU; null means back to the driver's default clocks. */
+  clocks: (ClockLock | null)[];
+  clockOf: ReadonlyMap<string, ClockSetting>;
+}
+
+/** The lock that realises a plan clock: a locked clock, or the bounds a local controller works in. */
+export function lockFor(clock: ClockSetting): ClockLock {
+  return clock.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock.minMhz, maxMhz: clock.maxMhz };
+}
+
+/** One launch per replica: replica r of an instance runs on GPUs [r*tp, (r+1)*tp) of its list. */
+export function launchesOf(site: SitePlan | null): EngineLaunch[] {
+  if (!site) return [];
+  return site.instances.flatMap((inst) =>
+    Array.from({ length: inst.replicas }, (_, replica) => ({
+      instanceId: inst.id,
+      replica,
+      model: inst.model,
+      variant: inst.variant,
+      tp: inst.tp,
+      gpus: inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp),
+      role: inst.role,
+    })),
+  );
+}
+
+/**
+ * Problems that make a (schema-valid) slice unusable on this host: another site's plan, GPU indices
+ * the host does not have, launches the engine driver cannot run. Empty when it can be applied.
+ */
+export function checkSlice(slice: SitePlanSlice, host: { site: string; gpuCount: number; driver: EngineDriver }): string[] {
+  const problems: string[] = [];
+  if (slice.site && slice.site.site !== host.site) problems.push(`the plan slice is for site "${slice.site.site}", this agent runs site "${host.site}"`);
+  for (const inst of slice.site?.instances ?? []) {
+    const missing = inst.gpus.filter((g) => g >= host.gpuCount);
+    if (missing.length > 0) problems.push(`instance ${inst.id} uses GPU ${missing.join(", ")} but this host has ${host.gpuCount} GPU(s)`);
+  }
+  for (const launch of launchesOf(slice.site)) {
+    if (launch.replica > 0) continue;
+    const why = host.driver.check(launch);
+    if (why) problems.push(why);
+  }
+  return problems;
+}
+
+/** The desired state of a slice that passed `checkSlice`. */
+export function desiredState(slice: SitePlanSlice, source: PlanSource, gpuCount: number): DesiredState {
+  const clocks: (ClockLock | null)[] = Array.from({ length: gpuCount }, () => null);
+  const clockOf = new Map<string, ClockSetting>();
+  for (const inst of slice.site?.instances ?? []) {
+    clockOf.set(inst.id, inst.clock);
+    for (const g of inst.gpus) clocks[g] = lockFor(inst.clock);
+  }
+  return { slice, source, launches: launchesOf(slice.site), clocks, clockOf };
+}

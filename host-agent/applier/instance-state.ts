@@ -1,0 +1,15 @@
+import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
+import type { Engine } from "../engines/engine.ts";
+
+const WORST_FIRST: InstanceState[] = ["failed", "starting", "draining", "stopped", "ready"];
+
+/**
+ * One state for an instance's replicas: the worst of theirs (failed, starting, draining, stopped,
+ * ready, in that order). With no replica running it is "starting" while a plan is being applied,
+ * else "failed" (its start failed and the applier gave up or waits to retry).
+ */
+export function groupState(replicas: readonly Engine[], applying: boolean): InstanceState {
+  if (replicas.length === 0) return applying ? "starting" : "failed";
+  const states = new Set(replicas.map((e) => e.state));
+  return WORST_FIRST.find((s) => states.has(s)) ?? "ready";
+}

@@ -1,0 +1,196 @@
+import { describe, expect, it } from "vitest";
+import type { ClockSetting } from "../../src/core/schemas/plan.ts";
+import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
+import type { AppliedReport } from "../../src/worker/agent-messages.ts";
+import { launchKey, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch } from "../engines/engine.ts";
+import { SimulatedGpuBackend } from "../gpu/index.ts";
+import { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
+import { PlanApplier } from "./plan-applier.ts";
+import { sliceBody } from "./plan-fixtures.test-helper.ts";
+
+/** An engine that only records what is done to it in the shared journal. */
+class FakeEngine implements Engine {
+  readonly kind = "vllm";
+  state: InstanceState = "stopped";
+  accepting = false;
+  url: string | undefined;
+  clock: ClockSetting | undefined;
+  constructor(
+    readonly launch: EngineLaunch,
+    private readonly driver: FakeDriver,
+    readonly onExit: EngineExitListener,
+  ) {}
+  async start() {
+    const key = launchKey(this.launch);
+    this.driver.journal.push(`start ${key}`);
+    const failures = this.driver.failStarts.get(key) ?? 0;
+    if (failures > 0) {
+      this.driver.failStarts.set(key, failures - 1);
+      this.state = "failed";
+      throw new Error("CUDA out of memory");
+    }
+    this.state = "ready";
+    this.accepting = true;
+    this.url = `http://engine/${key}`;
+  }
+  async load() {
+    return { running: 0, waiting: 0, kvUse: 0 };
+  }
+  async drain() {
+    this.driver.journal.push(`drain ${launchKey(this.launch)}`);
+    this.accepting = false;
+    this.state = "draining";
+    return { drained: true, running: 0 };
+  }
+  async stop() {
+    if (this.state !== "stopped") this.driver.journal.push(`stop ${launchKey(this.launch)}`);
+    this.state = "stopped";
+  }
+  setClock(clock: ClockSetting) {
+    this.clock = clock;
+  }
+}
+
+class FakeDriver implements EngineDriver {
+  readonly kind = "vllm";
+  readonly journal: string[] = [];
+  readonly failStarts = new Map<string, number>();
+  readonly engines: FakeEngine[] = [];
+  check(launch: EngineLaunch) {
+    return launch.model === "unknown-model" ? `instance ${launch.instanceId}: no such model` : undefined;
+  }
+  create(launch: EngineLaunch, onExit: EngineExitListener) {
+    const engine = new FakeEngine(launch, this, onExit);
+    this.engines.push(engine);
+    return engine;
+  }
+}
+
+async function setup(maxAttempts = 3) {
+  const driver = new FakeDriver();
+  const hardware = new SimulatedGpuBackend({ type: "H100-80GB", count: 4, now: () => 0 });
+  const gpus = new TrackedGpuBackend(
+    new Proxy(hardware, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === "lockGraphicsClocks") return (i: number, lo: number, hi: number) => (driver.journal.push(`lock ${i} ${lo}-${hi}`), hardware.lockGraphicsClocks(i, lo, hi));
+        if (prop === "resetGraphicsClocks") return (i: number) => (driver.journal.push(`reset ${i}`), hardware.resetGraphicsClocks(i));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }),
+  );
+  await gpus.init();
+  await hardware.lockGraphicsClocks(2, 800, 800); // left low by an agent that died mid-change
+  const reports: AppliedReport[] = [];
+  const applier = new PlanApplier({ site: "wind-a", gpus, gpuCount: 4, driver, report: async (r) => void reports.push(r), drainTimeoutMs: 1000, retry: { baseMs: 10, maxMs: 40, maxAttempts } });
+  await applier.start();
+  const settled = () => expect.poll(() => applier.status().phase === "idle" || applier.status().phase === "failed", { timeout: 2000, interval: 5 }).toBe(true);
+  return { driver, gpus, hardware, applier, reports, settled };
+}
+
+const twoInstances = [
+  { id: "big", gpus: [0, 1], clock: { mode: "locked", mhz: 1200 } as const },
+  { id: "small", gpus: [2], clock: { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1590 } as const },
+];
+
+describe("PlanApplier", () => {
+  it("resets every GPU's clocks at start-up", async () => {
+    const { driver, gpus } = await setup();
+    expect(driver.journal).toEqual(["reset 0", "reset 1", "reset 2", "reset 3"]);
+    expect((await gpus.currentClocksMhz(2)).smMhz).toBe(345);
+  });
+
+  it("applies a plan in order (start, then clocks), reports it, and changes nothing when applied again", async () => {
+    const { driver, gpus, applier, reports, settled } = await setup();
+    driver.journal.length = 0;
+    expect(applier.offer(sliceBody(1, "wind-a", twoInstances), "edge")).toEqual({ accepted: true, version: 1 });
+    await settled();
+    expect(driver.journal).toEqual(["start big#0", "start small#0", "lock 0 1200-1200", "lock 1 1200-1200", "lock 2 1005-1590"]);
+    expect(gpus.lockOf(1)).toEqual({ minMhz: 1200, maxMhz: 1200 });
+    expect(reports).toEqual([expect.objectContaining({ planVersion: 1, ok: true, instances: [{ id: "big", state: "ready", clockMhz: 1200 }, { id: "small", state: "ready", clockMhz: 1590 }] })]);
+    expect(driver.engines.find((e) => e.launch.instanceId === "small")!.clock).toMatchObject({ policy: "ecofreq" });
+
+    driver.journal.length = 0;
+    applier.reapply();
+    await settled();
+    expect(driver.journal).toEqual([]);
+    expect(applier.offer(sliceBody(1, "wind-a", twoInstances), "edge")).toEqual({ accepted: true, version: 1 });
+  });
+
+  it("drains and stops what goes before starting what comes, then sets clocks", async () => {
+    const { driver, applier, settled } = await setup();
+    applier.offer(sliceBody(1, "wind-a", twoInstances), "edge");
+    await settled();
+    driver.journal.length = 0;
+    applier.offer(sliceBody(2, "wind-a", [{ id: "big", gpus: [0, 1, 2, 3], tp: 4, clock: { mode: "locked", mhz: 1500 } }]), "edge");
+    await settled();
+    expect(driver.journal).toEqual(["drain big#0", "drain small#0", "stop big#0", "stop small#0", "start big#0", "lock 0 1500-1500", "lock 1 1500-1500", "lock 2 1500-1500", "lock 3 1500-1500"]);
+    expect(applier.status()).toMatchObject({ appliedVersion: 2, desiredVersion: 2 });
+
+    driver.journal.length = 0;
+    applier.offer(sliceBody(3, "wind-a", null), "edge");
+    await settled();
+    expect(driver.journal).toEqual(["drain big#0", "stop big#0", "reset 0", "reset 1", "reset 2", "reset 3"]);
+    expect(applier.engines.size).toBe(0);
+  });
+
+  it("reports a failed step and retries it with backoff until it succeeds", async () => {
+    const { driver, applier, reports, settled } = await setup();
+    driver.failStarts.set("small#0", 2);
+    applier.offer(sliceBody(4, "wind-a", twoInstances), "edge");
+    await settled();
+    expect(driver.journal.filter((j) => j.startsWith("start"))).toEqual(["start big#0", "start small#0", "start small#0", "start small#0"]);
+    expect(reports.map((r) => [r.ok, r.message?.replace(/in \d+ ms/, "")])).toEqual([
+      [false, "attempt 1 of 3 failed: start small#0: CUDA out of memory; retrying "],
+      [false, "attempt 2 of 3 failed: start small#0: CUDA out of memory; retrying "],
+      [true, undefined],
+    ]);
+    expect(applier.status()).toMatchObject({ phase: "idle", appliedVersion: 4, attempts: 3 });
+  });
+
+  it("gives up after its attempts and resets every GPU's clocks rather than leave them locked", async () => {
+    const { driver, gpus, applier, reports, settled } = await setup(2);
+    driver.failStarts.set("small#0", 99);
+    applier.offer(sliceBody(5, "wind-a", twoInstances), "edge");
+    await settled();
+    expect(applier.status()).toMatchObject({ phase: "failed", appliedVersion: null });
+    expect([0, 1, 2, 3].map((i) => gpus.lockOf(i))).toEqual([null, null, null, null]);
+    expect(reports.at(-1)).toMatchObject({ planVersion: 5, ok: false, message: expect.stringMatching(/^gave up on plan 5 after 2 attempts .* GPU clocks reset$/) });
+    expect(applier.instanceStates()).toEqual(new Map([["big", "ready"], ["small", "failed"]]));
+  });
+
+  it("refuses an invalid plan, reports it and keeps the current configuration", async () => {
+    const { driver, gpus, applier, reports, settled } = await setup();
+    applier.offer(sliceBody(6, "wind-a", twoInstances), "edge");
+    await settled();
+    driver.journal.length = 0;
+    const outOfRange = applier.offer(sliceBody(7, "wind-a", [{ id: "big", gpus: [3, 4] }]), "edge");
+    expect(outOfRange).toEqual({ accepted: false, version: 7, problems: ["instance big uses GPU 4 but this host has 4 GPU(s)"] });
+    const unknown = applier.offer(sliceBody(8, "wind-a", [{ id: "x", gpus: [0], model: "unknown-model" }]), "edge");
+    expect(unknown).toMatchObject({ accepted: false, problems: ["instance x: no such model"] });
+    const otherSite = applier.offer(sliceBody(9, "wind-b", [{ id: "x", gpus: [0] }]), "edge");
+    expect(otherSite).toMatchObject({ accepted: false, problems: [expect.stringMatching(/for site "wind-b"/)] });
+    const malformed = applier.offer({ ...sliceBody(10, "wind-a", [{ id: "x", gpus: [0, 1], tp: 1 }]) }, "edge");
+    expect(malformed).toMatchObject({ accepted: false, version: 10, problems: [expect.stringMatching(/tp x replicas/)] });
+    expect(applier.offer({ nonsense: true }, "edge")).toMatchObject({ accepted: false, version: null });
+    await settled();
+    expect(driver.journal).toEqual([]);
+    expect(gpus.lockOf(0)).toEqual({ minMhz: 1200, maxMhz: 1200 });
+    expect(applier.status()).toMatchObject({ appliedVersion: 6, desiredVersion: 6, refused: { version: null } });
+    expect(reports.slice(1).map((r) => [r.planVersion, r.ok])).toEqual([[7, false], [8, false], [9, false], [10, false]]);
+    expect(reports[1]!.message).toMatch(/^refused: instance big uses GPU 4/);
+  });
+
+  it("restarts an engine that died on its own", async () => {
+    const { driver, applier, settled } = await setup();
+    applier.offer(sliceBody(11, "wind-a", twoInstances), "edge");
+    await settled();
+    driver.journal.length = 0;
+    const small = driver.engines.find((e) => e.launch.instanceId === "small")!;
+    small.state = "failed";
+    small.onExit(small, "exited with status 1");
+    await expect.poll(() => driver.journal, { timeout: 2000, interval: 5 }).toEqual(["stop small#0", "start small#0"]);
+    await settled();
+    expect(applier.instanceStates().get("small")).toBe("ready");
+  });
+});

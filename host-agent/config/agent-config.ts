@@ -1,0 +1,99 @@
+import { z } from "zod";
+import { GpuType, SiteId } from "../../src/core/schemas/ids.ts";
+import { GpuBackendKind } from "../gpu/index.ts";
+import { EngineKind } from "../engines/engine.ts";
+
+const ms = (fallback: number) => z.number().int().positive().default(fallback);
+
+/**
+ * The host agent's configuration: one schema for flags, environment and config file (see
+ * `loadAgentConfig`). Keys are camelCase; the flag is the kebab-case key (`--engine-command`) and
+ * the variable is GREENFERENCE_ plus the upper snake-case key (`GREENFERENCE_ENGINE_COMMAND`).
+ */
+export const AgentConfig = z
+  .strictObject({
+    /** This site's id, as the fleet names it. */
+    site: SiteId,
+    /** The edge Worker's base URL. */
+    edge: z.url({ protocol: /^https?$/ }),
+    /** The site's agent token `gfs_<site>_<hex>`. */
+    token: z.string().min(1),
+    gpu: GpuBackendKind.default("nvml"),
+    /** Type reported for real GPUs whose names the agent does not recognise. */
+    gpuType: GpuType.optional(),
+    nvmlLibrary: z.string().min(1).optional(),
+    /** Path of nvidia-smi (default: looked up on PATH). */
+    nvidiaSmi: z.string().min(1).optional(),
+    engine: EngineKind.default("vllm"),
+    /** Command template for vllm/sglang with {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command by default. */
+    engineCommand: z.string().min(1).optional(),
+    enginePortBase: z.number().int().min(0).max(65535).default(8100),
+    engineHost: z.string().min(1).default("127.0.0.1"),
+    engineStartTimeoutMs: ms(900_000),
+    drainTimeoutMs: ms(60_000),
+    stopGraceMs: ms(15_000),
+    /** host:port of the local API (status, /metrics, clock and plan control); off when absent. */
+    listen: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, "host:port, e.g. 127.0.0.1:9400").optional(),
+    readToken: z.string().min(16, "at least 16 characters").optional(),
+    controlToken: z.string().min(16, "at least 16 characters").optional(),
+    heartbeatMs: ms(5_000),
+    planPollMs: ms(5_000),
+    retryBaseMs: ms(1_000),
+    retryMaxMs: ms(60_000),
+    applyAttempts: z.number().int().positive().default(5),
+    /** Site power = GPU power x this, for sites without a meter (Heron's DGX overhead). */
+    serverOverhead: z.number().min(1).default(1.82),
+    simGpuType: GpuType.default("H100-80GB"),
+    simGpus: z.number().int().positive().max(1024).default(8),
+    /** Simulated seconds per wall second. */
+    simSpeed: z.number().positive().max(10_000).default(1),
+    /** Output tokens of a simulated chat request without max_tokens. */
+    simMaxTokens: z.number().int().positive().default(256),
+  })
+  .superRefine((c, ctx) => {
+    if (c.engine === "sim" && c.gpu !== "sim") ctx.addIssue({ code: "custom", path: ["engine"], message: "the simulated engine runs on simulated GPUs: use gpu 'sim'" });
+    if (c.listen !== undefined) {
+      if (c.readToken === undefined) ctx.addIssue({ code: "custom", path: ["readToken"], message: "required when the local API listens" });
+      if (c.controlToken === undefined) ctx.addIssue({ code: "custom", path: ["controlToken"], message: "required when the local API listens" });
+      if (c.readToken !== undefined && c.readToken === c.controlToken) ctx.addIssue({ code: "custom", path: ["controlToken"], message: "must differ from readToken" });
+    }
+    const [host, port] = splitHostPort(c.listen ?? "x:0");
+    if (!host || port > 65535) ctx.addIssue({ code: "custom", path: ["listen"], message: "host:port with a port up to 65535" });
+  });
+export type AgentConfig = z.infer<typeof AgentConfig>;
+export type AgentConfigKey = keyof z.input<typeof AgentConfig>;
+
+/** Keys whose flag and environment values are numbers. */
+export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>([
+  "enginePortBase",
+  "engineStartTimeoutMs",
+  "drainTimeoutMs",
+  "stopGraceMs",
+  "heartbeatMs",
+  "planPollMs",
+  "retryBaseMs",
+  "retryMaxMs",
+  "applyAttempts",
+  "serverOverhead",
+  "simGpus",
+  "simSpeed",
+  "simMaxTokens",
+]);
+
+/** Every key, in the schema's order. */
+export const CONFIG_KEYS = Object.keys(AgentConfig.shape) as AgentConfigKey[];
+
+/** Keys never printed back. */
+export const SECRET_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>(["token", "readToken", "controlToken"]);
+
+/** `--engine-command` for key engineCommand. */
+export const flagOf = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** `GREENFERENCE_ENGINE_COMMAND` for key engineCommand. */
+export const envOf = (key: string) => `GREENFERENCE_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+/** "127.0.0.1:9400" -> ["127.0.0.1", 9400]; brackets of an IPv6 host are dropped. */
+export function splitHostPort(hostPort: string): [string, number] {
+  const i = hostPort.lastIndexOf(":");
+  return [hostPort.slice(0, i).replace(/^\[(.*)\]$/, "$1"), Number(hostPort.slice(i + 1))];
+}

@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { envOf, flagOf } from "./agent-config.ts";
+import { ConfigError, loadAgentConfig, redactedConfig } from "./load-agent-config.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "agent-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (body: unknown) => {
+  const path = join(dir, `c${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(path, typeof body === "string" ? body : JSON.stringify(body));
+  return path;
+};
+const base = { site: "wind-a", edge: "https://edge.example", token: "gfs_wind-a_00ff" };
+
+describe("loadAgentConfig", () => {
+  it("names flags and variables after the keys", () => {
+    expect(flagOf("engineCommand")).toBe("engine-command");
+    expect(envOf("engineCommand")).toBe("GREENFERENCE_ENGINE_COMMAND");
+  });
+
+  it("takes flags over environment over file over defaults", () => {
+    const path = file({ ...base, engine: "sglang", simSpeed: 3, heartbeatMs: 2000, engineCommand: "from-file {model}" });
+    const config = loadAgentConfig({ file: path, env: { GREENFERENCE_ENGINE_COMMAND: "from-env {model}", GREENFERENCE_HEARTBEAT_MS: "3000" }, flags: { heartbeatMs: "4000" } });
+    expect(config).toMatchObject({ site: "wind-a", engine: "sglang", simSpeed: 3, engineCommand: "from-env {model}", heartbeatMs: 4000, gpu: "nvml", planPollMs: 5000, enginePortBase: 8100 });
+  });
+
+  it("reads everything from the environment", () => {
+    const config = loadAgentConfig({ env: { GREENFERENCE_SITE: "grid-b", GREENFERENCE_EDGE: "http://127.0.0.1:8787", GREENFERENCE_TOKEN: "t", GREENFERENCE_GPU: "sim", GREENFERENCE_ENGINE: "sim", GREENFERENCE_SIM_GPUS: "4" } });
+    expect(config).toMatchObject({ site: "grid-b", gpu: "sim", engine: "sim", simGpus: 4 });
+  });
+
+  it("names the bad field and where its value came from", () => {
+    const bad = (sources: Parameters<typeof loadAgentConfig>[0]) => {
+      try {
+        loadAgentConfig(sources);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error("expected a ConfigError");
+    };
+    expect(bad({ flags: { ...base, simSpeed: "fast" } })).toMatch(/simSpeed \(--sim-speed\): .*number/);
+    expect(bad({ flags: base, env: { GREENFERENCE_GPU: "cuda" } })).toMatch(/gpu \(GREENFERENCE_GPU\): .*"nvml"/);
+    expect(bad({ file: file({ ...base, enginePortBase: 70000 }) })).toMatch(/enginePortBase \("enginePortBase" in .*\.json\): Too big/);
+    expect(bad({ file: file({ ...base, colour: "green" }) })).toMatch(/colour .*Unrecognized key/);
+    expect(bad({ flags: { edge: base.edge, token: base.token } })).toMatch(/site \(--site \/ GREENFERENCE_SITE\)/);
+    expect(bad({ flags: { ...base, engine: "sim" } })).toMatch(/engine \(--engine\): the simulated engine runs on simulated GPUs/);
+    expect(bad({ flags: { ...base, listen: "127.0.0.1:9400", readToken: "r".repeat(16) } })).toMatch(/controlToken .*required when the local API listens/);
+    expect(bad({ flags: { ...base, listen: "localhost" } })).toMatch(/listen \(--listen\): host:port/);
+    expect(bad({ file: file("{not json") })).toMatch(/not valid JSON/);
+    expect(bad({ file: join(dir, "missing.json") })).toMatch(/cannot read the config file/);
+  });
+
+  it("redacts secrets for printing", () => {
+    const config = loadAgentConfig({ flags: { ...base, listen: "127.0.0.1:0", readToken: "r".repeat(16), controlToken: "c".repeat(16) } });
+    expect(redactedConfig(config)).toMatchObject({ token: "<redacted>", readToken: "<redacted>", controlToken: "<redacted>", listen: "127.0.0.1:0" });
+  });
+});

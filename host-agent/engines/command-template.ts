@@ -1,0 +1,41 @@
+import { EngineError } from "./engine.ts";
+
+/** Values a command template may use: `{model}`, `{tp}`, `{port}`, `{host}`, `{variant}`, `{gpus}`. */
+export interface TemplateValues {
+  model: string;
+  tp: number;
+  port: number;
+  host: string;
+  variant: string;
+  /** Comma-separated GPU indices. */
+  gpus: string;
+}
+
+const PLACEHOLDER = /\{([a-z]+)\}/g;
+
+/**
+ * Turns an engine command template into an argv, without a shell: the template is split on
+ * whitespace (double quotes keep a word with spaces together), then placeholders are replaced in
+ * each word, so a value can never add arguments. An unknown placeholder is an error.
+ *
+ * @example
+ * expandCommand("vllm serve {model} --tensor-parallel-size {tp} --port {port}", { model: "m", tp: 2, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0,1" });
+ * // ["vllm", "serve", "m", "--tensor-parallel-size", "2", "--port", "8100"]
+ */
+export function expandCommand(template: string, values: TemplateValues): string[] {
+  const words = splitWords(template);
+  if (words.length === 0) throw new EngineError("the engine command template is empty");
+  return words.map((word) =>
+    word.replace(PLACEHOLDER, (_, name: string) => {
+      if (!(name in values)) throw new EngineError(`unknown placeholder {${name}} in the engine command template; known: ${Object.keys(values).map((k) => `{${k}}`).join(", ")}`);
+      return String(values[name as keyof TemplateValues]);
+    }),
+  );
+}
+
+function splitWords(template: string): string[] {
+  const words: string[] = [];
+  const re = /"([^"]*)"|(\S+)/g;
+  for (let m = re.exec(template); m; m = re.exec(template)) words.push(m[1] ?? m[2]!);
+  return words;
+}

@@ -1,0 +1,40 @@
+import { maxOf, sumOf, type PromSample } from "../util/prometheus-text.ts";
+import { EngineError, type EngineLoad } from "./engine.ts";
+
+/** How one real engine is started and read: its default command, health path and metric names. */
+export interface EngineFlavor {
+  kind: "vllm" | "sglang";
+  defaultCommand: string;
+  healthPath: string;
+  metricsPath: string;
+  /** Reads running/waiting/KV use from a scrape; throws when the queue metrics are missing. */
+  readLoad(samples: readonly PromSample[]): EngineLoad;
+}
+
+function loadFrom(samples: readonly PromSample[], kind: string, running: string, waiting: string, kv: readonly string[]): EngineLoad {
+  const r = sumOf(samples, running);
+  const w = sumOf(samples, waiting);
+  if (r === undefined || w === undefined) throw new EngineError(`${kind} metrics lack ${r === undefined ? running : waiting}`);
+  const use = kv.map((name) => maxOf(samples, name)).find((v) => v !== undefined) ?? 0;
+  return { running: r, waiting: w, kvUse: Math.min(1, Math.max(0, use)) };
+}
+
+/** vLLM's OpenAI server: `vllm:num_requests_*`, KV use as `vllm:gpu_cache_usage_perc` (a fraction; `kv_cache_usage_perc` in v1). */
+export const vllmFlavor: EngineFlavor = {
+  kind: "vllm",
+  defaultCommand: "vllm serve {model} --tensor-parallel-size {tp} --host {host} --port {port}",
+  healthPath: "/health",
+  metricsPath: "/metrics",
+  readLoad: (s) => loadFrom(s, "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]),
+};
+
+/** SGLang's server: `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`. */
+export const sglangFlavor: EngineFlavor = {
+  kind: "sglang",
+  defaultCommand: "python3 -m sglang.launch_server --model-path {model} --tp {tp} --host {host} --port {port} --enable-metrics",
+  healthPath: "/health",
+  metricsPath: "/metrics",
+  readLoad: (s) => loadFrom(s, "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", ["sglang:token_usage"]),
+};
+
+export const engineFlavors = { vllm: vllmFlavor, sglang: sglangFlavor } satisfies Record<EngineFlavor["kind"], EngineFlavor>;

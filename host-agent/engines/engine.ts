@@ -1,0 +1,82 @@
+import { z } from "zod";
+import type { ClockSetting, InstanceRole } from "../../src/core/schemas/plan.ts";
+import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
+
+/** The engines the agent can drive. */
+export const EngineKind = z.enum(["vllm", "sglang", "sim"]);
+export type EngineKind = z.infer<typeof EngineKind>;
+
+/** One replica of a planned instance, as the applier asks a driver to run it. */
+export interface EngineLaunch {
+  instanceId: string;
+  /** 0-based replica number within the planned instance. */
+  replica: number;
+  model: string;
+  variant: string;
+  tp: number;
+  /** The site's GPU indices this replica runs on (tp of them). */
+  gpus: readonly number[];
+  role: InstanceRole;
+}
+
+/** Key of a replica in the applier's tables: `<instance id>#<replica>`. */
+export const launchKey = (l: Pick<EngineLaunch, "instanceId" | "replica">) => `${l.instanceId}#${l.replica}`;
+
+/** Two launches run the same engine (only the clock may differ between them). */
+export function sameLaunch(a: EngineLaunch, b: EngineLaunch): boolean {
+  return a.model === b.model && a.variant === b.variant && a.tp === b.tp && a.role === b.role && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => g === b.gpus[i]);
+}
+
+/** An engine's queue and cache, from its metrics. `kvUse` is the fraction of KV cache in use. */
+export interface EngineLoad {
+  running: number;
+  waiting: number;
+  kvUse: number;
+}
+
+/** What `drain` achieved: whether the engine ran empty before the timeout. */
+export interface DrainResult {
+  drained: boolean;
+  running: number;
+}
+
+/**
+ * One running engine replica (vLLM, SGLang or simulated) behind an OpenAI API. Lifecycle:
+ * `start` (resolves once healthy) -> `drain` (stop admitting, wait for running to reach 0) ->
+ * `stop`. Methods may throw `EngineError`.
+ */
+export interface Engine {
+  readonly kind: EngineKind;
+  readonly launch: EngineLaunch;
+  readonly state: InstanceState;
+  /** Base URL of its OpenAI API (`http://127.0.0.1:8100`), once started. */
+  readonly url: string | undefined;
+  /** False once draining or stopped: the site gateway must send it nothing new. */
+  readonly accepting: boolean;
+  start(): Promise<void>;
+  load(): Promise<EngineLoad>;
+  drain(timeoutMs: number): Promise<DrainResult>;
+  /** Stops the engine (a real process: SIGTERM, then SIGKILL after a grace period). Idempotent. */
+  stop(): Promise<void>;
+  /**
+   * The plan's clock setting for this instance. The GPU clocks themselves are locked by the
+   * applier; a simulated engine uses the setting to bound its per-iteration frequency hook.
+   */
+  setClock(clock: ClockSetting): void;
+}
+
+/** Told when an engine stops on its own (crash, OOM kill) rather than through `stop`. */
+export type EngineExitListener = (engine: Engine, reason: string) => void;
+
+/** Makes engines of one kind; the applier holds one driver. */
+export interface EngineDriver {
+  readonly kind: EngineKind;
+  /** Why this host cannot run `launch` (an unknown model for the simulator, ...), or undefined. */
+  check(launch: EngineLaunch): string | undefined;
+  create(launch: EngineLaunch, onExit: EngineExitListener): Engine;
+}
+
+/** An engine failed to start, answer or stop; the message names the replica. */
+export class EngineError extends Error {
+  override readonly name = "EngineError";
+}

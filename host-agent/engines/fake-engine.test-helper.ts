@@ -1,0 +1,31 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** test-fixtures/fake-engine.js, runnable as `node <path> ...`. */
+export const FAKE_ENGINE = fileURLToPath(new URL("../test-fixtures/fake-engine.js", import.meta.url));
+
+/** One JSON line of the fake engine's event log. */
+export interface FakeEngineEvent {
+  pid: number;
+  event: "start" | "request" | "signal";
+  argv?: string[];
+  cuda?: string | null;
+  signal?: string;
+  running?: number;
+}
+
+/** A temp dir with the fake engine's log; `env()` is the environment engines should get. */
+export function fakeEngineLog() {
+  const dir = mkdtempSync(join(tmpdir(), "fake-engine-"));
+  const path = join(dir, "events.jsonl");
+  return {
+    env: (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ ...process.env, FAKE_ENGINE_LOG: path, ...extra }),
+    events: (): FakeEngineEvent[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as FakeEngineEvent) : []),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The command template that runs the fake engine the way `vllm serve` would be run. */
+export const FAKE_VLLM_COMMAND = `${process.execPath} ${FAKE_ENGINE} serve {model} --tensor-parallel-size {tp} --host {host} --port {port}`;

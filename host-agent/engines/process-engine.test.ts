@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { FAKE_VLLM_COMMAND, fakeEngineLog } from "./fake-engine.test-helper.ts";
+import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
+import type { Engine, EngineLaunch } from "./engine.ts";
+import { ProcessEngineDriver } from "./process-engine-driver.ts";
+
+const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
+const started: Engine[] = [];
+const logs: ReturnType<typeof fakeEngineLog>[] = [];
+
+function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overrides: Partial<{ startTimeoutMs: number; stopGraceMs: number }> = {}) {
+  const log = fakeEngineLog();
+  logs.push(log);
+  const driver = new ProcessEngineDriver({ flavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env({ FAKE_ENGINE_FLAVOR: flavor.kind, ...env }), startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, ...overrides });
+  const exits: string[] = [];
+  const make = (l = launch) => {
+    const engine = driver.create(l, (_e, why) => exits.push(why));
+    started.push(engine);
+    return engine;
+  };
+  return { log, make, exits };
+}
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((e) => e.stop()));
+  for (const log of logs.splice(0)) log.remove();
+});
+
+describe("ProcessEngine against the fake engine", () => {
+  it("starts the command template with the plan's model, TP and port, and CUDA_VISIBLE_DEVICES from its GPUs", async () => {
+    const { log, make } = driverWith();
+    const engine = make();
+    await engine.start();
+    expect(engine.state).toBe("ready");
+    expect(engine.accepting).toBe(true);
+    const port = new URL(engine.url!).port;
+    const [start] = log.events().filter((e) => e.event === "start");
+    expect(start!.argv).toEqual(["serve", "meta-llama/Llama-2-70b-hf", "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", port]);
+    expect(start!.cuda).toBe("2,3");
+    const answer = await fetch(`${engine.url}/v1/chat/completions`, { method: "POST", body: "{}" });
+    expect(answer.status).toBe(200);
+  });
+
+  it("reads vLLM and SGLang queue and KV metrics", async () => {
+    const vllm = driverWith({ FAKE_ENGINE_WAITING: "3" }).make();
+    const sglang = driverWith({ FAKE_ENGINE_WAITING: "5", FAKE_ENGINE_DELAY_MS: "500" }, sglangFlavor).make();
+    await Promise.all([vllm.start(), sglang.start()]);
+    expect(await vllm.load()).toEqual({ running: 0, waiting: 3, kvUse: 0 });
+    const inFlight = fetch(`${sglang.url}/v1/chat/completions`, { method: "POST", body: "{}" });
+    await expect.poll(() => sglang.load(), { timeout: 1000, interval: 20 }).toEqual({ running: 1, waiting: 5, kvUse: 0.1 });
+    await inFlight;
+  });
+
+  it("drain stops admitting, waits for running to reach 0, then stop sends SIGTERM", async () => {
+    const { log, make } = driverWith({ FAKE_ENGINE_DELAY_MS: "600" });
+    const engine = make();
+    await engine.start();
+    const request = fetch(`${engine.url}/v1/chat/completions`, { method: "POST", body: "{}" });
+    await expect.poll(() => log.events().some((e) => e.event === "request"), { timeout: 2000, interval: 20 }).toBe(true);
+    const t0 = Date.now();
+    const drained = await engine.drain(5_000);
+    expect(drained).toEqual({ drained: true, running: 0 });
+    expect(engine.accepting).toBe(false);
+    expect(Date.now() - t0).toBeGreaterThan(300);
+    expect((await request).status).toBe(200);
+    await engine.stop();
+    expect(engine.state).toBe("stopped");
+    expect(log.events().filter((e) => e.event === "signal")).toEqual([expect.objectContaining({ signal: "SIGTERM", running: 0 })]);
+  });
+
+  it("drain gives up after its timeout while requests still run", async () => {
+    const engine = driverWith({ FAKE_ENGINE_DELAY_MS: "3000" }).make();
+    await engine.start();
+    const request = fetch(`${engine.url}/v1/chat/completions`, { method: "POST", body: "{}" }).catch(() => undefined);
+    await expect.poll(() => engine.load().then((l) => l.running), { timeout: 2000, interval: 20 }).toBe(1);
+    expect(await engine.drain(200)).toEqual({ drained: false, running: 1 });
+    await engine.stop();
+    await request;
+  });
+
+  it("kills an engine that ignores SIGTERM after the grace period", async () => {
+    const { log, make } = driverWith({ FAKE_ENGINE_IGNORE_SIGTERM: "1" }, vllmFlavor, { stopGraceMs: 300 });
+    const engine = make();
+    await engine.start();
+    const t0 = Date.now();
+    await engine.stop();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(engine.state).toBe("stopped");
+    expect(log.events().some((e) => e.event === "signal")).toBe(true);
+    await expect(fetch(`${engine.url}/health`)).rejects.toThrow();
+  });
+
+  it("fails to start with the reason when the command cannot run or never becomes healthy", async () => {
+    const log = fakeEngineLog();
+    logs.push(log);
+    const missing = new ProcessEngineDriver({ flavor: vllmFlavor, command: "/nonexistent/vllm serve {model}", host: "127.0.0.1", portBase: 0, startTimeoutMs: 2000, stopGraceMs: 500 }).create(launch, () => undefined);
+    await expect(missing.start()).rejects.toThrow(/could not start '\/nonexistent\/vllm'/);
+    const slow = driverWith({ FAKE_ENGINE_BOOT_MS: "60000" }, vllmFlavor, { startTimeoutMs: 400 }).make();
+    await expect(slow.start()).rejects.toThrow(/did not become healthy within 400 ms/);
+    expect(slow.state).toBe("stopped");
+  });
+
+  it("reports an engine that dies on its own", async () => {
+    const { make, exits } = driverWith();
+    const engine = make();
+    await engine.start();
+    const pid = logs.at(-1)!.events()[0]!.pid;
+    process.kill(pid, "SIGKILL");
+    await expect.poll(() => exits.length, { timeout: 2000, interval: 20 }).toBe(1);
+    expect(engine.state).toBe("failed");
+    expect(exits[0]).toMatch(/killed by SIGKILL/);
+  });
+});

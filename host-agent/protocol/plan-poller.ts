@@ -1,0 +1,85 @@
+import { backoffMs, Wakeup, type Backoff } from "../util/backoff.ts";
+import { type EdgeClient } from "./edge-client.ts";
+import { claimedVersion } from "./plan-slice.ts";
+
+export interface PlanPollerOptions {
+  edge: Pick<EdgeClient, "pullPlan">;
+  intervalMs: number;
+  /** Spacing after consecutive failures (never shorter than the interval). */
+  backoff: Backoff;
+  /** Hands a new plan body to the applier (which validates it). */
+  offer: (body: unknown) => void;
+  log?: (message: string) => void;
+}
+
+/** Where plan pulling stands. */
+export interface PlanPollStats {
+  pulls: number;
+  consecutiveFailures: number;
+  lastError: string | null;
+  /** Version of the last plan body received (valid or not). */
+  lastVersionSeen: number | null;
+}
+
+/**
+ * Pulls this site's plan slice every `intervalMs` with the ETag of the last plan received, so an
+ * unchanged plan costs a 304. New bodies go to `offer`; a refused body is not offered again until
+ * the edge has a new version. While the edge is unreachable the last plan stays applied and the
+ * poller retries with exponential backoff.
+ *
+ * @example
+ * const poller = new PlanPoller({ edge, intervalMs: 5000, backoff: { baseMs: 1000, maxMs: 60_000 }, offer: (b) => applier.offer(b, "edge") });
+ * poller.start();
+ */
+export class PlanPoller {
+  readonly stats: PlanPollStats = { pulls: 0, consecutiveFailures: 0, lastError: null, lastVersionSeen: null };
+  private etag: string | undefined;
+  private stopped = true;
+  private readonly wakeup = new Wakeup();
+  private loop: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: PlanPollerOptions) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeup.wake();
+    await this.loop;
+  }
+
+  /** Pulls once now; returns whether the edge answered. */
+  async pull(): Promise<boolean> {
+    try {
+      const pulled = await this.options.edge.pullPlan(this.etag);
+      this.stats.pulls++;
+      this.stats.consecutiveFailures = 0;
+      this.stats.lastError = null;
+      if (pulled.kind === "plan") {
+        const version = claimedVersion(pulled.body);
+        this.stats.lastVersionSeen = version ?? null;
+        this.etag = pulled.etag ?? (version === undefined ? undefined : `"plan-${version}"`);
+        this.options.offer(pulled.body);
+      }
+      return true;
+    } catch (error) {
+      this.stats.consecutiveFailures++;
+      this.stats.lastError = (error as Error).message;
+      if (this.stats.consecutiveFailures === 1 || this.stats.consecutiveFailures % 10 === 0) this.options.log?.(`plan pull failed (${this.stats.consecutiveFailures} in a row; keeping the current plan): ${this.stats.lastError}`);
+      return false;
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      await this.pull();
+      const failures = this.stats.consecutiveFailures;
+      const delay = failures === 0 ? this.options.intervalMs : Math.max(this.options.intervalMs, backoffMs(this.options.backoff, failures));
+      if (!this.stopped) await this.wakeup.wait(delay);
+    }
+  }
+}

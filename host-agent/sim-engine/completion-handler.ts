@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
+import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
+import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
+import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
+import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
+import { ENERGY_HEADER, SseWriter } from "./sse-writer.ts";
+
+/** What the OpenAI routes of a simulated engine need. */
+export interface CompletionContext {
+  engine: RealtimeEngine;
+  /** The one model name it serves. */
+  model: string;
+  maxContext: number;
+  /** Output tokens of a chat request without max_tokens (a placeholder engine never stops by itself). */
+  defaultMaxTokens: number;
+  instanceId: string;
+  accepting(): boolean;
+  requestLog?: RequestLog;
+  /** Site clock, ms, for the request log. */
+  nowMs(): number;
+}
+
+const BODY_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * `POST /v1/chat/completions` and `/v1/completions` on a simulated engine: validates the body as the
+ * edge does, counts prompt tokens with the edge's estimate, runs the request through the engine
+ * and answers with placeholder text whose token counts and timing are the model's, as JSON or SSE
+ * (`data: [DONE]`, usage chunk when `stream_options.include_usage`). The energy receipt is in
+ * `usage.greenference.energy_j` and in `x-greenference-energy-j` (a header for JSON answers, a
+ * trailer for streams).
+ */
+export async function handleCompletion(kind: "chat" | "text", req: IncomingMessage, res: ServerResponse, ctx: CompletionContext): Promise<void> {
+  if (!ctx.accepting()) return sendOpenAiError(res, 503, "this engine is draining and takes no new requests", "engine_draining");
+  let raw: unknown;
+  try {
+    raw = await readJsonBody(req, BODY_LIMIT);
+  } catch (error) {
+    if (error instanceof BodyError) return sendOpenAiError(res, error.status, error.message);
+    throw error;
+  }
+  const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
+  if (!parsed.success) return sendOpenAiError(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, null, parsed.error.issues[0]?.path.join(".") || null);
+  const body = parsed.data;
+  if (body.model !== ctx.model) return sendOpenAiError(res, 404, `The model \`${body.model}\` does not exist.`, "model_not_found", "model");
+  if ((body.n ?? 1) !== 1) return sendOpenAiError(res, 400, "n > 1 is not supported by the simulated engine", null, "n");
+  const inputTokens = estimateInputTokens(kind === "chat" ? chatPromptShape(body as ChatCompletionRequest) : completionPromptShape(body as CompletionRequest));
+  const asked = kind === "chat" ? ((body as ChatCompletionRequest).max_completion_tokens ?? body.max_tokens) : (body.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
+  const maxTokens = asked ?? Math.max(1, Math.min(ctx.defaultMaxTokens, ctx.maxContext - inputTokens));
+  if (inputTokens + maxTokens > ctx.maxContext) {
+    return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${inputTokens + maxTokens} tokens (${inputTokens} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
+  }
+  const stream = body.stream === true;
+  const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true);
+  const finishReason = asked !== undefined && asked !== null ? "length" : "stop";
+  const classId = classIdOf(req.headers["x-greenference-class"]);
+  let generated = 0;
+  const record = (result: SimRequestResult) =>
+    ctx.requestLog?.record({
+      instanceId: ctx.instanceId,
+      classId,
+      endMs: ctx.nowMs(),
+      ttftMs: result.ttftS * 1e3,
+      tbtMs: Number.isFinite(result.meanTbtS) ? result.meanTbtS * 1e3 : undefined,
+      energyJ: result.energyJ,
+      promptTokens: result.promptTokens,
+      completionTokens: result.completionTokens,
+    });
+  try {
+    ctx.engine.submit(inputTokens, maxTokens, {
+      onTokens: (n) => {
+        if (stream) writer.tokens(generated, n);
+        generated += n;
+      },
+      onDone: (result) => {
+        record(result);
+        if (stream) writer.finish(finishReason, result);
+        else sendJson(res, 200, writer.completeBody(generated, finishReason, result), { [ENERGY_HEADER]: String(round3(result.energyJ)) });
+      },
+      onAbort: (reason) => (stream ? writer.abort(reason) : sendOpenAiError(res, 503, reason, "engine_stopped")),
+    });
+  } catch (error) {
+    if (error instanceof SimRequestError) return sendOpenAiError(res, error.status, error.message, error.code);
+    throw error;
+  }
+  if (stream) writer.open();
+}
+
+const round3 = (x: number) => Math.round(x * 1e3) / 1e3;

@@ -1,0 +1,28 @@
+import type { IterationState } from "../../src/core/engine/engine-instance.ts";
+import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
+import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
+
+export type { IterationState };
+
+/**
+ * A local frequency controller (EcoFreq, MIAD, ...): picks the clock of the next iteration from
+ * what the engine is about to run, within the plan's bounds. Called synchronously once per
+ * iteration by a simulated engine, so it must be quick (GreenServe budgets ~0.5 ms); the engine
+ * locks its GPUs to the answer (clamped into the bounds and snapped to the clock grid).
+ */
+export interface FrequencyController {
+  chooseMhz(state: IterationState, bounds: ClockLock): number;
+}
+
+/** Makes the controller for an instance whose plan clock is a policy; undefined runs it at the top of its bounds. */
+export type FrequencyControllerFactory = (policy: "ecofreq" | "miad" | "instance-manager", bounds: ClockLock) => FrequencyController | undefined;
+
+/**
+ * The clock a GPU of `spec` runs at under `mhz`: clamped into its range and snapped to its
+ * `clockStepMhz` grid counted down from the maximum (as the simulated GPU does).
+ */
+export function snapClock(spec: GpuSpec, mhz: number): number {
+  const clamped = Math.min(spec.maxMhz, Math.max(spec.minMhz, mhz));
+  const steps = Math.min(Math.round((spec.maxMhz - clamped) / spec.clockStepMhz), Math.floor((spec.maxMhz - spec.minMhz) / spec.clockStepMhz));
+  return spec.maxMhz - steps * spec.clockStepMhz;
+}

@@ -1,0 +1,124 @@
+import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
+import { llmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
+import type { ClockSetting } from "../../src/core/schemas/plan.ts";
+import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
+import { EngineError, launchKey, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
+import type { RequestLog } from "../telemetry/request-log.ts";
+import { sleep } from "../util/backoff.ts";
+import type { FrequencyControllerFactory } from "./frequency-controller.ts";
+import { RealtimeEngine } from "./realtime-engine.ts";
+import { SimEngineServer } from "./sim-engine-server.ts";
+import type { SimulatedSite } from "./simulated-site.ts";
+
+export interface SimDriverOptions {
+  site: SimulatedSite;
+  /** Interface the engines listen on (each on a free port). Default 127.0.0.1. */
+  host?: string;
+  requestLog?: RequestLog;
+  defaultMaxTokens?: number;
+  /** Controllers for instances whose plan clock is a policy; without one they run at the top of the bounds. */
+  controllers?: FrequencyControllerFactory;
+  /** Plan model id -> built-in LLM spec id, for models the simulator knows by another name. */
+  models?: Record<string, string>;
+}
+
+/**
+ * Runs planned instances as simulated engines inside the agent, on the simulated site's GPUs.
+ *
+ * @example
+ * const driver = new SimEngineDriver({ site, requestLog });
+ * const engine = driver.create(launch, onExit);
+ * await engine.start(); // engine.url serves the OpenAI API
+ */
+export class SimEngineDriver implements EngineDriver {
+  readonly kind = "sim";
+
+  constructor(private readonly options: SimDriverOptions) {}
+
+  check(launch: EngineLaunch): string | undefined {
+    let llm: LlmSpec;
+    try {
+      llm = this.llmOf(launch.model);
+    } catch (error) {
+      return `instance ${launch.instanceId}: ${(error as Error).message}`;
+    }
+    if (kvCapacityTokens(llm, this.options.site.spec, launch.tp) <= 0) return `instance ${launch.instanceId}: ${llm.id} does not fit on ${launch.tp} x ${this.options.site.spec.type}`;
+    return undefined;
+  }
+
+  create(launch: EngineLaunch): Engine {
+    return new SimEngine(launch, this.llmOf(launch.model), this.options);
+  }
+
+  private llmOf(model: string): LlmSpec {
+    return llmSpec(this.options.models?.[model] ?? model);
+  }
+}
+
+/** One simulated replica: a real-time engine and its HTTP server. */
+class SimEngine implements Engine {
+  readonly kind = "sim";
+  state: InstanceState = "stopped";
+  url: string | undefined;
+  private engine: RealtimeEngine | undefined;
+  private server: SimEngineServer | undefined;
+  private clock: ClockSetting | null = null;
+  /** The setting the running engine has, as JSON. */
+  private applied: string | undefined;
+
+  constructor(
+    readonly launch: EngineLaunch,
+    private readonly llm: LlmSpec,
+    private readonly options: SimDriverOptions,
+  ) {}
+
+  get accepting(): boolean {
+    return this.server?.accepting ?? false;
+  }
+
+  async start(): Promise<void> {
+    if (this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is already started`);
+    const { site, requestLog, defaultMaxTokens } = this.options;
+    this.state = "starting";
+    this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus });
+    this.setClock(this.clock);
+    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: this.launch.model, instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
+    this.url = await this.server.start(this.options.host ?? "127.0.0.1", 0);
+    this.state = "ready";
+  }
+
+  async load(): Promise<EngineLoad> {
+    if (!this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is not started`);
+    return this.engine.load;
+  }
+
+  async drain(timeoutMs: number): Promise<DrainResult> {
+    if (!this.server || !this.engine) return { drained: true, running: 0 };
+    this.server.accepting = false;
+    this.state = "draining";
+    const deadline = Date.now() + timeoutMs;
+    while (this.engine.inFlight > 0 && Date.now() < deadline) await sleep(Math.min(50, deadline - Date.now()));
+    return { drained: this.engine.inFlight === 0, running: this.engine.inFlight };
+  }
+
+  /** Aborts what is still in flight (its clients get an error) and closes the server. */
+  async stop(): Promise<void> {
+    if (this.server) this.server.accepting = false;
+    await this.engine?.close();
+    await this.server?.close();
+    this.server = undefined;
+    this.engine = undefined;
+    this.applied = undefined;
+    this.state = "stopped";
+  }
+
+  /** A changed setting gets a fresh controller; the same setting again keeps the running one (and its state). */
+  setClock(clock: ClockSetting | null): void {
+    const same = this.applied !== undefined && JSON.stringify(clock) === this.applied;
+    this.clock = clock;
+    if (!this.engine || same) return;
+    this.applied = JSON.stringify(clock);
+    const controller = clock?.mode === "policy" ? this.options.controllers?.(clock.policy, { minMhz: clock.minMhz, maxMhz: clock.maxMhz }) : undefined;
+    this.engine.setClock(clock, controller);
+  }
+}

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { RequestLog } from "../telemetry/request-log.ts";
+import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
+import { RealtimeEngine } from "./realtime-engine.ts";
+import { SimEngineServer } from "./sim-engine-server.ts";
+import { SimulatedSite } from "./simulated-site.ts";
+
+let engine: RealtimeEngine;
+let server: SimEngineServer;
+let url = "";
+const log = new RequestLog();
+
+beforeAll(async () => {
+  const site = await SimulatedSite.open({ gpuType: "A100-80GB", gpuCount: 1, speed: 20 });
+  const llm = llmSpec("llama3.1-8b");
+  engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
+  server = new SimEngineServer({ engine, llm, servedModel: "llama-8b", instanceId: "i1", requestLog: log, defaultMaxTokens: 8, nowMs: () => site.clock.nowMs() });
+  url = await server.start("127.0.0.1", 0);
+});
+afterAll(async () => {
+  await engine.close();
+  await server.close();
+});
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+describe("SimEngineServer", () => {
+  it("answers chat with the default length, and text completions as an SSE stream ending in [DONE]", async () => {
+    const chat = await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "hi" }] }, { "x-greenference-class": "SS" });
+    const body = (await chat.json()) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { completion_tokens: number; greenference: { energy_j: number } } };
+    expect(body.usage.completion_tokens).toBe(8);
+    expect(body.choices[0]!.finish_reason).toBe("stop");
+    expect(body.choices[0]!.message.content.split(" ")).toHaveLength(8);
+    expect(Number(chat.headers.get("x-greenference-energy-j"))).toBeCloseTo(body.usage.greenference.energy_j, 3);
+
+    const stream = await post("/v1/completions", { model: "llama-8b", prompt: ["one", "two"], max_tokens: 3, stream: true });
+    const events = (await stream.text()).trim().split("\n\n");
+    expect(events).toHaveLength(3 + 1 + 1);
+    expect(JSON.parse(events[0]!.slice(6))).toMatchObject({ object: "text_completion", choices: [{ text: "lorem" }] });
+    expect(JSON.parse(events[3]!.slice(6)).choices[0].finish_reason).toBe("length");
+    expect(events.at(-1)).toBe("data: [DONE]");
+    expect(log.summary("i1", 0, Date.now() + 60_000)).toMatchObject({ requests: 2, servedRps: { SS: expect.any(Number) } });
+  });
+
+  it("answers bad requests as the OpenAI API does", async () => {
+    const status = async (r: Promise<Response>) => {
+      const res = await r;
+      return [res.status, ((await res.json()) as { error: { code: string | null } }).error.code];
+    };
+    expect(await status(post("/v1/chat/completions", { model: "gpt-4", messages: [{ role: "user", content: "x" }] }))).toEqual([404, "model_not_found"]);
+    expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [] }))).toEqual([400, null]);
+    expect(await status(post("/v1/chat/completions", "{oops"))).toEqual([400, null]);
+    expect(await status(post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 200_000 }))).toEqual([400, "context_length_exceeded"]);
+    expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], n: 2 }))).toEqual([400, null]);
+    expect(await status(fetch(`${url}/v2/anything`))).toEqual([404, "not_found"]);
+  });
+
+  it("serves vLLM-style metrics and /v1/models, and refuses new work while draining", async () => {
+    const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+    expect(sumOf(metrics, "vllm:num_requests_running")).toBe(0);
+    expect(sumOf(metrics, "vllm:generation_tokens_total")).toBe(11);
+    expect(sumOf(metrics, "vllm:request_success_total")).toBe(2);
+    expect(((await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] }).data[0]!.id).toBe("llama-8b");
+    server.accepting = false;
+    expect((await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }] })).status).toBe(503);
+    server.accepting = true;
+  });
+});

@@ -1,0 +1,93 @@
+import type { ServerResponse } from "node:http";
+import type { SimRequestResult } from "./request-ledger.ts";
+
+/** Where a site reports a request's measured energy (the edge reads it; see src/worker/receipt.ts). */
+export const ENERGY_HEADER = "x-greenference-energy-j";
+
+const WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor"];
+
+/** Placeholder text for output tokens `from` .. `from + count - 1`: one word per token. */
+export function placeholderText(from: number, count: number): string {
+  let text = "";
+  for (let k = from; k < from + count; k++) text += `${k === 0 ? "" : " "}${WORDS[k % WORDS.length]}`;
+  return text;
+}
+
+/** OpenAI usage with the energy receipt under `greenference`. */
+export function usageOf(result: SimRequestResult) {
+  return {
+    prompt_tokens: result.promptTokens,
+    completion_tokens: result.completionTokens,
+    total_tokens: result.promptTokens + result.completionTokens,
+    greenference: { energy_j: Math.round(result.energyJ * 1e3) / 1e3 },
+  };
+}
+
+let counter = 0;
+
+/** Writes one OpenAI response, chat or text completion, as SSE chunks or as one JSON body. */
+export class SseWriter {
+  private readonly id: string;
+  private readonly created = Math.floor(Date.now() / 1e3);
+  private opened = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly kind: "chat" | "text",
+    private readonly model: string,
+    private readonly includeUsage: boolean,
+  ) {
+    this.id = `${kind === "chat" ? "chatcmpl" : "cmpl"}-sim${Date.now().toString(36)}${(counter++).toString(36)}`;
+  }
+
+  /** Sends the SSE head (once). */
+  open(): void {
+    if (this.opened || this.res.headersSent) return;
+    this.opened = true;
+    this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", trailer: ENERGY_HEADER });
+  }
+
+  tokens(from: number, count: number): void {
+    const text = placeholderText(from, count);
+    this.send(this.kind === "chat" ? this.chunk([{ index: 0, delta: from === 0 ? { role: "assistant", content: text } : { content: text }, logprobs: null, finish_reason: null }]) : this.chunk([{ index: 0, text, logprobs: null, finish_reason: null }]));
+  }
+
+  finish(finishReason: string, result: SimRequestResult): void {
+    this.send(this.kind === "chat" ? this.chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]) : this.chunk([{ index: 0, text: "", logprobs: null, finish_reason: finishReason }]));
+    if (this.includeUsage) this.send({ ...this.chunk([]), usage: usageOf(result) });
+    this.write("data: [DONE]\n\n");
+    if (this.writable()) {
+      this.res.addTrailers({ [ENERGY_HEADER]: String(Math.round(result.energyJ * 1e3) / 1e3) });
+      this.res.end();
+    }
+  }
+
+  abort(reason: string): void {
+    this.send({ error: { message: reason, type: "server_error", param: null, code: "engine_stopped" } });
+    if (this.writable()) this.res.end();
+  }
+
+  /** The non-streaming body. */
+  completeBody(completionTokens: number, finishReason: string, result: SimRequestResult): unknown {
+    const text = placeholderText(0, completionTokens);
+    const choice = this.kind === "chat" ? { index: 0, message: { role: "assistant", content: text }, logprobs: null, finish_reason: finishReason } : { index: 0, text, logprobs: null, finish_reason: finishReason };
+    return { id: this.id, object: this.kind === "chat" ? "chat.completion" : "text_completion", created: this.created, model: this.model, choices: [choice], usage: usageOf(result) };
+  }
+
+  private chunk(choices: unknown[]) {
+    return { id: this.id, object: this.kind === "chat" ? "chat.completion.chunk" : "text_completion", created: this.created, model: this.model, choices };
+  }
+
+  private send(body: unknown): void {
+    this.write(`data: ${JSON.stringify(body)}\n\n`);
+  }
+
+  private write(text: string): void {
+    this.open();
+    if (this.writable()) this.res.write(text);
+  }
+
+  private writable(): boolean {
+    return !this.res.writableEnded && !this.res.destroyed;
+  }
+}

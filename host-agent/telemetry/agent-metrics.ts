@@ -1,0 +1,52 @@
+import { PrometheusWriter } from "../util/prometheus-text.ts";
+import type { HeartbeatStats } from "./heartbeat-loop.ts";
+import type { GpuReading, InstanceReading } from "./readings.ts";
+import type { ServedTotals } from "./request-log.ts";
+
+/** Everything the agent's `/metrics` shows, read at scrape time. */
+export interface AgentMetricsSnapshot {
+  site: string;
+  gpus: readonly GpuReading[];
+  instances: readonly InstanceReading[];
+  sitePowerW: number;
+  appliedPlanVersion: number | null;
+  desiredPlanVersion: number | null;
+  servedTotals: ReadonlyMap<string, ServedTotals>;
+  heartbeats: HeartbeatStats;
+}
+
+const STATES = ["starting", "ready", "draining", "stopped", "failed"] as const;
+
+/**
+ * The agent's Prometheus exposition, with conventional names and units: `_watts`, `_joules_total`,
+ * `_mhz`, `_ratio`. Labels: `site` everywhere, `gpu` for GPU series, `instance` for engine series.
+ *
+ * @example
+ * agentMetricsText(snapshot); // "# HELP greenference_gpu_power_watts ...\ngreenference_gpu_power_watts{site=\"a\",gpu=\"0\"} 312\n..."
+ */
+export function agentMetricsText(s: AgentMetricsSnapshot): string {
+  const site = s.site;
+  const gpu = (g: GpuReading) => ({ site, gpu: g.index, type: g.type });
+  const inst = (i: InstanceReading) => ({ site, instance: i.id });
+  const totals = [...s.servedTotals];
+  const w = new PrometheusWriter()
+    .family("greenference_gpu_power_watts", "gauge", "Power the GPU draws now.", s.gpus.map((g) => [gpu(g), g.powerW]))
+    .family("greenference_gpu_energy_joules_total", "counter", "Energy the GPU has used (driver counter).", s.gpus.map((g) => [gpu(g), g.energyJ]))
+    .family("greenference_gpu_sm_clock_mhz", "gauge", "SM clock now.", s.gpus.map((g) => [gpu(g), g.smClockMhz]))
+    .family("greenference_gpu_locked_clock_mhz", "gauge", "Upper end of the locked graphics clock range; absent when unlocked.", s.gpus.filter((g) => g.lockedClockMhz !== null).map((g) => [gpu(g), g.lockedClockMhz!]))
+    .family("greenference_gpu_up", "gauge", "1 when the GPU answered its last reading.", s.gpus.map((g) => [gpu(g), g.health === "failed" ? 0 : 1]))
+    .family("greenference_site_power_watts", "gauge", "Site power: metered, or GPU power x server overhead.", [[{ site }, s.sitePowerW]])
+    .family("greenference_engine_requests_running", "gauge", "Requests the instance's engines run now.", s.instances.map((i) => [inst(i), i.running]))
+    .family("greenference_engine_requests_waiting", "gauge", "Requests queued in the instance's engines.", s.instances.map((i) => [inst(i), i.waiting]))
+    .family("greenference_engine_kv_cache_usage_ratio", "gauge", "Fraction of KV cache in use (mean over replicas).", s.instances.map((i) => [inst(i), i.kvUse]))
+    .family("greenference_engine_replicas", "gauge", "Engine replicas of the instance.", s.instances.map((i) => [inst(i), i.replicas]))
+    .family("greenference_engine_state", "gauge", "1 for the instance's current state.", s.instances.flatMap((i) => STATES.map((state) => [{ ...inst(i), state }, i.state === state ? 1 : 0] as const)))
+    .family("greenference_requests_total", "counter", "Requests the instance finished.", totals.map(([id, t]) => [{ site, instance: id }, t.requests]))
+    .family("greenference_request_energy_joules_total", "counter", "Energy charged to finished requests (their receipts).", totals.map(([id, t]) => [{ site, instance: id }, t.energyJ]))
+    .family("greenference_prompt_tokens_total", "counter", "Prompt tokens of finished requests.", totals.map(([id, t]) => [{ site, instance: id }, t.promptTokens]))
+    .family("greenference_generation_tokens_total", "counter", "Output tokens of finished requests.", totals.map(([id, t]) => [{ site, instance: id }, t.completionTokens]))
+    .family("greenference_heartbeats_total", "counter", "Heartbeats sent to the edge, by outcome.", [[{ site, outcome: "ok" }, s.heartbeats.sent], [{ site, outcome: "failed" }, s.heartbeats.failed]]);
+  if (s.appliedPlanVersion !== null) w.family("greenference_plan_applied_version", "gauge", "Version of the plan the site runs.", [[{ site }, s.appliedPlanVersion]]);
+  if (s.desiredPlanVersion !== null) w.family("greenference_plan_desired_version", "gauge", "Version of the plan the site is applying or runs.", [[{ site }, s.desiredPlanVersion]]);
+  return w.text();
+}

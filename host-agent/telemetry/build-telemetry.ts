@@ -1,0 +1,57 @@
+import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
+import { Telemetry } from "../../src/core/schemas/telemetry.ts";
+import type { GpuReading, InstanceReading } from "./readings.ts";
+
+export interface TelemetryInput {
+  site: string;
+  sentAtMs: number;
+  appliedPlanVersion: number | null;
+  gpus: readonly GpuReading[];
+  instances: readonly InstanceReading[];
+  /** Reconfiguration steps not yet done (1 while the applier works on a plan). */
+  pendingReconfigurations: number;
+  /**
+   * Site power = GPU power x this factor where the site has no meter reading. Default Heron's
+   * 1.82 (a DGX H100 draws 1.82x its GPUs' power; see src/core/model/power.ts).
+   */
+  serverOverhead?: number;
+  /** A metered site power, W, when the operator has one. */
+  meteredSitePowerW?: number;
+}
+
+/**
+ * The heartbeat the edge expects (`Telemetry`), validated so a bug shows here rather than as a 400
+ * at the edge. Energy counters are the drivers' cumulative joules, sent in millijoules.
+ *
+ * @example
+ * const t = buildTelemetry({ site: "wind-a", sentAtMs: Date.now(), appliedPlanVersion: 3, gpus, instances, pendingReconfigurations: 0 });
+ */
+export function buildTelemetry(input: TelemetryInput): Telemetry {
+  const gpuPowerW = input.gpus.reduce((sum, g) => sum + g.powerW, 0);
+  return Telemetry.parse({
+    site: input.site,
+    sentAtMs: Math.round(input.sentAtMs),
+    appliedPlanVersion: input.appliedPlanVersion,
+    sitePowerW: input.meteredSitePowerW ?? gpuPowerW * (input.serverOverhead ?? SERVER_POWER_OVERHEAD),
+    gpus: input.gpus.map((g) => ({
+      index: g.index,
+      type: g.type,
+      powerW: g.powerW,
+      energyMj: g.energyJ * 1e3,
+      smClockMhz: g.smClockMhz,
+      lockedClockMhz: g.lockedClockMhz,
+      health: g.health,
+    })),
+    instances: input.instances.map((i) => ({
+      id: i.id,
+      state: i.state,
+      waiting: Math.round(i.waiting),
+      running: Math.round(i.running),
+      kvUse: Math.min(1, Math.max(0, i.kvUse)),
+      servedRps: i.served.servedRps,
+      ...(i.served.ttftMs ? { ttftMs: i.served.ttftMs } : {}),
+      ...(i.served.tbtMs ? { tbtMs: i.served.tbtMs } : {}),
+    })),
+    pendingReconfigurations: input.pendingReconfigurations,
+  });
+}

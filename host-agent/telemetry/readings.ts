@@ -1,0 +1,67 @@
+import type { GpuType } from "../../src/core/schemas/ids.ts";
+import type { GpuHealth, InstanceState } from "../../src/core/schemas/telemetry.ts";
+import type { Engine } from "../engines/engine.ts";
+import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
+import type { RequestLog, ServedSummary } from "./request-log.ts";
+
+/** One GPU's readings; zeros and "failed" health where the driver would not answer. */
+export interface GpuReading {
+  index: number;
+  type: GpuType;
+  powerW: number;
+  energyJ: number;
+  smClockMhz: number;
+  lockedClockMhz: number | null;
+  health: GpuHealth;
+  error?: string;
+}
+
+/** One planned instance over its replicas: queues summed, KV use averaged, what it served. */
+export interface InstanceReading {
+  id: string;
+  state: InstanceState;
+  replicas: number;
+  waiting: number;
+  running: number;
+  kvUse: number;
+  served: ServedSummary;
+}
+
+/** Reads power, energy and clocks of every GPU, all GPUs at once. */
+export async function readGpus(gpus: TrackedGpuBackend, types: readonly GpuType[]): Promise<GpuReading[]> {
+  return Promise.all(
+    types.map(async (type, index) => {
+      try {
+        const [powerW, energyJ, clocks] = await Promise.all([gpus.powerUsageW(index), gpus.totalEnergyJ(index), gpus.currentClocksMhz(index)]);
+        return { index, type, powerW, energyJ, smClockMhz: clocks.smMhz, lockedClockMhz: gpus.lockOf(index)?.maxMhz ?? null, health: "ok" as const };
+      } catch (error) {
+        return { index, type, powerW: 0, energyJ: 0, smClockMhz: 0, lockedClockMhz: gpus.lockOf(index)?.maxMhz ?? null, health: "failed" as const, error: (error as Error).message };
+      }
+    }),
+  );
+}
+
+/**
+ * Reads every instance: queue and KV use from its replicas' metrics (a replica that does not
+ * answer counts as empty), served load and latencies from the request log over (sinceMs, nowMs].
+ */
+export async function readInstances(states: ReadonlyMap<string, InstanceState>, engines: Iterable<Engine>, log: RequestLog, sinceMs: number, nowMs: number): Promise<InstanceReading[]> {
+  const byId = new Map<string, Engine[]>();
+  for (const e of engines) byId.set(e.launch.instanceId, [...(byId.get(e.launch.instanceId) ?? []), e]);
+  return Promise.all(
+    [...states].map(async ([id, state]) => {
+      const replicas = byId.get(id) ?? [];
+      const loads = await Promise.all(replicas.filter((e) => e.state === "ready" || e.state === "draining").map((e) => e.load().catch(() => ({ running: 0, waiting: 0, kvUse: 0 }))));
+      const sum = (f: (l: { running: number; waiting: number; kvUse: number }) => number) => loads.reduce((s, l) => s + f(l), 0);
+      return {
+        id,
+        state,
+        replicas: replicas.length,
+        waiting: sum((l) => l.waiting),
+        running: sum((l) => l.running),
+        kvUse: loads.length === 0 ? 0 : sum((l) => l.kvUse) / loads.length,
+        served: log.summary(id, sinceMs, nowMs),
+      };
+    }),
+  );
+}

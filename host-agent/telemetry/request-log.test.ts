@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { classIdOf, RequestLog } from "./request-log.ts";
+
+const entry = (endMs: number, classId: string | undefined, ttftMs: number) => ({ instanceId: "i", classId, endMs, ttftMs, tbtMs: ttftMs / 10, energyJ: 2, promptTokens: 10, completionTokens: 5 });
+
+describe("RequestLog", () => {
+  it("summarises a window: per-class rates and nearest-rank TTFT/TBT percentiles", () => {
+    const log = new RequestLog(60_000);
+    for (let k = 1; k <= 100; k++) log.record(entry(1000 + k * 10, k % 4 === 0 ? "LL" : "SS", k));
+    log.record({ ...entry(2000, undefined, 5), instanceId: "other" });
+    const s = log.summary("i", 0, 10_000);
+    expect(s.requests).toBe(100);
+    expect(s.servedRps).toEqual({ SS: 7.5, LL: 2.5 });
+    expect(s.ttftMs).toEqual({ p50: 50, p99: 99 });
+    expect(s.tbtMs).toEqual({ p50: 5, p99: 9.9 });
+    expect(log.summary("i", 5000, 10_000)).toEqual({ requests: 0, servedRps: {}, ttftMs: undefined, tbtMs: undefined });
+    expect(log.totals().get("i")).toEqual({ requests: 100, energyJ: 200, promptTokens: 1000, completionTokens: 500 });
+  });
+
+  it("forgets entries past their retention but keeps the totals", () => {
+    const log = new RequestLog(1000);
+    log.record(entry(0, "SS", 1));
+    log.record(entry(5000, "SS", 1));
+    expect(log.summary("i", -1, 5000).requests).toBe(1);
+    expect(log.totals().get("i")!.requests).toBe(2);
+  });
+
+  it("takes only well-formed class ids from the header", () => {
+    expect(classIdOf("SM")).toBe("SM");
+    expect(classIdOf(["LL", "SS"])).toBe("LL");
+    expect(classIdOf("no spaces allowed")).toBeUndefined();
+    expect(classIdOf(undefined)).toBeUndefined();
+  });
+});

@@ -1,0 +1,105 @@
+import { nearestRankPercentile, sortedAscending } from "../../src/core/stats/percentile.ts";
+import { ClassId } from "../../src/core/schemas/ids.ts";
+import type { LatencySummary } from "../../src/core/schemas/profile.ts";
+
+/** One finished request as an engine (or the site gateway) saw it; times on the site clock. */
+export interface ServedRequest {
+  instanceId: string;
+  /** The request class the edge gave it (`x-greenference-class`), when valid. */
+  classId: string | undefined;
+  endMs: number;
+  ttftMs: number;
+  /** Mean gap between output tokens; undefined for one-token outputs. */
+  tbtMs: number | undefined;
+  energyJ: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** What an instance served over a window. */
+export interface ServedSummary {
+  requests: number;
+  servedRps: Record<string, number>;
+  ttftMs: LatencySummary | undefined;
+  tbtMs: LatencySummary | undefined;
+}
+
+/** Running totals per instance since the agent started, for Prometheus counters. */
+export interface ServedTotals {
+  requests: number;
+  energyJ: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The class id in a header value, or undefined when absent or malformed. */
+export const classIdOf = (header: string | string[] | undefined): string | undefined => {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && ClassId.safeParse(value).success ? value : undefined;
+};
+
+/**
+ * Recently finished requests, kept for `retentionMs` (and at most `maxEntries`), for telemetry's
+ * per-class served load and TTFT/TBT percentiles, plus running totals per instance.
+ *
+ * @example
+ * log.record({ instanceId: "i1", classId: "SS", endMs: now, ttftMs: 80, tbtMs: 30, energyJ: 41, promptTokens: 100, completionTokens: 20 });
+ * log.summary("i1", now - 10_000, now).servedRps; // { SS: 0.1 }
+ */
+export class RequestLog {
+  private entries: ServedRequest[] = [];
+  private head = 0;
+  private readonly totalsByInstance = new Map<string, ServedTotals>();
+
+  constructor(
+    private readonly retentionMs = 120_000,
+    private readonly maxEntries = 50_000,
+  ) {}
+
+  record(entry: ServedRequest): void {
+    this.entries.push(entry);
+    const t = this.totalsByInstance.get(entry.instanceId) ?? { requests: 0, energyJ: 0, promptTokens: 0, completionTokens: 0 };
+    t.requests++;
+    t.energyJ += entry.energyJ;
+    t.promptTokens += entry.promptTokens;
+    t.completionTokens += entry.completionTokens;
+    this.totalsByInstance.set(entry.instanceId, t);
+    this.prune(entry.endMs);
+  }
+
+  totals(): ReadonlyMap<string, ServedTotals> {
+    return this.totalsByInstance;
+  }
+
+  /** Requests of `instanceId` that finished in (sinceMs, nowMs]: per-class rates and latency percentiles. */
+  summary(instanceId: string, sinceMs: number, nowMs: number): ServedSummary {
+    this.prune(nowMs);
+    const windowS = Math.max(1e-3, (nowMs - sinceMs) / 1e3);
+    const counts: Record<string, number> = {};
+    const ttft: number[] = [];
+    const tbt: number[] = [];
+    for (let i = this.head; i < this.entries.length; i++) {
+      const e = this.entries[i]!;
+      if (e.instanceId !== instanceId || e.endMs <= sinceMs || e.endMs > nowMs) continue;
+      if (e.classId !== undefined) counts[e.classId] = (counts[e.classId] ?? 0) + 1;
+      ttft.push(e.ttftMs);
+      if (e.tbtMs !== undefined && Number.isFinite(e.tbtMs)) tbt.push(e.tbtMs);
+    }
+    const servedRps = Object.fromEntries(Object.entries(counts).map(([c, n]) => [c, n / windowS]));
+    return { requests: ttft.length, servedRps, ttftMs: summarise(ttft), tbtMs: summarise(tbt) };
+  }
+
+  private prune(nowMs: number): void {
+    while (this.head < this.entries.length && (this.entries.length - this.head > this.maxEntries || this.entries[this.head]!.endMs < nowMs - this.retentionMs)) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.entries.length) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+function summarise(values: number[]): LatencySummary | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = sortedAscending(values);
+  return { p50: nearestRankPercentile(sorted, 50), p99: nearestRankPercentile(sorted, 99) };
+}

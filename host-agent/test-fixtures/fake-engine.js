@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// A stand-in for a vLLM or SGLang server, for the engine adapter tests. It takes the engine's
+// argv as it is (only --port and --host are read), appends one JSON line per event to
+// FAKE_ENGINE_LOG ({event:"start", argv, cuda}, {event:"request"}, {event:"signal", signal}), and serves:
+//   GET  /health               200 once FAKE_ENGINE_BOOT_MS (default 0) have passed
+//   GET  /metrics              vLLM or SGLang metric names (FAKE_ENGINE_FLAVOR=vllm|sglang); running =
+//                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0)
+//   POST /v1/chat/completions  answers after FAKE_ENGINE_DELAY_MS (default 0)
+// SIGTERM ends it unless FAKE_ENGINE_IGNORE_SIGTERM=1 (to test the SIGKILL escalation).
+/* global setTimeout */
+import { appendFileSync } from "node:fs";
+import { createServer } from "node:http";
+
+const env = process.env;
+const argv = process.argv.slice(2);
+const after = (flag, fallback) => {
+  const i = argv.indexOf(flag);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
+};
+const port = Number(after("--port", "8000"));
+const host = after("--host", "127.0.0.1");
+const flavor = env.FAKE_ENGINE_FLAVOR ?? "vllm";
+const bootMs = Number(env.FAKE_ENGINE_BOOT_MS ?? 0);
+const delayMs = Number(env.FAKE_ENGINE_DELAY_MS ?? 0);
+const startedAt = Date.now();
+let running = 0;
+
+const log = (event) => {
+  if (env.FAKE_ENGINE_LOG) appendFileSync(env.FAKE_ENGINE_LOG, `${JSON.stringify({ pid: process.pid, ...event })}\n`);
+};
+log({ event: "start", argv, cuda: env.CUDA_VISIBLE_DEVICES ?? null });
+
+const metrics = () => {
+  const waiting = Number(env.FAKE_ENGINE_WAITING ?? 0);
+  const kv = Math.min(1, running * 0.1);
+  if (flavor === "sglang") {
+    return `# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name="m"} ${running}\nsglang:num_queue_reqs{model_name="m"} ${waiting}\nsglang:token_usage{model_name="m"} ${kv}\n`;
+  }
+  return [
+    "# HELP vllm:num_requests_running Number of requests currently running on GPU.",
+    "# TYPE vllm:num_requests_running gauge",
+    `vllm:num_requests_running{engine="0",model_name="m"} ${running}`,
+    `vllm:num_requests_waiting{engine="0",model_name="m"} ${waiting}`,
+    `vllm:gpu_cache_usage_perc{engine="0",model_name="m"} ${kv}`,
+    "",
+  ].join("\n");
+};
+
+const server = createServer((req, res) => {
+  if (req.url === "/health") {
+    res.writeHead(Date.now() - startedAt >= bootMs ? 200 : 503).end();
+  } else if (req.url === "/metrics") {
+    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics());
+  } else if (req.url === "/v1/chat/completions" && req.method === "POST") {
+    running++;
+    log({ event: "request" });
+    req.resume();
+    setTimeout(() => {
+      running--;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    }, delayMs);
+  } else {
+    res.writeHead(404).end();
+  }
+});
+server.listen(port, host);
+
+process.on("SIGTERM", () => {
+  log({ event: "signal", signal: "SIGTERM", running });
+  if (env.FAKE_ENGINE_IGNORE_SIGTERM === "1") return;
+  server.close();
+  process.exit(0);
+});

@@ -1,0 +1,65 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+
+/** A request body over the limit (413) or not JSON (400). */
+export class BodyError extends Error {
+  constructor(
+    readonly status: 400 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads and JSON-parses a request body of at most `limit` bytes. */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new BodyError(413, `the request body is larger than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new BodyError(400, "the request body is not valid JSON");
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+}
+
+/** An OpenAI-style error body `{ error: { message, type, param, code } }`. */
+export function sendOpenAiError(res: ServerResponse, status: number, message: string, code: string | null = null, param: string | null = null): void {
+  const type = status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status >= 500 ? "server_error" : "invalid_request_error";
+  sendJson(res, status, { error: { message, type, param, code } });
+}
+
+/** Starts `server` on host:port (0 = any free port) and returns its base URL. */
+export function listen(server: Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      const bound = typeof address === "object" && address ? address.port : port;
+      resolve(`http://${host.includes(":") ? `[${host}]` : host}:${bound}`);
+    });
+  });
+}
+
+/**
+ * Stops accepting connections and ends the idle ones; connections still busy after `graceMs` are
+ * cut. Resolves when the server has closed.
+ */
+export function closeServer(server: Server, graceMs = 1000): Promise<void> {
+  return new Promise((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
