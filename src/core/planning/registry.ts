@@ -2,6 +2,7 @@ import { z } from "zod";
 import { heronGreedyMinLatency, HeronGreedyMinLatencyConfig } from "./heron/greedy-min-latency.ts";
 import { heronPlannerL, HeronPlannerLConfig } from "./heron/planner-l.ts";
 import { heronWrrDynamo, HeronWrrDynamoConfig } from "./heron/wrr-dynamollm.ts";
+import { dynamoLlmPlanner, DynamoLlmConfig } from "./dynamollm/dynamollm-planner.ts";
 import type { Planner } from "./planner.ts";
 
 /**
@@ -11,7 +12,7 @@ import type { Planner } from "./planner.ts";
  * @example
  * const planner = createPlanner(PlannerConfig.parse({ kind: "heron-planner-l", objective: "min-power" }));
  */
-export const PlannerConfig = z.discriminatedUnion("kind", [HeronPlannerLConfig, HeronWrrDynamoConfig, HeronGreedyMinLatencyConfig]);
+export const PlannerConfig = z.discriminatedUnion("kind", [HeronPlannerLConfig, HeronWrrDynamoConfig, HeronGreedyMinLatencyConfig, DynamoLlmConfig]);
 export type PlannerConfig = z.infer<typeof PlannerConfig>;
 export type PlannerKind = PlannerConfig["kind"];
 
@@ -22,6 +23,7 @@ export const plannerFactories = {
   "heron-planner-l": (config) => heronPlannerL(config),
   "heron-wrr-dynamollm": () => heronWrrDynamo(),
   "heron-greedy-min-latency": () => heronGreedyMinLatency(),
+  dynamollm: (config) => dynamoLlmPlanner(config),
 } satisfies Factories;
 
 /** The planner a config selects. */
