@@ -16,7 +16,9 @@ import type { FleetSite } from "../src/core/sim/fleet/fleet-types.ts";
 import { gpusForPower, windEnvelope } from "../src/core/sim/fleet/power-envelope.ts";
 import { constantSeries } from "../src/core/sim/fleet/time-series.ts";
 import { templateRates } from "../src/core/sim/fleet/workload-rates.ts";
-import { capacityPlanner } from "../src/core/sim/planners/capacity-planner.ts";
+import { heronPlannerSCorrector } from "../src/core/sim/planners/heron-planner-s-corrector.ts";
+import { registryFleetPlanner } from "../src/core/sim/planners/registry-planner.ts";
+import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
 import { classShares, schemeFromPercentiles } from "../src/core/workload/class-scheme.ts";
 import { WEEK_S, WORKLOAD_SHAPES, weekRateTemplate } from "../src/core/workload/week-template.ts";
 
@@ -37,8 +39,9 @@ export interface SimBenchResult {
 
 /**
  * The simulator benchmark: one synthetic week of conversation load on 4 Heron-sized wind sites
- * (250 MW peak, right-sized at the 20th percentile, H100 servers), 9 classes, the planner and the
- * router in the loop, at a load that keeps the fleet near capacity at its daily peaks; and raw
+ * (250 MW peak, right-sized at the 20th percentile, H100 servers), 9 classes, Heron's Planner-L
+ * (every 15 min) and Planner-S (every 5 s) and the router in the loop, at a load that keeps the
+ * fleet near capacity at its daily peaks; and raw
  * engine-simulator speed (iterations per second) on a busy Llama-3.1-8B A100 instance.
  */
 export function runSimBench(dataDir: string, now: () => number): Promise<SimBenchResult> {
@@ -49,7 +52,7 @@ export function runSimBench(dataDir: string, now: () => number): Promise<SimBenc
     const classes = classLengthsFromScheme(scheme, trace.requests);
     const llm = llmSpecs["llama2-70b"];
     const gpu = gpuSpecs["H100-80GB"];
-    const profile = virtualProfile({ llm, gpu, tps: [4], clocksMhz: defaultClocks(gpu), classes, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: 1 }).rows;
+    const profile = virtualProfile({ llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: 1 }).rows;
     const sites: FleetSite[] = [];
     for (const region of REGIONS) {
       const grid = await loadGrid(resolve(dataDir, `grid-2022/${region}-2022H1.csv`));
@@ -65,12 +68,14 @@ export function runSimBench(dataDir: string, now: () => number): Promise<SimBenc
     const gpus = sites.reduce((s, x) => s + x.gpus, 0);
     const meanRps = MEAN_UTILISATION * (gpus / 4) * capacityPerInstance;
     const template = weekRateTemplate({ ...WORKLOAD_SHAPES.conversation, label: "synthetic conversation week", meanRatePerS: meanRps });
-    const planner = capacityPlanner({ cadenceS: 900, tp: 4, mhz: "max", headroom: 1.2 });
+    const solver = javascriptLpSolver();
+    const planner = registryFleetPlanner({ kind: "heron-planner-l", objective: "min-power", reconfigBudget: 0.1 }, solver, scheme, 900);
+    const corrector = heronPlannerSCorrector(solver, scheme, { objective: "min-power", cadenceS: 5 });
     const slo = Object.fromEntries(classes.map((c) => [c.classId, isolatedLatencySlo(llm, gpu, c, 5)])) as Record<ClassId, ReturnType<typeof isolatedLatencySlo>>;
     const setupWall = (now() - setupStart) / 1e3;
 
     const fleetStart = now();
-    const result = simulateFleet({ sites, workload: templateRates(template, scheme, trace.requests, 1), profile, model: llm.id, slo, planner, durationS: WEEK_S, seed: 1 });
+    const result = simulateFleet({ sites, workload: templateRates(template, scheme, trace.requests, 1), profile, model: llm.id, slo, planner, corrector, durationS: WEEK_S, seed: 1 });
     const fleetWall = (now() - fleetStart) / 1e3;
 
     const requests = poissonRequests(seededRng(3), 40, 40_000, (r) => ({ inputTokens: 100 + Math.floor(r.next() * 1500), outputTokens: 20 + Math.floor(r.next() * 400) }));
@@ -86,7 +91,7 @@ export function runSimBench(dataDir: string, now: () => number): Promise<SimBenc
       engine_iterations_per_s: Math.round(run.iterations / engineWall),
       simulated: true,
       setup_wall_s: round(setupWall),
-      fleet: { sites: sites.length, gpus, classes: classes.length, mean_rps: round(meanRps), planner: planner.name, dropped_share: round(result.dropped / result.arrived) },
+      fleet: { sites: sites.length, gpus, classes: classes.length, mean_rps: round(meanRps), planner: planner.name, corrector: corrector.name, planner_s_solves: corrector.solves, plans: result.reconfigurations.plans, dropped_share: round(result.dropped / result.arrived), slo_attainment: round(result.sloAttainment) },
       engine: { iterations: run.iterations, wall_s: round(engineWall) },
     };
   })();

@@ -52,6 +52,8 @@ function briefResult(r: FleetResult) {
     arrived: r.arrived,
     served: round(r.served),
     dropped: round(r.dropped),
+    in_flight: round(r.inFlight),
+    mean_queue_wait_s: round(r.meanQueueWaitS),
     goodput_rps: round(r.goodputRps),
     drop_slots: r.dropSlots,
     ttft_ms: roundAll(r.ttftMs),

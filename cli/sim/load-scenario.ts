@@ -14,6 +14,9 @@ import { gpusForPower, windEnvelope } from "../../src/core/sim/fleet/power-envel
 import { constantSeries, type TimeSeries } from "../../src/core/sim/fleet/time-series.ts";
 import { templateRates, traceRates } from "../../src/core/sim/fleet/workload-rates.ts";
 import { capacityPlanner } from "../../src/core/sim/planners/capacity-planner.ts";
+import { heronPlannerSCorrector } from "../../src/core/sim/planners/heron-planner-s-corrector.ts";
+import { registryFleetPlanner } from "../../src/core/sim/planners/registry-planner.ts";
+import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
 import { Scenario } from "../../src/core/sim/scenario/scenario.ts";
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/workload/week-template.ts";
@@ -56,6 +59,9 @@ export async function loadScenario(path: string): Promise<{ scenario: Scenario; 
     sites.push({ id: s.id, gpu, gpus: s.gpus === "from-power" ? gpusFromPower(provisionedW, gpu, `sites[${i}]`) : s.gpus, power, carbon });
   }
   const policy = scenario.policy;
+  const solver = javascriptLpSolver();
+  const planner = policy.kind === "capacity" ? capacityPlanner({ cadenceS: policy.cadenceS, tp: policy.tp, mhz: policy.mhz, headroom: policy.headroom }) : registryFleetPlanner(policy.planner, solver, scheme, policy.cadenceS);
+  const corrector = policy.kind === "planner" && policy.plannerS ? heronPlannerSCorrector(solver, scheme, policy.plannerS) : undefined;
   return {
     scenario,
     config: {
@@ -64,10 +70,12 @@ export async function loadScenario(path: string): Promise<{ scenario: Scenario; 
       profile,
       model: llm.id,
       slo,
-      planner: capacityPlanner({ cadenceS: policy.cadenceS, tp: policy.tp, mhz: policy.mhz, headroom: policy.headroom }),
+      planner,
+      ...(corrector ? { corrector } : {}),
       durationS: scenario.durationS,
       stepS: scenario.stepS,
       slotS: scenario.slotS,
+      maxQueueS: scenario.maxQueueS,
       seed: scenario.seed,
     },
   };

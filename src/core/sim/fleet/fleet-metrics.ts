@@ -109,7 +109,7 @@ export class FleetMetrics {
     }
   }
 
-  result(reconfigurations: FleetResult["reconfigurations"]): FleetResult {
+  result(reconfigurations: FleetResult["reconfigurations"], queue: { inQueue: number; waitedS: number }): FleetResult {
     const pct = (acc: LatencyAccumulator): Percentiles => {
       const [p50, p90, p99] = acc.percentiles([50, 90, 99]);
       return { p50: p50!, p90: p90!, p99: p99! };
@@ -138,7 +138,8 @@ export class FleetMetrics {
       arrived,
       served,
       dropped,
-      inFlight: arrived - served - dropped,
+      inFlight: queue.inQueue,
+      meanQueueWaitS: served > 0 ? queue.waitedS / served : 0,
       goodputRps: good / this.cfg.durationS,
       dropSlots: this.slotsWithDrops.size,
       slots: Math.ceil(this.cfg.durationS / this.slotS),

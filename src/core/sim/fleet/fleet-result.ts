@@ -40,7 +40,10 @@ export interface FleetResult {
   arrived: number;
   served: number;
   dropped: number;
+  /** Requests still waiting at the router when the run ended. */
   inFlight: number;
+  /** Mean time served requests waited at the router for room (not in the latency percentiles, which come from the profile). */
+  meanQueueWaitS: number;
   /** Requests served within their class's E2E SLO, per second of simulated time. */
   goodputRps: number;
   dropSlots: number;

@@ -9,6 +9,7 @@ import { FleetMetrics } from "./fleet-metrics.ts";
 import type { FleetResult } from "./fleet-result.ts";
 import type { InstanceGroup } from "./instance-group.ts";
 import { poissonCount } from "./poisson-count.ts";
+import { ClassBacklog } from "./class-backlog.ts";
 import { ProfileIndex } from "./profile-index.ts";
 import { assertCovers, valueAt } from "./time-series.ts";
 
@@ -16,9 +17,10 @@ export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpCh
 
 /**
  * Time-stepped fleet simulation (1 s steps by default). Every step, each class's arrivals (Poisson
- * around the workload's rate) are split over the plan's routing targets by weight; an instance
- * serves what fits its capacity at its TP and clock (from the profile table) and the rest is
- * dropped, as are requests routed to instances still reconfiguring. Each site's draw (instances at
+ * around the workload's rate) join its router queue and are split over the plan's routing targets
+ * by weight; an instance serves what fits its capacity at its TP and clock (from the profile table)
+ * and the rest waits, up to `maxQueueS`, then is dropped; instances still reconfiguring take
+ * nothing. Each site's draw (instances at
  * their load, idle GPUs at idle, times the server overhead) must fit its power envelope: when it
  * does not, the site's served load is cut until it fits and the cut is dropped. The planner runs
  * at its cadence; the first plan applies at once (the fleet starts warm), later ones with
@@ -44,6 +46,7 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   let nextCorrectionS = Infinity;
   let corrections = 0;
   const bySite = new Map<string, InstanceGroup[]>();
+  const backlogs = new Map(classes.map((c) => [c, new ClassBacklog(Math.floor((cfg.maxQueueS ?? 5) / stepS))]));
 
   for (let t = 0; t < cfg.durationS; t += stepS) {
     if (t >= nextPlanS) {
@@ -52,7 +55,7 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
       nextPlanS += cfg.planner.cadenceS;
       if (cfg.corrector) nextCorrectionS = t + cfg.corrector.cadenceS;
     } else if (t >= nextCorrectionS && cfg.corrector && plan) {
-      const delta = cfg.corrector.correct({ ...planningContext(t), current: plan });
+      const delta = cfg.corrector.correct({ ...planningContext(t, t), current: plan });
       if (delta) {
         install(applyDelta(plan, delta), t, false);
         corrections++;
@@ -66,7 +69,13 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     onProgress?.(t + stepS, cfg.durationS);
   }
   metrics.foldLatency(applied.groups);
-  return metrics.result({ ...counts, plans, corrections });
+  let inQueue = 0;
+  let waitedS = 0;
+  for (const b of backlogs.values()) {
+    inQueue += b.size;
+    waitedS += b.waitedSteps * stepS;
+  }
+  return metrics.result({ ...counts, plans, corrections }, { inQueue, waitedS });
 
   function install(next: Plan, t: number, warm: boolean): void {
     metrics.foldLatency(applied.groups);
@@ -79,18 +88,23 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   function route(c: ClassId, t: number): void {
     const arrived = poissonCount(arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
     metrics.arrive(c, arrived, t);
-    if (arrived === 0) return;
-    const targets = applied.routes.get(c) ?? [];
-    let totalWeight = 0;
-    for (const x of targets) if (x.group.readyAtS <= t) totalWeight += x.weight;
-    let accepted = 0;
-    for (const { group, weight } of targets) {
-      if (group.readyAtS > t) continue;
-      const take = Math.min((arrived / stepS) * (weight / totalWeight), group.headroomRps(c));
-      group.load.set(c, (group.load.get(c) ?? 0) + take);
-      accepted += take * stepS;
+    const backlog = backlogs.get(c)!;
+    backlog.arrive(arrived);
+    const waiting = backlog.size;
+    if (waiting > 0) {
+      const targets = applied.routes.get(c) ?? [];
+      let totalWeight = 0;
+      for (const x of targets) if (x.group.readyAtS <= t) totalWeight += x.weight;
+      let accepted = 0;
+      for (const { group, weight } of targets) {
+        if (group.readyAtS > t) continue;
+        const take = Math.min((waiting / stepS) * (weight / totalWeight), group.headroomRps(c));
+        group.load.set(c, (group.load.get(c) ?? 0) + take);
+        accepted += take * stepS;
+      }
+      backlog.take(accepted);
     }
-    metrics.drop(c, arrived - accepted, t);
+    metrics.drop(c, backlog.age(), t);
   }
 
   function powerSite(site: FleetSimConfig["sites"][number], t: number): void {
@@ -116,9 +130,10 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     metrics.sitePower(site.id, t, stepS, drawW, availableW, valueAt(site.carbon, t), limited);
   }
 
-  function planningContext(t: number) {
+  /** What planners see at `t`; demand is read at `demandAtS` (the middle of the coming period for Planner-L, now for a corrector). */
+  function planningContext(t: number, demandAtS?: number) {
     const periodS = cfg.planner.cadenceS;
-    const mid = Math.min(cfg.durationS - stepS, t + periodS / 2);
+    const mid = demandAtS ?? Math.min(cfg.durationS - stepS, t + periodS / 2);
     return {
       nowS: t,
       periodS,

@@ -70,6 +70,8 @@ export interface FleetSimConfig {
   stepS?: number;
   /** Length of a "slot" for counting slots with drops (Heron: 15 min). */
   slotS?: number;
+  /** Longest a request waits at the router for room before it is dropped (default 5 s). */
+  maxQueueS?: number;
   /** Interval of the recorded time series for plots. */
   recordEveryS?: number;
   reconfiguration?: ReconfigurationDelays;

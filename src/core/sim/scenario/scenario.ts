@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SiteId } from "../../schemas/ids.ts";
+import { PlannerConfig } from "../../planning/registry.ts";
 
 /** A data file column replayed as a series; `startHour` is the first hour of the file used. */
 const Replay = z.object({ file: z.string().min(1), startHour: z.number().int().nonnegative().default(0) });
@@ -43,7 +44,15 @@ export const ScenarioWorkload = z.discriminatedUnion("kind", [
 ]);
 
 export const ScenarioPolicy = z.discriminatedUnion("kind", [
+  /** Replicas per class in proportion to demand, routed by capacity (the WRR-by-capacity baseline). */
   z.object({ kind: z.literal("capacity"), cadenceS: z.number().int().positive().default(900), tp: z.number().int().positive(), mhz: z.union([z.number().positive(), z.literal("max")]).default("max"), headroom: z.number().gt(0).default(1.2) }),
+  /** A planner of the policy registry by its config, optionally with Heron's Planner-S correcting it. */
+  z.object({
+    kind: z.literal("planner"),
+    planner: PlannerConfig,
+    cadenceS: z.number().int().positive().default(900),
+    plannerS: z.object({ objective: z.enum(["min-latency", "min-power"]).default("min-latency"), cadenceS: z.number().positive().default(5) }).optional(),
+  }),
 ]);
 
 /**
@@ -57,6 +66,8 @@ export const Scenario = z.object({
   durationS: z.number().int().positive(),
   stepS: z.number().positive().default(1),
   slotS: z.number().int().positive().default(900),
+  /** Longest a request waits at the router for room before it is dropped. */
+  maxQueueS: z.number().nonnegative().default(5),
   model: z.string().min(1),
   sites: z.array(ScenarioSite).min(1),
   workload: ScenarioWorkload,

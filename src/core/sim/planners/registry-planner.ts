@@ -1,0 +1,27 @@
+import type { LpSolver } from "../../ports/lp-solver.ts";
+import { PlanningInput } from "../../planning/planning-input.ts";
+import { createPlanner, type PlannerConfig } from "../../planning/registry.ts";
+import type { ClassScheme } from "../../schemas/request-class.ts";
+import type { FleetPlanner } from "../fleet/fleet-types.ts";
+import { planningBase } from "./planning-base.ts";
+
+/**
+ * Any planner of the policy registry (Heron Planner-L, its baselines, DynamoLLM...) driving the
+ * fleet simulator: each period the simulator's view becomes a PlanningInput and the planner's plan
+ * is applied. The latest planner stats are kept for reporting.
+ */
+export function registryFleetPlanner(config: PlannerConfig, solver: LpSolver, scheme: ClassScheme, cadenceS = 900): FleetPlanner & { lastGap?: number } {
+  const planner = createPlanner(config);
+  let version = 0;
+  const fleetPlanner: FleetPlanner & { lastGap?: number } = {
+    name: config.kind,
+    cadenceS,
+    plan(ctx) {
+      const input = PlanningInput.parse({ ...planningBase(ctx, scheme), version: ++version, horizonMs: ctx.periodS * 1000, previous: ctx.current });
+      const result = planner.plan(input, solver);
+      if (result.stats) fleetPlanner.lastGap = result.stats.gap;
+      return result.plan;
+    },
+  };
+  return fleetPlanner;
+}
