@@ -35,10 +35,13 @@ export function placeEntries(ranges: readonly GpuRange[], wanted: readonly Entry
 }
 
 function placeKeeping(ranges: readonly GpuRange[], wanted: readonly EntrySlot[], previous: readonly PlacedEntry[]): number[][] | undefined {
-  const used = new Set<number>();
+  // A bitmap rather than a Set: Heron-sized sites hold tens of thousands of GPUs.
+  const taken = new Uint8Array(ranges.reduce((m, r) => Math.max(m, r.start + r.count), 0));
+  const used = { has: (g: number) => taken[g] === 1, add: (g: number) => void (taken[g] = 1) };
+  const byId = new Map(previous.map((p) => [`${p.id}|${p.type}|${p.tp}`, p]));
   const out = wanted.map(() => [] as number[]);
   wanted.forEach((w, i) => {
-    const old = previous.find((p) => p.id === w.id && p.type === w.type && p.tp === w.tp);
+    const old = byId.get(`${w.id}|${w.type}|${w.tp}`);
     const range = ranges.find((r) => r.type === w.type);
     if (!old || !range) return;
     for (let b = 0; b + w.tp <= old.gpus.length && out[i]!.length < w.tp * w.replicas; b += w.tp) {
