@@ -1,6 +1,7 @@
 import type { LpSolver } from "../../ports/lp-solver.ts";
 import { PlanningInput } from "../../planning/planning-input.ts";
-import { createPlanner, type PlannerConfig } from "../../planning/registry.ts";
+import type { z } from "zod";
+import { createPlanner, PlannerConfig } from "../../planning/registry.ts";
 import type { ClassScheme } from "../../schemas/request-class.ts";
 import type { FleetPlanner } from "../fleet/fleet-types.ts";
 import { planningBase } from "./planning-base.ts";
@@ -10,7 +11,8 @@ import { planningBase } from "./planning-base.ts";
  * fleet simulator: each period the simulator's view becomes a PlanningInput and the planner's plan
  * is applied. The latest planner stats are kept for reporting.
  */
-export function registryFleetPlanner(config: PlannerConfig, solver: LpSolver, scheme: ClassScheme, cadenceS = 900): FleetPlanner & { lastGap?: number } {
+export function registryFleetPlanner(settings: z.input<typeof PlannerConfig>, solver: LpSolver, scheme: ClassScheme, cadenceS = 900): FleetPlanner & { lastGap?: number } {
+  const config = PlannerConfig.parse(settings);
   const planner = createPlanner(config);
   let version = 0;
   const fleetPlanner: FleetPlanner & { lastGap?: number } = {
