@@ -4,6 +4,7 @@ import { bench } from "./bench.ts";
 import { calibrate } from "./calibrate.ts";
 import { classes } from "./classes.ts";
 import { demo } from "./demo.ts";
+import { plan } from "./plan.ts";
 import { profile } from "./profile.ts";
 import { sim } from "./sim.ts";
 
@@ -14,6 +15,7 @@ export const commands: Record<string, Command> = {
   calibrate,
   classes,
   demo,
+  plan,
   profile,
   sim,
 };
