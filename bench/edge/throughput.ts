@@ -35,6 +35,7 @@ export async function measureThroughput(main: string, upstream: string, options:
   track(pass);
   const [routingUrl, passUrl] = await Promise.all([routing.ready, pass.ready]);
   await configure(routingUrl, upstream);
+  await untilRoutable(new URL("/v1/chat/completions", routingUrl).href);
 
   const target = (base: URL) => new URL("/v1/chat/completions", base).href;
   const perRound = Math.ceil(options.requests / options.rounds);
@@ -51,6 +52,22 @@ export async function measureThroughput(main: string, upstream: string, options:
   const r = combine(runs.routing);
   const p = combine(runs.pass);
   return { ratio: r.rps / p.rps, routing: r, passThrough: p };
+}
+
+/**
+ * Waits (up to 20 s) until the Worker routes a request: sites turn healthy in the routing snapshot
+ * a moment after their heartbeats (the snapshot is cached per isolate for about a second).
+ */
+async function untilRoutable(url: string): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 100; i++) {
+    const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: CHAT_BODY });
+    await r.arrayBuffer();
+    if (r.ok) return;
+    last = `HTTP ${r.status}`;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  throw new Error(`the routing Worker never routed a request (${last})`);
 }
 
 /** Fleet, plan, a token and a heartbeat per site, through the Worker's own admin and agent APIs. */

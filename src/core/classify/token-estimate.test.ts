@@ -43,3 +43,11 @@ describe("estimateInputTokens", () => {
     expect(estimateInputTokens({ texts: [], messages: 0, images: 0, tokenIds: 1234 })).toBe(1234);
   });
 });
+
+describe("estimateTextTokens (single pass)", () => {
+  it("agrees with the two separate counts on mixed text", () => {
+    for (const text of ["Hello, world!", "naïve café\u00a0déjà vu", "数据 中心\u3000能耗", "emoji 😀😀 and 𝄞 clef", "  lots   of\tspace\n\n", "x".repeat(4097)]) {
+      expect(estimateTextTokens(text)).toBe(Math.max(Math.ceil(utf8Length(text) / 4), wordCount(text)));
+    }
+  });
+});

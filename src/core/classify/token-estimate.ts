@@ -68,7 +68,29 @@ export function wordCount(text: string): number {
  */
 export function estimateTextTokens(text: string): number {
   if (text.length === 0) return 0;
-  return Math.max(Math.ceil(utf8Length(text) / BYTES_PER_TOKEN), wordCount(text));
+  // One pass for both counts: this runs on every request at the edge, over prompts of kilobytes.
+  let bytes = 0;
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      bytes += 1;
+      const space = c === 32 || (c >= 9 && c <= 13);
+      if (!space && !inWord) words++;
+      inWord = !space;
+      continue;
+    }
+    const space = c === 0xa0 || c === 0x3000;
+    if (!space && !inWord) words++;
+    inWord = !space;
+    if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && text.charCodeAt(i + 1) >= 0xdc00 && text.charCodeAt(i + 1) <= 0xdfff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return Math.max(Math.ceil(bytes / BYTES_PER_TOKEN), words);
 }
 
 /**
