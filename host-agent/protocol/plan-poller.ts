@@ -1,4 +1,5 @@
-import { backoffMs, Wakeup, type Backoff } from "../util/backoff.ts";
+import { PeriodicTask } from "../util/periodic-task.ts";
+import type { Backoff } from "../util/backoff.ts";
 import { type EdgeClient } from "./edge-client.ts";
 import { claimedVersion } from "./plan-slice.ts";
 
@@ -34,22 +35,18 @@ export interface PlanPollStats {
 export class PlanPoller {
   readonly stats: PlanPollStats = { pulls: 0, consecutiveFailures: 0, lastError: null, lastVersionSeen: null };
   private etag: string | undefined;
-  private stopped = true;
-  private readonly wakeup = new Wakeup();
-  private loop: Promise<void> = Promise.resolve();
+  private readonly task: PeriodicTask;
 
-  constructor(private readonly options: PlanPollerOptions) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.loop = this.run();
+  constructor(private readonly options: PlanPollerOptions) {
+    this.task = new PeriodicTask({ intervalMs: options.intervalMs, backoff: options.backoff, attempt: () => this.pull() });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeup.wake();
-    await this.loop;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Pulls once now; returns whether the edge answered. */
@@ -71,15 +68,6 @@ export class PlanPoller {
       this.stats.lastError = (error as Error).message;
       if (this.stats.consecutiveFailures === 1 || this.stats.consecutiveFailures % 10 === 0) this.options.log?.(`plan pull failed (${this.stats.consecutiveFailures} in a row; keeping the current plan): ${this.stats.lastError}`);
       return false;
-    }
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      await this.pull();
-      const failures = this.stats.consecutiveFailures;
-      const delay = failures === 0 ? this.options.intervalMs : Math.max(this.options.intervalMs, backoffMs(this.options.backoff, failures));
-      if (!this.stopped) await this.wakeup.wait(delay);
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
-import { backoffMs, Wakeup, type Backoff } from "../util/backoff.ts";
+import { PeriodicTask } from "../util/periodic-task.ts";
+import type { Backoff } from "../util/backoff.ts";
 
 export interface HeartbeatLoopOptions {
   intervalMs: number;
@@ -29,22 +30,18 @@ export interface HeartbeatStats {
  */
 export class HeartbeatLoop {
   readonly stats: HeartbeatStats = { sent: 0, failed: 0, consecutiveFailures: 0, lastError: null, lastSentAtMs: null };
-  private stopped = true;
-  private readonly wakeup = new Wakeup();
-  private loop: Promise<void> = Promise.resolve();
+  private readonly task: PeriodicTask;
 
-  constructor(private readonly options: HeartbeatLoopOptions) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.loop = this.run();
+  constructor(private readonly options: HeartbeatLoopOptions) {
+    this.task = new PeriodicTask({ intervalMs: options.intervalMs, backoff: options.backoff, attempt: () => this.beat() });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeup.wake();
-    await this.loop;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Builds and sends one heartbeat now; returns whether the edge took it. */
@@ -62,15 +59,6 @@ export class HeartbeatLoop {
       this.stats.lastError = (error as Error).message;
       if (this.stats.consecutiveFailures === 1 || this.stats.consecutiveFailures % 10 === 0) this.options.log?.(`heartbeat failed (${this.stats.consecutiveFailures} in a row): ${this.stats.lastError}`);
       return false;
-    }
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      await this.beat();
-      const failures = this.stats.consecutiveFailures;
-      const delay = failures === 0 ? this.options.intervalMs : Math.max(this.options.intervalMs, backoffMs(this.options.backoff, failures));
-      if (!this.stopped) await this.wakeup.wait(delay);
     }
   }
 }
