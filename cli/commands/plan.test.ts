@@ -18,3 +18,26 @@ describe("greenference plan --bench", () => {
     expect(r.code).toBe(1);
   });
 });
+
+describe("greenference plan --fleet", () => {
+  it("prints a valid plan from a registered policy for the example fleet file", async () => {
+    const { Plan } = await import("../../src/core/schemas/plan.ts");
+    const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "heron-planner-l", "--demand", "SS=2,MM=1,LL=0.5", "--json"]);
+    expect(r.err).toEqual([]);
+    expect(r.code).toBe(0);
+    const out = r.last();
+    const plan = Plan.parse(out.plan);
+    expect(out.policy).toBe("heron-planner-l");
+    expect(Object.keys(plan.routing).sort()).toEqual(["LL", "MM", "SS"]);
+    expect(plan.shortfall).toEqual({});
+  }, 60_000);
+
+  it("names the offending field of an invalid fleet file, and refuses an unknown policy", async () => {
+    const bad = await runCli(["plan", "--fleet", "package.json", "--policy", "heron-planner-l"]);
+    expect(bad.code).toBe(1);
+    expect(bad.err.join("\n")).toMatch(/package\.json: sites: /);
+    const unknown = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "nope"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err.join("\n")).toContain("--policy must be one of");
+  });
+});

@@ -1,9 +1,19 @@
 import { runPlanBench } from "../../bench/plan-bench.ts";
+import { readDataFile } from "../../host-agent/data/read-data-file.ts";
+import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
+import { Fleet } from "../../src/core/schemas/fleet.ts";
+import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
+import { fleetPlanningInput } from "../plan/fleet-planning-input.ts";
 import { CliError } from "../cli-error.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference plan --bench [--sites 4,16,64] [--seed N] [--json]
+const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--seed N] [--json]
+       greenference plan --bench [--sites 4,16,64] [--seed N] [--json]
+
+--fleet prints the plan a registered policy (KIND: ${Object.keys(plannerFactories).join(", ")}, default
+settings) makes for a fleet file (see docs/fleets/example.json), planning over a virtual profile
+of the fleet's model; demand per class from --demand, or --rps split evenly (default 10 req/s).
 
 --bench runs Heron's Planner-L (min-latency) and Planner-S on Heron-shaped instances of each size
 (n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
@@ -11,11 +21,16 @@ Llama2-70B profile) and prints solve time, size and the gap to the LP bound.`;
 
 /** \`greenference plan\`: planner benchmarks (and, later, one plan for a fleet file). */
 export const plan: Command = {
-  summary: "planner benchmark on Heron-shaped instances (--bench)",
+  summary: "plan a fleet file with a registered policy (--fleet), or benchmark Planner-L (--bench)",
   async run(argv) {
-    const { values } = parseFlags(argv, { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } }, usage);
+    const { values } = parseFlags(
+      argv,
+      { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, policy: { type: "string" }, demand: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
+      usage,
+    );
     if (values.help) return void console.log(usage);
-    if (!values.bench) throw new CliError(`only --bench is available so far\n${usage}`);
+    if (values.fleet) return planFleet(values.fleet, values.policy, values.demand, values.rps, positiveInt(values.seed, "--seed"), values.json);
+    if (!values.bench) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
     const sizes = values.sites.split(",").map((s) => positiveInt(s.trim(), "--sites"));
     const result = runPlanBench(sizes, () => performance.now(), positiveInt(values.seed, "--seed"));
     printResult(result, values.json, () =>
@@ -27,3 +42,41 @@ export const plan: Command = {
     return 0;
   },
 };
+
+async function planFleet(file: string, policy: string | undefined, demand: string | undefined, rps: string, seed: number, json: boolean): Promise<number> {
+  if (!policy || !(policy in plannerFactories)) throw new CliError(`--policy must be one of ${Object.keys(plannerFactories).join(", ")}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readDataFile(file));
+  } catch (error) {
+    throw new CliError(`${file}: ${(error as Error).message}`);
+  }
+  const parsed = Fleet.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new CliError(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  }
+  const fleet = parsed.data;
+  const demandRps = demand ? parseDemand(demand) : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(rps) / fleet.classes.length]));
+  const input = fleetPlanningInput(fleet, demandRps, seed);
+  const result = createPlanner(PlannerConfig.parse({ kind: policy })).plan(input, javascriptLpSolver());
+  const out = { simulated_profile: true, policy, stats: result.stats ?? null, plan: result.plan };
+  printResult(out, json, () =>
+    markdownTable(
+      ["site", "entries", "GPUs", "power cap W"],
+      result.plan.sites.map((s) => [s.site, String(s.instances.length), String(s.instances.reduce((n, i) => n + i.tp * i.replicas, 0)), s.powerCapW.toFixed(0)]),
+    ),
+  );
+  return 0;
+}
+
+function parseDemand(text: string): Record<string, number> {
+  return Object.fromEntries(
+    text.split(",").map((pair) => {
+      const [id, value] = pair.split("=");
+      const n = Number(value);
+      if (!id || !(n >= 0)) throw new CliError(`--demand takes CLASS=RPS pairs, e.g. SS=3,MM=1.5; got "${pair}"`);
+      return [id.trim(), n];
+    }),
+  );
+}
