@@ -7,7 +7,7 @@ import { seededRng } from "../src/core/ports/rng.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../src/core/profiling/class-lengths.ts";
 import { isolatedLatencySlo } from "../src/core/profiling/isolated-slo.ts";
 import { defaultClocks, virtualProfile } from "../src/core/profiling/virtual-profiler.ts";
-import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
+import type { LpSolver } from "../src/core/ports/lp-solver.ts";
 
 const BINS = { S: 0, M: 1, L: 2 } as const;
 /** One H100 SuperPOD per site (1016 GPUs, about 1.3 MW at full draw, Heron section 5). */
@@ -34,11 +34,10 @@ export interface PlanBenchRow {
  * Llama2-70B H100 profile with TP {2,4,8} x 7 clocks x 6 loads, and demand that loads the fleet;
  * then Planner-S after a 5% power cut at every site. Wall-clock times of one solve each.
  */
-export function runPlanBench(sizes: readonly number[], now: () => number, seed = 1): { simulated: true; seed: number; profile_rows: number; sizes: PlanBenchRow[] } {
+export function runPlanBench(sizes: readonly number[], now: () => number, solver: LpSolver, seed = 1): { simulated: true; seed: number; profile_rows: number; sizes: PlanBenchRow[] } {
   const llm = llmSpecs["llama2-70b"];
   const gpu = gpuSpecs["H100-80GB"];
   const profile = virtualProfile({ llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 60, seed }).rows;
-  const solver = javascriptLpSolver();
   const rows = sizes.map((n) => {
     const rng = seededRng(seed * 1000 + n);
     const sites = Array.from({ length: n }, (_, i) => ({ id: `wind-${i}`, gpus: [{ type: gpu.type, count: SITE_GPUS }], powerW: (0.45 + 0.55 * rng.next()) * SITE_FULL_W }));

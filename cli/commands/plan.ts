@@ -2,14 +2,19 @@ import { runPlanBench } from "../../bench/plan-bench.ts";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
 import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
 import { Fleet } from "../../src/core/schemas/fleet.ts";
+import { highsSolver } from "../../src/solver/highs-solver.ts";
 import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
+import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { fleetPlanningInput } from "../plan/fleet-planning-input.ts";
 import { CliError } from "../cli-error.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--seed N] [--json]
-       greenference plan --bench [--sites 4,16,64] [--seed N] [--json]
+const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--solver highs|jslp] [--seed N] [--json]
+       greenference plan --bench [--sites 4,16,64] [--solver highs|jslp] [--seed N] [--json]
+
+--solver picks the LP solver behind the port: HiGHS compiled to WebAssembly (default) or
+javascript-lp-solver.
 
 --fleet prints the plan a registered policy (KIND: ${Object.keys(plannerFactories).join(", ")}, default
 settings) makes for a fleet file (see docs/fleets/example.json), planning over a virtual profile
@@ -25,14 +30,15 @@ export const plan: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, policy: { type: "string" }, demand: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
+      { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
       usage,
     );
     if (values.help) return void console.log(usage);
-    if (values.fleet) return planFleet(values.fleet, values.policy, values.demand, values.rps, positiveInt(values.seed, "--seed"), values.json);
+    const solver = await solverNamed(values.solver);
+    if (values.fleet) return planFleet(values.fleet, values.policy, values.demand, values.rps, solver, positiveInt(values.seed, "--seed"), values.json);
     if (!values.bench) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
     const sizes = values.sites.split(",").map((s) => positiveInt(s.trim(), "--sites"));
-    const result = runPlanBench(sizes, () => performance.now(), positiveInt(values.seed, "--seed"));
+    const result = { solver: values.solver, ...runPlanBench(sizes, () => performance.now(), solver, positiveInt(values.seed, "--seed")) };
     printResult(result, values.json, () =>
       markdownTable(
         ["sites", "variables", "Planner-L ms", "gap", "method", "Planner-S ms", "Planner-S gap"],
@@ -43,7 +49,13 @@ export const plan: Command = {
   },
 };
 
-async function planFleet(file: string, policy: string | undefined, demand: string | undefined, rps: string, seed: number, json: boolean): Promise<number> {
+async function solverNamed(name: string): Promise<LpSolver> {
+  if (name === "highs") return highsSolver();
+  if (name === "jslp") return javascriptLpSolver();
+  throw new CliError(`--solver must be highs or jslp, got '${name}'`);
+}
+
+async function planFleet(file: string, policy: string | undefined, demand: string | undefined, rps: string, solver: LpSolver, seed: number, json: boolean): Promise<number> {
   if (!policy || !(policy in plannerFactories)) throw new CliError(`--policy must be one of ${Object.keys(plannerFactories).join(", ")}`);
   let raw: unknown;
   try {
@@ -59,7 +71,7 @@ async function planFleet(file: string, policy: string | undefined, demand: strin
   const fleet = parsed.data;
   const demandRps = demand ? parseDemand(demand) : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(rps) / fleet.classes.length]));
   const input = fleetPlanningInput(fleet, demandRps, seed);
-  const result = createPlanner(PlannerConfig.parse({ kind: policy })).plan(input, javascriptLpSolver());
+  const result = createPlanner(PlannerConfig.parse({ kind: policy })).plan(input, solver);
   const out = { simulated_profile: true, policy, stats: result.stats ?? null, plan: result.plan };
   printResult(out, json, () =>
     markdownTable(
