@@ -18,10 +18,13 @@ keys); flags win over the environment, which wins over the file.
   --engine-port-base N               first engine port (default 8100)
   --listen HOST:PORT                 local API (status, /metrics, clock and plan control); needs
   --read-token T --control-token T   its two bearer tokens (read scope, control scope)
+  --ingress HOST:PORT                site ingress: the gateway the edge sends inference to
+  --scheduler fifo-rr|llf            site queue order: arrival, or least laxity first (default fifo-rr)
+  --gateway-replica-concurrency N    requests in flight per engine replica before the site queue (64)
   --sim-gpus N --sim-gpu-type T --sim-speed X   simulated site: GPUs, type, simulated s per wall s
   --print-config                     print the resolved configuration (secrets redacted) and exit
 
-Other options: ${CONFIG_KEYS.filter((k) => !["site", "edge", "token", "gpu", "engine", "engineCommand", "enginePortBase", "listen", "readToken", "controlToken", "simGpus", "simGpuType", "simSpeed"].includes(k))
+Other options: ${CONFIG_KEYS.filter((k) => !["site", "edge", "token", "gpu", "engine", "engineCommand", "enginePortBase", "listen", "readToken", "controlToken", "simGpus", "simGpuType", "simSpeed", "ingress", "scheduler", "gatewayReplicaConcurrency"].includes(k))
   .map((k) => `--${flagOf(k)}`)
   .join(" ")}
 
@@ -56,7 +59,7 @@ export const agent: Command = {
       if (error instanceof AgentStartError || (error instanceof Error && error.name === "GpuError")) throw new CliError(error.message);
       throw error;
     }
-    console.log(JSON.stringify({ running: true, site: config.site, gpuBackend: running.hardware.gpus.name, gpus: running.hardware.gpuCount, engine: config.engine, localApi: running.localApiUrl ?? null }));
+    console.log(JSON.stringify({ running: true, site: config.site, gpuBackend: running.hardware.gpus.name, gpus: running.hardware.gpuCount, engine: config.engine, localApi: running.localApiUrl ?? null, ingress: running.ingressUrl ?? null }));
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once("SIGINT", () => resolve("SIGINT"));
       process.once("SIGTERM", () => resolve("SIGTERM"));

@@ -2,6 +2,10 @@ import { hostname } from "node:os";
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
 import { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
+import { agentControllers } from "../controllers/agent-controllers.ts";
+import type { LocalControllers } from "../controllers/local-controllers.ts";
+import { startAgentGateway } from "../gateway/agent-gateway.ts";
+import type { SiteGateway } from "../gateway/site-gateway.ts";
 import type { GpuBackend } from "../gpu/index.ts";
 import { LocalApiServer } from "../local-api/local-api-server.ts";
 import { EdgeClient } from "../protocol/edge-client.ts";
@@ -24,7 +28,7 @@ export interface AgentDeps {
   gpus?: GpuBackend;
   fetch?: typeof fetch;
   log?: (message: string) => void;
-  /** Frequency controllers for simulated engines whose plan clock is a policy (see issue 6, item 5). */
+  /** Frequency controllers for simulated engines whose plan clock is a policy, instead of the agent's (EcoFreq per iteration). */
   controllers?: FrequencyControllerFactory;
   engineEnv?: NodeJS.ProcessEnv;
 }
@@ -45,9 +49,14 @@ export class Agent {
   readonly edge: EdgeClient;
   readonly heartbeats: HeartbeatLoop;
   readonly planPoller: PlanPoller;
+  /** Local clock controllers (EcoFreq, MIAD, instance manager) and the site power ladder. */
+  readonly controllers: LocalControllers;
   localApiUrl: string | undefined;
+  /** Base URL of the site ingress (the gateway), when configured. */
+  ingressUrl: string | undefined;
   registered = false;
   private localApi: LocalApiServer | undefined;
+  private gateway: SiteGateway | undefined;
   private readonly stopping = new AbortController();
   private registration: Promise<void> = Promise.resolve();
   private readonly log: (message: string) => void;
@@ -61,7 +70,8 @@ export class Agent {
     const backoff = { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs };
     this.requestLog = new RequestLog(Math.max(120_000, 10 * config.heartbeatMs) * (hardware.sim?.clock.speed ?? 1));
     this.edge = new EdgeClient({ edgeUrl: config.edge, site: config.site, token: config.token, fetch: deps.fetch });
-    const driver = makeDriver(config, hardware, { requestLog: this.requestLog, controllers: deps.controllers, engineEnv: deps.engineEnv });
+    this.controllers = agentControllers(config, hardware, { requestLog: this.requestLog, applier: () => this.applier, nowMs: () => this.siteNowMs(), log: this.log });
+    const driver = makeDriver(config, hardware, { requestLog: this.requestLog, controllers: deps.controllers ?? this.controllers.frequencyControllers, engineEnv: deps.engineEnv });
     this.applier = new PlanApplier({
       site: config.site,
       gpus: hardware.gpus,
@@ -86,12 +96,14 @@ export class Agent {
       agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
       agent.localApiUrl = await agent.localApi.start(host, port);
     }
+    if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, log: agent.log }));
     agent.registration = registerUntilDone(agent.edge, { agentVersion: AGENT_VERSION, hostname: hostname(), engines: [config.engine], gpus: hardware.gpuTypes.map((type, index) => ({ index, type })) }, {
       backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       signal: agent.stopping.signal,
       log: agent.log,
     }).then((ok) => void (agent.registered = ok));
     agent.planPoller.start();
+    agent.controllers.start();
     agent.heartbeats.start();
     return agent;
   }
@@ -114,27 +126,33 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead });
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder });
   }
 
   async status(): Promise<Record<string, unknown>> {
     const { gpus, instances } = await this.readings();
     const engines = [...this.applier.engines.values()].map((e) => ({ instance: e.launch.instanceId, replica: e.launch.replica, kind: e.kind, state: e.state, url: e.url ?? null, accepting: e.accepting, gpus: e.launch.gpus }));
-    return { site: this.config.site, gpuBackend: this.hardware.gpus.name, engine: this.config.engine, registered: this.registered, applier: this.applier.status(), planPoll: this.planPoller.stats, heartbeats: this.heartbeats.stats, gpus, instances, engines };
+    return { site: this.config.site, gpuBackend: this.hardware.gpus.name, engine: this.config.engine, registered: this.registered, applier: this.applier.status(), planPoll: this.planPoller.stats, heartbeats: this.heartbeats.stats, controllers: this.controllers.status(), gpus, instances, engines };
   }
 
   async metricsText(): Promise<string> {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const sitePowerW = gpus.reduce((s, g) => s + g.powerW, 0) * this.config.serverOverhead;
-    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats });
+    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status() });
   }
 
-  /** Stops the loops and the local API, stops every engine (draining up to `drainTimeoutMs`) and resets the GPU clocks. */
+  /**
+   * Stops the loops, the gateway (queued requests get 503, those in flight get up to
+   * `drainTimeoutMs`) and the local API, stops every engine (draining up to `drainTimeoutMs`)
+   * and resets the GPU clocks.
+   */
   async stop(drainTimeoutMs = 0): Promise<void> {
     this.stopping.abort();
     await Promise.all([this.planPoller.stop(), this.heartbeats.stop(), this.registration]);
+    await this.gateway?.close(Math.max(1000, drainTimeoutMs));
     await this.localApi?.close();
+    await this.controllers.stop();
     await this.applier.stop(drainTimeoutMs);
   }
 

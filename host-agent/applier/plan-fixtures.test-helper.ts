@@ -1,4 +1,4 @@
-import type { ClockSetting } from "../../src/core/schemas/plan.ts";
+import type { ClockSetting, InstanceRole } from "../../src/core/schemas/plan.ts";
 
 /** A plan instance as the edge sends it (before defaults). */
 export interface InstanceInput {
@@ -8,10 +8,12 @@ export interface InstanceInput {
   replicas?: number;
   gpus: number[];
   clock?: ClockSetting;
+  role?: InstanceRole;
+  loadRps?: Record<string, number>;
 }
 
 /** A site plan slice body like `GET /agent/v1/sites/:site/plan` returns. */
-export function sliceBody(version: number, site: string, instances: InstanceInput[] | null) {
+export function sliceBody(version: number, site: string, instances: InstanceInput[] | null, routing: Record<string, { site: string; instance: string; weight: number }[]> = {}) {
   return {
     version,
     policy: "greenference",
@@ -30,11 +32,11 @@ export function sliceBody(version: number, site: string, instances: InstanceInpu
               tp: i.tp ?? i.gpus.length / (i.replicas ?? 1),
               replicas: i.replicas ?? 1,
               gpus: i.gpus,
-              role: "mixed",
+              role: i.role ?? "mixed",
               clock: i.clock ?? { mode: "locked", mhz: 1200 },
-              loadRps: {},
+              loadRps: i.loadRps ?? {},
             })),
           },
-    routing: {},
+    routing,
   };
 }

@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { GpuType, SiteId } from "../../src/core/schemas/ids.ts";
 import { GpuBackendKind } from "../gpu/index.ts";
+import { SiteSchedulerKind } from "../../src/core/scheduling/site-queue.ts";
 import { EngineKind } from "../engines/engine.ts";
 
 const ms = (fallback: number) => z.number().int().positive().default(fallback);
+const count = (fallback: number) => z.number().int().positive().default(fallback);
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, "host:port, e.g. 127.0.0.1:9400");
 
 /**
  * The host agent's configuration: one schema for flags, environment and config file (see
@@ -33,7 +36,7 @@ export const AgentConfig = z
     drainTimeoutMs: ms(60_000),
     stopGraceMs: ms(15_000),
     /** host:port of the local API (status, /metrics, clock and plan control); off when absent. */
-    listen: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, "host:port, e.g. 127.0.0.1:9400").optional(),
+    listen: hostPort.optional(),
     readToken: z.string().min(16, "at least 16 characters").optional(),
     controlToken: z.string().min(16, "at least 16 characters").optional(),
     heartbeatMs: ms(5_000),
@@ -43,12 +46,36 @@ export const AgentConfig = z
     applyAttempts: z.number().int().positive().default(5),
     /** Site power = GPU power x this, for sites without a meter (Heron's DGX overhead). */
     serverOverhead: z.number().min(1).default(1.82),
+    /** SLO the local clock controllers hold instances to: this multiple of a request's isolated latency on the instance... */
+    sloMultiple: z.number().positive().default(5),
+    /** ...or fixed TTFT / TBT targets, ms. */
+    sloTtftMs: z.number().positive().optional(),
+    sloTbtMs: z.number().positive().optional(),
+    /** Profile table (JSON, as `greenference profile` writes) for the instance-manager clock policy; a virtual profile when absent. */
+    controlProfile: z.string().min(1).optional(),
+    /** EcoFreq period on engines without a per-iteration hook (vLLM, SGLang), ms. */
+    ecofreqPeriodMs: ms(200),
     simGpuType: GpuType.default("H100-80GB"),
     simGpus: z.number().int().positive().max(1024).default(8),
     /** Simulated seconds per wall second. */
     simSpeed: z.number().positive().max(10_000).default(1),
     /** Output tokens of a simulated chat request without max_tokens. */
     simMaxTokens: z.number().int().positive().default(256),
+    /** host:port of the site ingress (the gateway the edge forwards inference to); off when absent. */
+    ingress: hostPort.optional(),
+    /** How the gateway orders requests waiting for a replica. */
+    scheduler: SiteSchedulerKind.default("fifo-rr"),
+    /** Requests the gateway sends one engine replica at once; more wait in the site queue. */
+    gatewayReplicaConcurrency: count(64),
+    /** Most requests the site queue holds; past it a request is refused (503 queue_full). */
+    gatewayQueueMax: count(1024),
+    /** Longest a request waits in the site queue (503 queue_timeout); keep it under the edge's first-byte timeout. */
+    gatewayQueueWaitMs: ms(30_000),
+    /** Output tokens LLF assumes for a request without max_tokens or x-greenference-output-tokens. */
+    gatewayOutputTokens: count(256),
+    /** TTFT and TBT LLF assumes for a model the performance model does not know. */
+    gatewayTtftMs: ms(500),
+    gatewayTbtMs: ms(50),
   })
   .superRefine((c, ctx) => {
     if (c.engine === "sim" && c.gpu !== "sim") ctx.addIssue({ code: "custom", path: ["engine"], message: "the simulated engine runs on simulated GPUs: use gpu 'sim'" });
@@ -57,8 +84,11 @@ export const AgentConfig = z
       if (c.controlToken === undefined) ctx.addIssue({ code: "custom", path: ["controlToken"], message: "required when the local API listens" });
       if (c.readToken !== undefined && c.readToken === c.controlToken) ctx.addIssue({ code: "custom", path: ["controlToken"], message: "must differ from readToken" });
     }
-    const [host, port] = splitHostPort(c.listen ?? "x:0");
-    if (!host || port > 65535) ctx.addIssue({ code: "custom", path: ["listen"], message: "host:port with a port up to 65535" });
+    for (const key of ["listen", "ingress"] as const) {
+      const [host, port] = splitHostPort(c[key] ?? "x:0");
+      if (!host || port > 65535) ctx.addIssue({ code: "custom", path: [key], message: "host:port with a port up to 65535" });
+    }
+    if (c.ingress !== undefined && c.ingress === c.listen && !c.ingress.endsWith(":0")) ctx.addIssue({ code: "custom", path: ["ingress"], message: "must differ from listen (the local API)" });
   });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 export type AgentConfigKey = keyof z.input<typeof AgentConfig>;
@@ -75,9 +105,19 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "retryMaxMs",
   "applyAttempts",
   "serverOverhead",
+  "sloMultiple",
+  "sloTtftMs",
+  "sloTbtMs",
+  "ecofreqPeriodMs",
   "simGpus",
   "simSpeed",
   "simMaxTokens",
+  "gatewayReplicaConcurrency",
+  "gatewayQueueMax",
+  "gatewayQueueWaitMs",
+  "gatewayOutputTokens",
+  "gatewayTtftMs",
+  "gatewayTbtMs",
 ]);
 
 /** Every key, in the schema's order. */

@@ -53,6 +53,29 @@ describe("loadAgentConfig", () => {
     expect(bad({ file: join(dir, "missing.json") })).toMatch(/cannot read the config file/);
   });
 
+  it("configures the site gateway: ingress, scheduler and queue bounds, with defaults", () => {
+    expect(loadAgentConfig({ flags: base })).toMatchObject({ scheduler: "fifo-rr", gatewayReplicaConcurrency: 64, gatewayQueueMax: 1024, gatewayQueueWaitMs: 30_000 });
+    expect(loadAgentConfig({ flags: base }).ingress).toBeUndefined();
+    const config = loadAgentConfig({ flags: { ...base, ingress: "0.0.0.0:9000", scheduler: "llf" }, env: { GREENFERENCE_GATEWAY_REPLICA_CONCURRENCY: "4" }, file: file({ gatewayQueueWaitMs: 5000 }) });
+    expect(config).toMatchObject({ ingress: "0.0.0.0:9000", scheduler: "llf", gatewayReplicaConcurrency: 4, gatewayQueueWaitMs: 5000 });
+  });
+
+  it("names a bad gateway setting", () => {
+    const bad = (flags: Record<string, string>) => {
+      try {
+        loadAgentConfig({ flags: { ...base, ...flags } });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error("expected a ConfigError");
+    };
+    expect(bad({ scheduler: "edf" })).toMatch(/scheduler \(--scheduler\): .*"fifo-rr"\|"llf"/);
+    expect(bad({ ingress: "9000" })).toMatch(/ingress \(--ingress\): host:port/);
+    expect(bad({ ingress: "127.0.0.1:99999" })).toMatch(/ingress .*port up to 65535/);
+    expect(bad({ gatewayReplicaConcurrency: "0" })).toMatch(/gatewayReplicaConcurrency \(--gateway-replica-concurrency\): Too small/);
+    expect(bad({ ingress: "127.0.0.1:9400", listen: "127.0.0.1:9400", readToken: "r".repeat(16), controlToken: "c".repeat(16) })).toMatch(/ingress .*must differ from listen/);
+  });
+
   it("redacts secrets for printing", () => {
     const config = loadAgentConfig({ flags: { ...base, listen: "127.0.0.1:0", readToken: "r".repeat(16), controlToken: "c".repeat(16) } });
     expect(redactedConfig(config)).toMatchObject({ token: "<redacted>", readToken: "<redacted>", controlToken: "<redacted>", listen: "127.0.0.1:0" });

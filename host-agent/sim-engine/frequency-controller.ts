@@ -1,5 +1,7 @@
 import type { IterationState } from "../../src/core/engine/engine-instance.ts";
 import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
+import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
+import type { EngineLaunch } from "../engines/engine.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
 
 export type { IterationState };
@@ -14,8 +16,18 @@ export interface FrequencyController {
   chooseMhz(state: IterationState, bounds: ClockLock): number;
 }
 
-/** Makes the controller for an instance whose plan clock is a policy; undefined runs it at the top of its bounds. */
-export type FrequencyControllerFactory = (policy: "ecofreq" | "miad" | "instance-manager", bounds: ClockLock) => FrequencyController | undefined;
+/** The engine a controller is made for: its launch and the performance model's specs. */
+export interface ControlledEngine {
+  launch: EngineLaunch;
+  llm: LlmSpec;
+  gpu: GpuSpec;
+}
+
+/**
+ * Makes the controller for an instance whose plan clock is a policy; undefined runs it at the clock
+ * its GPUs are locked at (the top of its bounds, or what a controller outside the engine set).
+ */
+export type FrequencyControllerFactory = (policy: "ecofreq" | "miad" | "instance-manager", bounds: ClockLock, engine: ControlledEngine) => FrequencyController | undefined;
 
 /**
  * The clock a GPU of `spec` runs at under `mhz`: clamped into its range and snapped to its

@@ -118,7 +118,7 @@ class SimEngine implements Engine {
     this.clock = clock;
     if (!this.engine || same) return;
     this.applied = JSON.stringify(clock);
-    const controller = clock?.mode === "policy" ? this.options.controllers?.(clock.policy, { minMhz: clock.minMhz, maxMhz: clock.maxMhz }) : undefined;
+    const controller = clock?.mode === "policy" ? this.options.controllers?.(clock.policy, { minMhz: clock.minMhz, maxMhz: clock.maxMhz }, { launch: this.launch, llm: this.llm, gpu: this.options.site.spec }) : undefined;
     this.engine.setClock(clock, controller);
   }
 }

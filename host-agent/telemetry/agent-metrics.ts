@@ -1,3 +1,5 @@
+import { writeGatewayMetrics, type GatewayMetrics } from "../gateway/gateway-metrics.ts";
+import type { ControllersStatus } from "../controllers/local-controllers.ts";
 import { PrometheusWriter } from "../util/prometheus-text.ts";
 import type { HeartbeatStats } from "./heartbeat-loop.ts";
 import type { GpuReading, InstanceReading } from "./readings.ts";
@@ -13,6 +15,10 @@ export interface AgentMetricsSnapshot {
   desiredPlanVersion: number | null;
   servedTotals: ReadonlyMap<string, ServedTotals>;
   heartbeats: HeartbeatStats;
+  /** The site gateway's queue and counters, when the agent runs one. */
+  gateway?: GatewayMetrics;
+  /** The local clock controllers and the power ladder. */
+  controllers?: ControllersStatus;
 }
 
 const STATES = ["starting", "ready", "draining", "stopped", "failed"] as const;
@@ -48,5 +54,12 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_heartbeats_total", "counter", "Heartbeats sent to the edge, by outcome.", [[{ site, outcome: "ok" }, s.heartbeats.sent], [{ site, outcome: "failed" }, s.heartbeats.failed]]);
   if (s.appliedPlanVersion !== null) w.family("greenference_plan_applied_version", "gauge", "Version of the plan the site runs.", [[{ site }, s.appliedPlanVersion]]);
   if (s.desiredPlanVersion !== null) w.family("greenference_plan_desired_version", "gauge", "Version of the plan the site is applying or runs.", [[{ site }, s.desiredPlanVersion]]);
+  if (s.gateway) writeGatewayMetrics(w, site, s.gateway);
+  if (s.controllers) {
+    const { powerLadder, controllers } = s.controllers;
+    w.family("greenference_power_ladder_level", "gauge", "Rung of the site power ladder: 0 none, 1 min-clock, 2 power-limit.", [[{ site, step: powerLadder.step }, powerLadder.level]]);
+    if (powerLadder.capW !== null) w.family("greenference_site_power_cap_watts", "gauge", "The plan's site power cap.", [[{ site }, powerLadder.capW]]);
+    w.family("greenference_controller_clock_mhz", "gauge", "Clock a local controller last set (gpu: the first GPU it controls).", controllers.filter((c) => c.mhz !== null).map((c) => [{ site, instance: c.instance, policy: c.policy, gpu: c.gpus[0]! }, c.mhz!]));
+  }
   return w.text();
 }

@@ -17,6 +17,8 @@ export interface TelemetryInput {
   serverOverhead?: number;
   /** A metered site power, W, when the operator has one. */
   meteredSitePowerW?: number;
+  /** Where the agent's power ladder stands. */
+  powerLadder?: { level: number; step: string };
 }
 
 /**
@@ -53,5 +55,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
       ...(i.served.tbtMs ? { tbtMs: i.served.tbtMs } : {}),
     })),
     pendingReconfigurations: input.pendingReconfigurations,
+    ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
   });
 }

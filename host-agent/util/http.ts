@@ -12,6 +12,11 @@ export class BodyError extends Error {
 
 /** Reads and JSON-parses a request body of at most `limit` bytes. */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  return (await readJsonBodyBytes(req, limit)).value;
+}
+
+/** Reads a JSON request body of at most `limit` bytes: its bytes as sent, and its value. */
+export async function readJsonBodyBytes(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer; value: unknown }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -19,8 +24,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     if (size > limit) throw new BodyError(413, `the request body is larger than ${limit} bytes`);
     chunks.push(chunk);
   }
+  const bytes = Buffer.concat(chunks);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return { bytes, value: JSON.parse(bytes.toString("utf8")) };
   } catch {
     throw new BodyError(400, "the request body is not valid JSON");
   }

@@ -59,6 +59,8 @@ export const Telemetry = z
     gpus: z.array(GpuTelemetry),
     instances: z.array(InstanceTelemetry),
     pendingReconfigurations: z.number().int().nonnegative().default(0),
+    /** The agent's power ladder (0 "none"; higher rungs hold clocks or power down while the site exceeds its plan's power cap). */
+    powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
   })
   .superRefine((t, ctx) => {
     reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");

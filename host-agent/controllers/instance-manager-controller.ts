@@ -1,0 +1,67 @@
+import { INSTANCE_EPOCH_S, instanceManagerClock, type ClockChoice } from "../../src/core/planning/dynamollm/instance-manager.ts";
+import { mainClass } from "../../src/core/planning/plan-reading.ts";
+import type { ProfileRow } from "../../src/core/schemas/profile.ts";
+import type { Slo } from "../../src/core/schemas/request-class.ts";
+import type { RequestLog } from "../telemetry/request-log.ts";
+import { applyClock, type ControlScope, type LocalController } from "./local-controller.ts";
+
+export interface InstanceManagerControlOptions {
+  requestLog: RequestLog;
+  /** Profile rows of the instance's (model, GPU type, TP), any classes; may be computed on first use. */
+  rows: () => Promise<readonly ProfileRow[]>;
+  /** The SLO of a class. */
+  sloOf: (classId: string) => Slo;
+  /** Replicas of the planned instance: the load is per replica. */
+  replicas: number;
+  /** The class the plan gives the instance most load of, used until its traffic names one. */
+  plannedClass?: string;
+  /** Site ms between decisions (DynamoLLM: 5 s). */
+  periodMs?: number;
+  /** Site ms of finished requests the load is measured over (default one period). */
+  windowMs?: number;
+}
+
+/** The last decision, for status and tests. */
+export interface InstanceManagerDecision extends ClockChoice {
+  classId: string;
+  loadRps: number;
+}
+
+/**
+ * DynamoLLM's instance manager for one instance, every 5 s: the load it served over the last
+ * window (req/s per replica, from the request log) and its main class select the profile's
+ * latency and power curves, and `instanceManagerClock` gives the lowest-energy clock of the plan's
+ * bounds whose p99 TTFT and TBT meet the class's SLO at that load (the fastest when none does).
+ *
+ * @example
+ * const im = new InstanceManagerController(scope, { requestLog, rows: async () => table.rows, sloOf, replicas: 1 });
+ * await im.tick(); // im.decision: { mhz: 1305, meetsSlo: true, ... }
+ */
+export class InstanceManagerController implements LocalController {
+  readonly policy = "instance-manager";
+  readonly periodMs: number;
+  mhz: number | null = null;
+  decision: InstanceManagerDecision | null = null;
+
+  constructor(
+    readonly scope: ControlScope,
+    private readonly o: InstanceManagerControlOptions,
+  ) {
+    this.periodMs = o.periodMs ?? INSTANCE_EPOCH_S * 1e3;
+  }
+
+  async tick(): Promise<void> {
+    const rows = await this.o.rows();
+    const windowMs = this.o.windowMs ?? this.periodMs;
+    const now = this.scope.now();
+    const served = this.o.requestLog.summary(this.scope.instanceId, now - windowMs, now);
+    const loadRps = served.requests / (windowMs / 1e3) / this.o.replicas;
+    const wanted = mainClass(served.servedRps) ?? this.o.plannedClass;
+    const classId = rows.some((r) => r.classId === wanted) ? wanted! : rows[0]?.classId;
+    if (classId === undefined) throw new Error(`instance manager for ${this.scope.instanceId}: the profile has no rows for its model, GPU and TP`);
+    const choice = instanceManagerClock(rows.filter((r) => r.classId === classId), loadRps, this.o.sloOf(classId), this.scope.bounds);
+    this.decision = { ...choice, classId, loadRps };
+    if (!this.scope.isCurrent()) return;
+    this.mhz = await applyClock(this.scope, choice.mhz);
+  }
+}

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
+import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
+import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { desiredState } from "../applier/desired-state.ts";
+import type { ApplierStatus } from "../applier/plan-applier.ts";
+import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
+import { launchKey, type Engine, type EngineLoad } from "../engines/engine.ts";
+import { SitePlanSlice } from "../protocol/plan-slice.ts";
+import { RequestLog } from "../telemetry/request-log.ts";
+import { ControlProfiles } from "./control-profiles.ts";
+import { simulatedGpus } from "./controllers.test-helper.ts";
+import { LocalControllers, type ApplierView } from "./local-controllers.ts";
+
+const ECO = { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1980 } as const;
+const capacity = kvCapacityTokens(llmSpec("llama3.1-8b"), gpuSpec("H100-80GB"), 1);
+
+/**
+ * A site of vLLM-like engines: they cannot run here (no GPU), so each replica is its metrics only,
+ * the queue and KV use the test sets. The applier view is what the plan applier exposes.
+ */
+async function site() {
+  const sim = await simulatedGpus(4);
+  const loads = new Map<string, EngineLoad>();
+  const engines = new Map<string, Engine>();
+  const status: ApplierStatus = { desiredVersion: null, appliedVersion: null, phase: "idle", attempts: 0, lastError: null, refused: null };
+  const view: ApplierView & { current: ReturnType<typeof desiredState> | null } = { current: null, engines, status: () => status };
+  const apply = (version: number, instances: InstanceInput[]) => {
+    view.current = desiredState(SitePlanSlice.parse(sliceBody(version, "wind-a", instances)), "local", 4);
+    engines.clear();
+    for (const launch of view.current.launches) {
+      const key = launchKey(launch);
+      loads.set(key, { running: 0, waiting: 0, kvUse: 0 });
+      engines.set(key, { kind: "vllm", launch, state: "ready", url: "http://127.0.0.1:1", accepting: true, load: async () => loads.get(key)!, start: async () => {}, drain: async () => ({ drained: true, running: 0 }), stop: async () => {}, setClock: () => {} });
+    }
+    Object.assign(status, { desiredVersion: version, appliedVersion: version, phase: "idle" });
+  };
+  const logs: string[] = [];
+  const controllers = new LocalControllers({
+    gpus: sim.gpus,
+    gpuTypes: ["H100-80GB", "H100-80GB", "H100-80GB", "H100-80GB"],
+    requestLog: new RequestLog(),
+    applier: () => view,
+    perIteration: false,
+    slo: { multiple: 5 },
+    profiles: new ControlProfiles(),
+    serverOverhead: 1.82,
+    nowMs: () => sim.clock.ms,
+    speed: 1,
+    ecofreqPeriodMs: 20,
+    log: (m) => void logs.push(m),
+  });
+  stops.push(() => controllers.stop());
+  return { ...sim, loads, status, apply, controllers, logs };
+}
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(stops.splice(0).map((stop) => stop()));
+});
+
+describe("LocalControllers on engines without a per-iteration hook (vLLM / SGLang)", () => {
+  it("runs EcoFreq per replica from each engine's metrics, on that replica's GPUs only", async () => {
+    const { gpus, loads, apply, controllers } = await site();
+    apply(1, [{ id: "eco", gpus: [0, 1], replicas: 2, clock: ECO }]);
+    loads.set("eco#1", { running: 200, waiting: 0, kvUse: 150_000 / capacity });
+    await controllers.supervise();
+    expect(controllers.status().controllers.map((c) => [c.instance, c.policy, c.gpus])).toEqual([
+      ["eco", "ecofreq", [0]],
+      ["eco", "ecofreq", [1]],
+    ]);
+    await expect.poll(() => [gpus.lockOf(0)?.maxMhz, gpus.lockOf(1)?.maxMhz], { timeout: 2000, interval: 10 }).toEqual([1395, 1980]);
+    loads.set("eco#0", { running: 4, waiting: 3, kvUse: 0.01 });
+    await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1980);
+  });
+
+  it("starts nothing while a plan is being applied, and stops a controller whose setting changed before it can lock again", async () => {
+    const { gpus, status, apply, controllers } = await site();
+    apply(1, [{ id: "eco", gpus: [0], clock: ECO }]);
+    status.phase = "applying";
+    await controllers.supervise();
+    expect(controllers.status().controllers).toEqual([]);
+    status.phase = "idle";
+    await controllers.supervise();
+    await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1395);
+    apply(2, [{ id: "eco", gpus: [0], clock: { ...ECO, maxMhz: 1590 } }]);
+    status.phase = "applying";
+    await gpus.lockGraphicsClocks(0, 1005, 1590);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(gpus.lockOf(0)).toEqual({ minMhz: 1005, maxMhz: 1590 });
+    await controllers.supervise();
+    expect(controllers.status().controllers).toEqual([]);
+    status.phase = "idle";
+    await controllers.supervise();
+    expect(controllers.status().controllers).toHaveLength(1);
+    await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1395);
+  });
+
+  it("says so, once, when it cannot build a controller, and leaves the instance's GPUs to the applier", async () => {
+    const { gpus, apply, controllers, logs } = await site();
+    apply(1, [{ id: "mystery", model: "no-such-model", gpus: [2], clock: { mode: "policy", policy: "miad", minMhz: 1005, maxMhz: 1980 } }]);
+    await controllers.supervise();
+    await controllers.supervise();
+    expect(logs.filter((l) => l.startsWith("no miad controller for instance mystery"))).toHaveLength(1);
+    expect(controllers.status().controllers).toEqual([]);
+    expect(gpus.lockOf(2)).toBeNull();
+  });
+});

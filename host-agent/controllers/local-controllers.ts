@@ -1,0 +1,236 @@
+import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
+import { gpuSpec, type GpuSpec } from "../../src/core/model/gpu-specs.ts";
+import { llmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
+import { mainClass } from "../../src/core/planning/plan-reading.ts";
+import type { GpuType } from "../../src/core/schemas/ids.ts";
+import type { PlannedInstance } from "../../src/core/schemas/plan.ts";
+import type { ApplierStatus } from "../applier/plan-applier.ts";
+import { lockFor, type DesiredState } from "../applier/desired-state.ts";
+import { launchKey, type Engine } from "../engines/engine.ts";
+import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
+import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
+import type { RequestLog } from "../telemetry/request-log.ts";
+import { PeriodicTask } from "../util/periodic-task.ts";
+import { ClockActuator } from "./clock-actuator.ts";
+import type { ControlProfiles } from "./control-profiles.ts";
+import { EcoFreqIterationController, EcoFreqMetricsController, EcoFreqModels } from "./ecofreq-controller.ts";
+import { InstanceManagerController } from "./instance-manager-controller.ts";
+import { instanceSlo, type SloSettings } from "./instance-slo.ts";
+import type { ClockPolicy, ControlScope, LocalController } from "./local-controller.ts";
+import { MiadInstanceController } from "./miad-controller.ts";
+import { PowerLadder, type PowerLadderSettings, type PowerLadderStep } from "./power-ladder.ts";
+
+/** What the controllers read of the plan applier. */
+export interface ApplierView {
+  readonly current: DesiredState | null;
+  readonly engines: ReadonlyMap<string, Engine>;
+  status(): ApplierStatus;
+}
+
+export interface LocalControllersOptions {
+  gpus: TrackedGpuBackend;
+  /** Per GPU index, its type. */
+  gpuTypes: readonly GpuType[];
+  requestLog: RequestLog;
+  applier: () => ApplierView;
+  /** True where the engines call a frequency hook each iteration (simulated engines): EcoFreq then runs inside them. */
+  perIteration: boolean;
+  slo: SloSettings;
+  profiles: ControlProfiles;
+  serverOverhead: number;
+  /** Site clock, ms. */
+  nowMs: () => number;
+  /** Site seconds per wall second (a simulated site's speed); every period below is in site time. */
+  speed: number;
+  /** Site ms between EcoFreq decisions on engines without a per-iteration hook. */
+  ecofreqPeriodMs: number;
+  /** Site ms between power-ladder checks, which also start and stop controllers (default 1000). */
+  checkPeriodMs?: number;
+  ladder?: Partial<PowerLadderSettings>;
+  log?: (message: string) => void;
+}
+
+interface Running {
+  controller: LocalController;
+  task: PeriodicTask;
+}
+
+/** What the controllers report: the ladder, and each controller running outside an engine. */
+export interface ControllersStatus {
+  powerLadder: { level: number; step: PowerLadderStep; sitePowerW: number; capW: number | null };
+  controllers: { instance: string; policy: ClockPolicy; gpus: readonly number[]; mhz: number | null }[];
+}
+
+/**
+ * The agent's local frequency control within the plan's clock bounds. Per planned instance whose
+ * clock is a policy, the controller it names:
+ * - `ecofreq`: GreenServe's EcoFreq. Simulated engines call it before every iteration through
+ *   `frequencyControllers` (the engine's frequency hook); vLLM and SGLang have no such hook, so for
+ *   them it runs every `ecofreqPeriodMs` per replica from the engine's metrics;
+ * - `miad`: FREESH's MIAD every second from the instance's finished requests;
+ * - `instance-manager`: DynamoLLM's instance manager every 5 s from a profile table.
+ * A supervisor loop (every `checkPeriodMs`) starts a controller once its plan is applied, stops it
+ * when the instance leaves the plan or its setting changes, and runs the site power ladder. A
+ * controller only touches clocks while its plan is applied and unchanged; while a plan is being
+ * applied the applier sets the range locks, and the controllers take over again afterwards.
+ *
+ * @example
+ * const controllers = new LocalControllers({ gpus, gpuTypes, requestLog, applier: () => applier, perIteration: true, ... });
+ * const driver = new SimEngineDriver({ site, requestLog, controllers: controllers.frequencyControllers });
+ * controllers.start();
+ */
+export class LocalControllers {
+  readonly actuator: ClockActuator;
+  readonly ladder: PowerLadder;
+  /** Per instance key, its controllers (empty where EcoFreq runs inside the engines). */
+  private readonly running = new Map<string, Running[]>();
+  private readonly ecoModels = new EcoFreqModels();
+  private readonly supervisor: PeriodicTask;
+  private readonly warned = new Set<string>();
+  private readonly log: (message: string) => void;
+  private keys: { of: DesiredState | null; keys: Set<string> } = { of: null, keys: new Set() };
+
+  constructor(private readonly o: LocalControllersOptions) {
+    this.log = o.log ?? (() => undefined);
+    this.actuator = new ClockActuator(o.gpus);
+    this.ladder = new PowerLadder({ actuator: this.actuator, gpuCount: o.gpuTypes.length, serverOverhead: o.serverOverhead, settings: o.ladder, log: this.log });
+    this.supervisor = this.loop(o.checkPeriodMs ?? 1000, () => this.supervise(), "power ladder");
+  }
+
+  /** For simulated engines: EcoFreq for an `ecofreq` clock, run per iteration; the other policies run outside the engine. */
+  readonly frequencyControllers: FrequencyControllerFactory = (policy, bounds, engine) => {
+    if (policy !== "ecofreq") return undefined;
+    const planned = this.o.applier().current?.slice.site?.instances.find((i) => i.id === engine.launch.instanceId);
+    const slo = instanceSlo(engine.llm, engine.gpu, engine.launch.tp, planned && mainClass(planned.loadRps), this.o.slo);
+    return new EcoFreqIterationController(this.ecoModels.build(engine.llm, engine.gpu, engine.launch.tp, bounds, slo), (b) => this.ladder.allowed(b));
+  };
+
+  start(): void {
+    this.supervisor.start();
+  }
+
+  /** Stops every loop and restores power limits the ladder lowered; clocks are left to the applier. */
+  async stop(): Promise<void> {
+    await this.supervisor.stop();
+    await Promise.all([...this.running.values()].flat().map((r) => r.task.stop()));
+    this.running.clear();
+    await this.ladder.restorePowerLimits();
+  }
+
+  /** One supervision step: controllers brought in line with the plan, then one power-ladder check. */
+  async supervise(): Promise<void> {
+    this.reconcile();
+    await this.ladder.check(this.o.applier().current?.slice.site ?? null, this.settled());
+  }
+
+  status(): ControllersStatus {
+    const { state, step, sitePowerW, capW } = this.ladder;
+    const controllers = [...this.running.values()].flat().map(({ controller: c }) => ({ instance: c.scope.instanceId, policy: c.policy, gpus: c.scope.gpus, mhz: c.mhz }));
+    return { powerLadder: { level: state.level, step, sitePowerW, capW }, controllers };
+  }
+
+  /** Stops controllers whose instance or setting left the plan; once the plan is applied, starts the missing ones. */
+  private reconcile(): void {
+    const wanted = this.currentKeys();
+    for (const [key, group] of this.running) {
+      if (wanted.has(key)) continue;
+      for (const r of group) void r.task.stop();
+      this.running.delete(key);
+    }
+    if (!this.settled()) return;
+    for (const inst of this.o.applier().current?.slice.site?.instances ?? []) {
+      const key = keyOf(inst);
+      if (inst.clock.mode !== "policy" || this.running.has(key) || this.warned.has(key)) continue;
+      try {
+        const group = this.create(inst, key).map((controller) => ({ controller, task: this.loop(controller.periodMs, () => controller.tick(), `${controller.policy} ${inst.id}`) }));
+        this.running.set(key, group);
+        for (const r of group) r.task.start();
+      } catch (error) {
+        this.warned.add(key);
+        this.log(`no ${inst.clock.policy} controller for instance ${inst.id}: ${(error as Error).message}; its GPUs stay locked to the plan's bounds`);
+      }
+    }
+  }
+
+  /** The controllers of one instance (none for EcoFreq on engines that run it per iteration). */
+  private create(inst: PlannedInstance, key: string): LocalController[] {
+    const { policy } = inst.clock as { policy: ClockPolicy };
+    const gpu = gpuSpec(this.o.gpuTypes[inst.gpus[0]!]!);
+    const llm = llmSpec(inst.model);
+    const planned = mainClass(inst.loadRps);
+    const scope = (gpus: readonly number[]) => this.scope(inst, key, gpus);
+    const sloOf = (classId: string | undefined) => instanceSlo(llm, gpu, inst.tp, classId, this.o.slo);
+    const { requestLog } = this.o;
+    if (policy === "miad") return [new MiadInstanceController(scope(inst.gpus), { requestLog, slo: sloOf(planned) })];
+    if (policy === "instance-manager") {
+      const bounds = lockFor(inst.clock);
+      const rows = () => this.o.profiles.rowsFor(llm, gpu, inst.tp, planned, bounds);
+      return [new InstanceManagerController(scope(inst.gpus), { requestLog, rows, sloOf, replicas: inst.replicas, plannedClass: planned })];
+    }
+    if (this.o.perIteration) return [];
+    return Array.from({ length: inst.replicas }, (_, replica) => this.ecoFreqOfReplica(inst, replica, scope(inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp)), llm, gpu, sloOf(planned)));
+  }
+
+  private ecoFreqOfReplica(inst: PlannedInstance, replica: number, scope: ControlScope, llm: LlmSpec, gpu: GpuSpec, slo: ReturnType<typeof instanceSlo>): LocalController {
+    const eco = this.ecoModels.build(llm, gpu, inst.tp, scope.bounds, slo);
+    const load = async () => {
+      const engine = this.o.applier().engines.get(launchKey({ instanceId: inst.id, replica }));
+      if (!engine || engine.state !== "ready") throw new Error(`replica ${replica} of ${inst.id} is not ready`);
+      return engine.load();
+    };
+    return new EcoFreqMetricsController(scope, { eco, load, kvCapacityTokens: kvCapacityTokens(llm, gpu, inst.tp), periodMs: this.o.ecofreqPeriodMs });
+  }
+
+  private scope(inst: PlannedInstance, key: string, gpus: readonly number[]): ControlScope {
+    const bounds = lockFor(inst.clock);
+    return {
+      instanceId: inst.id,
+      gpus,
+      bounds,
+      actuator: this.actuator,
+      now: this.o.nowMs,
+      isCurrent: () => this.settled() && this.currentKeys().has(key),
+      allowed: () => this.ladder.allowed(bounds),
+    };
+  }
+
+  /** True when the plan the applier holds is applied and no change is under way. */
+  private settled(): boolean {
+    const applier = this.o.applier();
+    const status = applier.status();
+    return applier.current !== null && status.phase === "idle" && status.appliedVersion === applier.current.slice.version;
+  }
+
+  private currentKeys(): Set<string> {
+    const current = this.o.applier().current;
+    if (this.keys.of !== current) this.keys = { of: current, keys: new Set((current?.slice.site?.instances ?? []).filter((i) => i.clock.mode === "policy").map(keyOf)) };
+    return this.keys.keys;
+  }
+
+  /** A loop every `siteMs` of site time; failures are logged when their message changes, and back off. */
+  private loop(siteMs: number, attempt: () => Promise<void>, what: string): PeriodicTask {
+    const intervalMs = Math.max(1, Math.round(siteMs / this.o.speed));
+    let last = "";
+    return new PeriodicTask({
+      intervalMs,
+      backoff: { baseMs: intervalMs, maxMs: Math.max(intervalMs, 30_000) },
+      attempt: async () => {
+        try {
+          await attempt();
+          last = "";
+          return true;
+        } catch (error) {
+          const message = (error as Error).message;
+          if (message !== last) this.log(`${what}: ${message}`);
+          last = message;
+          return false;
+        }
+      },
+    });
+  }
+}
+
+/** What identifies a controller: the instance, its setting and where it runs. */
+function keyOf(inst: PlannedInstance): string {
+  return `${inst.id}|${JSON.stringify(inst.clock)}|${inst.model}|${inst.tp}|${inst.gpus.join(",")}`;
+}

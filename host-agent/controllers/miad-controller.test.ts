@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { RequestLog } from "../telemetry/request-log.ts";
+import { served, simulatedGpus, testScope } from "./controllers.test-helper.ts";
+import { MiadInstanceController } from "./miad-controller.ts";
+
+const SLO = { ttftMs: 300, tbtMs: 50 };
+const BOUNDS = { minMhz: 1005, maxMhz: 1980 };
+
+async function setup() {
+  const { clock, gpus, actuator } = await simulatedGpus(4);
+  const log = new RequestLog();
+  const { scope, state } = testScope(actuator, clock, { instanceId: "m", gpus: [1, 2], bounds: BOUNDS });
+  const miad = new MiadInstanceController(scope, { requestLog: log, slo: SLO });
+  const second = async () => {
+    clock.ms += 1000;
+    await miad.tick();
+  };
+  return { clock, gpus, log, miad, state, second };
+}
+
+describe("MiadInstanceController (FREESH MIAD on the simulated GPUs)", () => {
+  it("steps down 100 MHz a quiet second, snapped to the GPU's 15 MHz grid, on every GPU of the instance", async () => {
+    const { gpus, miad, second } = await setup();
+    expect(miad.periodMs).toBe(1000);
+    await second();
+    expect(miad.breached).toBe(false);
+    expect(miad.miad.mhz).toBe(1880);
+    expect(miad.mhz).toBe(1875);
+    expect([gpus.lockOf(1), gpus.lockOf(2), gpus.lockOf(0)]).toEqual([{ minMhz: 1875, maxMhz: 1875 }, { minMhz: 1875, maxMhz: 1875 }, null]);
+    await second();
+    expect(miad.mhz).toBe(1785);
+    expect((await gpus.currentClocksMhz(1)).graphicsMhz).toBeLessThanOrEqual(1785);
+  });
+
+  it("never goes below the plan's lower bound while the SLO holds", async () => {
+    const { gpus, log, clock, miad, second } = await setup();
+    const seen: number[] = [];
+    for (let s = 0; s < 15; s++) {
+      log.record(served("m", clock.ms + 500, 100, 20));
+      await second();
+      seen.push(miad.mhz!);
+    }
+    expect(seen.every((f, i) => i === 0 || f <= seen[i - 1]!)).toBe(true);
+    expect(seen.at(-1)).toBe(1005);
+    expect(gpus.lockOf(1)).toEqual({ minMhz: 1005, maxMhz: 1005 });
+  });
+
+  it("doubles the clock (up to the upper bound) after a second with a TTFT or TBT over the SLO", async () => {
+    const { log, clock, miad, second } = await setup();
+    for (let s = 0; s < 6; s++) await second();
+    expect(miad.mhz).toBe(1380);
+    log.record(served("m", clock.ms + 400, 350, 20));
+    await second();
+    expect(miad.breached).toBe(true);
+    expect(miad.miad.mhz).toBe(1980);
+    expect(miad.mhz).toBe(1980);
+    for (let s = 0; s < 9; s++) await second();
+    expect(miad.mhz).toBe(1080);
+    log.record(served("m", clock.ms + 100, 100, 60));
+    await second();
+    expect(miad.mhz).toBe(1980);
+  });
+
+  it("reads only the last second of this instance's requests", async () => {
+    const { log, clock, miad, second } = await setup();
+    log.record(served("m", clock.ms - 500, 900, 90));
+    log.record(served("other", clock.ms + 500, 900, 90));
+    await second();
+    expect(miad.breached).toBe(false);
+    expect(miad.mhz).toBe(1875);
+  });
+
+  it("leaves the clocks alone while its plan is being replaced, and holds the lower bound while the power ladder does", async () => {
+    const { gpus, miad, state, second } = await setup();
+    await second();
+    state.current = false;
+    await second();
+    expect(gpus.lockOf(1)).toEqual({ minMhz: 1875, maxMhz: 1875 });
+    state.current = true;
+    state.floor = true;
+    await second();
+    expect(gpus.lockOf(1)).toEqual({ minMhz: 1005, maxMhz: 1005 });
+    expect(miad.miad.mhz).toBe(1780);
+  });
+});

@@ -1,0 +1,33 @@
+import type { PlanApplier } from "../applier/plan-applier.ts";
+import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
+import type { Hardware } from "../agent/hardware.ts";
+import { serviceModel } from "./service-model.ts";
+import { SiteGateway } from "./site-gateway.ts";
+
+/**
+ * Starts the site gateway on `config.ingress` over the applier's engines and plan, with
+ * predictions from the performance model in the site's time (simulated sites run faster).
+ *
+ * @example
+ * const { gateway, url } = await startAgentGateway(config, { applier, hardware });
+ */
+export async function startAgentGateway(config: AgentConfig & { ingress: string }, parts: { applier: PlanApplier; hardware: Hardware; log?: (m: string) => void }): Promise<{ gateway: SiteGateway; url: string }> {
+  const { applier, hardware } = parts;
+  const gateway = new SiteGateway({
+    view: { site: config.site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null },
+    scheduler: config.scheduler,
+    replicaConcurrency: config.gatewayReplicaConcurrency,
+    queueMax: config.gatewayQueueMax,
+    queueWaitMs: config.gatewayQueueWaitMs,
+    defaultOutputTokens: config.gatewayOutputTokens,
+    predict: serviceModel({
+      gpuTypes: hardware.gpuTypes,
+      speed: hardware.sim?.clock.speed ?? 1,
+      fallback: { ttftMs: config.gatewayTtftMs, tbtMs: config.gatewayTbtMs },
+      clockOf: (id) => applier.current?.clockOf.get(id),
+    }),
+    log: parts.log,
+  });
+  const [host, port] = splitHostPort(config.ingress);
+  return { gateway, url: await gateway.start(host, port) };
+}

@@ -1,0 +1,41 @@
+import type { PrometheusWriter } from "../util/prometheus-text.ts";
+
+/** Why the gateway answered a request itself instead of passing an engine's answer through. */
+export type RejectReason = "invalid_request" | "instance_not_found" | "model_not_found" | "no_replica" | "queue_full" | "queue_timeout" | "upstream_failed" | "stopping" | "client_closed";
+
+/** The gateway's counters and gauges, read at scrape time. */
+export interface GatewayMetrics {
+  queueLength: number;
+  /** Replica key (`<instance>#<replica>`) -> requests the gateway has in flight there. */
+  inFlight: ReadonlyMap<string, number>;
+  /** Instance -> requests dispatched to it. */
+  dispatched: ReadonlyMap<string, number>;
+  rejected: ReadonlyMap<RejectReason, number>;
+  /** Instance named by the edge -> requests sent to another instance instead. */
+  rerouted: ReadonlyMap<string, number>;
+  retries: number;
+  /** Responses cut because the engine failed after its head was sent. */
+  broken: number;
+  /** Summed time dispatched requests spent in the site queue, seconds. */
+  queueWaitS: number;
+}
+
+/**
+ * Appends the gateway's families to the agent's exposition, with conventional names:
+ * `greenference_gateway_queue_length`, `..._dispatched_total{instance}`, `..._rejected_total{reason}`, ...
+ *
+ * @example
+ * writeGatewayMetrics(new PrometheusWriter(), "wind-a", gateway.metrics()).text();
+ */
+export function writeGatewayMetrics(w: PrometheusWriter, site: string, m: GatewayMetrics): PrometheusWriter {
+  const byInstance = (map: ReadonlyMap<string, number>) => [...map].map(([instance, n]) => [{ site, instance }, n] as const);
+  return w
+    .family("greenference_gateway_queue_length", "gauge", "Requests waiting in the site queue for a replica.", [[{ site }, m.queueLength]])
+    .family("greenference_gateway_requests_in_flight", "gauge", "Requests the gateway has in flight at each engine replica.", [...m.inFlight].map(([key, n]) => [{ site, instance: key.replace(/#\d+$/, ""), replica: key.replace(/^.*#/, "") }, n] as const))
+    .family("greenference_gateway_dispatched_total", "counter", "Requests the gateway dispatched to an engine replica, per instance (retries count again).", byInstance(m.dispatched))
+    .family("greenference_gateway_rejected_total", "counter", "Requests the gateway answered with an error itself, by reason.", [...m.rejected].map(([reason, n]) => [{ site, reason }, n] as const))
+    .family("greenference_gateway_rerouted_total", "counter", "Requests sent to another instance than the one the edge named, per named instance.", byInstance(m.rerouted))
+    .family("greenference_gateway_retries_total", "counter", "Requests retried on another replica after one failed before answering.", [[{ site }, m.retries]])
+    .family("greenference_gateway_broken_streams_total", "counter", "Responses cut because the engine failed after answering began.", [[{ site }, m.broken]])
+    .family("greenference_gateway_queue_wait_seconds_total", "counter", "Time dispatched requests spent in the site queue.", [[{ site }, m.queueWaitS]]);
+}

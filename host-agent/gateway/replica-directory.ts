@@ -1,0 +1,98 @@
+import type { PlannedInstance } from "../../src/core/schemas/plan.ts";
+import { launchKey, type Engine } from "../engines/engine.ts";
+import type { SitePlanSlice } from "../protocol/plan-slice.ts";
+
+/** What the gateway reads of the site: the running engines and the plan slice they came from. */
+export interface SiteView {
+  site: string;
+  engines(): Iterable<Engine>;
+  slice(): SitePlanSlice | null;
+}
+
+/** What a request asks for: the plan instance the edge chose (if any), its model and class. */
+export interface TargetQuery {
+  instance?: string;
+  model: string;
+  classId?: string;
+}
+
+/** Where a request may go now: replicas that accept work, and how they were found. */
+export interface Target {
+  /** Round-robin group: the instance, or the pool of instances it was rerouted to. */
+  group: string;
+  replicas: Engine[];
+  /** Why the request does not go to the instance it named; absent when it does. */
+  rerouted?: string;
+  /** True for a pool of role=decode instances: the replica is chosen by EcoRoute. */
+  decode: boolean;
+}
+
+/** The request cannot be served here; `status` 404 for a model the site does not serve, else 503. */
+export interface Refusal {
+  status: 404 | 503;
+  code: "instance_not_found" | "model_not_found" | "no_replica";
+  message: string;
+}
+
+/** An engine the gateway may send work to now. */
+export const isAccepting = (e: Engine) => e.accepting && e.state === "ready" && e.url !== undefined;
+
+/**
+ * Resolves a request to the replicas that may serve it, as the plan and the engines stand now:
+ * the named instance's accepting replicas; a role=decode instance's whole decode pool (same
+ * model); failing those, the accepting replicas of other (mixed) instances of the same model at
+ * the site that serve the request's class (by the plan's routing, else its planned load). A request with no
+ * instance named goes to any such instance.
+ *
+ * @example
+ * const target = resolveTarget(view, { instance: "llama-a", model: "llama3.1-8b", classId: "SM" });
+ * if ("status" in target) reply(target.status, target.message);
+ */
+export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal {
+  const slice = view.slice();
+  const planned = slice?.site?.instances ?? [];
+  const engines = [...view.engines()];
+  const replicasOf = (ids: ReadonlySet<string>) => engines.filter((e) => ids.has(e.launch.instanceId) && isAccepting(e)).sort(byKey);
+  const version = slice ? `plan ${slice.version}` : "no plan yet";
+
+  let named: PlannedInstance | undefined;
+  if (q.instance !== undefined) {
+    named = planned.find((i) => i.id === q.instance);
+    const running = engines.filter((e) => e.launch.instanceId === q.instance);
+    if (!named && running.length === 0) return { status: 503, code: "instance_not_found", message: `instance ${q.instance} is not in site ${view.site}'s plan (${version})` };
+    if (named?.role === "decode") {
+      const pool = planned.filter((i) => i.role === "decode" && i.model === named!.model).map((i) => i.id);
+      const replicas = replicasOf(new Set(pool));
+      if (replicas.length > 0) return { group: `decode:${named.model}`, replicas, decode: true };
+    } else {
+      const own = replicasOf(new Set([q.instance]));
+      if (own.length > 0) return { group: q.instance, replicas: own, decode: false };
+    }
+  }
+
+  const model = named?.model ?? q.model;
+  // Only mixed instances run a request whole: prefill- and decode-only engines are not stand-ins.
+  const sameModel = planned.filter((i) => i.model === model && i.id !== q.instance && i.role === "mixed");
+  if (q.instance === undefined && sameModel.length === 0) return { status: 404, code: "model_not_found", message: `The model \`${model}\` is not served at site ${view.site} (${version}).` };
+  const serving = q.classId === undefined ? sameModel : sameModel.filter((i) => servesClass(slice!, view.site, i, q.classId!));
+  const replicas = replicasOf(new Set(serving.map((i) => i.id)));
+  const why = q.instance === undefined ? undefined : `instance ${q.instance} has no replica accepting requests (${describe(engines.filter((e) => e.launch.instanceId === q.instance))})`;
+  if (replicas.length > 0) return { group: `model:${model}:${q.classId ?? "*"}`, replicas, decode: false, ...(why ? { rerouted: why } : {}) };
+  const forClass = q.classId === undefined ? "" : ` serves class ${q.classId}`;
+  const other = `${q.instance === undefined ? "no" : "no other"} instance of ${model} at site ${view.site}${forClass} has a replica accepting requests`;
+  return { status: 503, code: "no_replica", message: why ? `${why}, and ${other}` : other };
+}
+
+/** The plan routes `classId` to `inst` at this site, or plans load of that class on it. */
+function servesClass(slice: SitePlanSlice, site: string, inst: PlannedInstance, classId: string): boolean {
+  const targets = slice.routing[classId as keyof typeof slice.routing];
+  if (targets?.some((t) => t.site === site && t.instance === inst.id && t.weight > 0)) return true;
+  return (inst.loadRps[classId as keyof typeof inst.loadRps] ?? 0) > 0;
+}
+
+function describe(engines: readonly Engine[]): string {
+  if (engines.length === 0) return "none running";
+  return engines.map((e) => `${launchKey(e.launch)} ${e.accepting || e.state !== "ready" ? e.state : "not accepting"}`).join(", ");
+}
+
+const byKey = (a: Engine, b: Engine) => a.launch.instanceId.localeCompare(b.launch.instanceId) || a.launch.replica - b.launch.replica;

@@ -1,0 +1,303 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
+import type { Engine } from "../engines/engine.ts";
+import { SitePlanSlice } from "../protocol/plan-slice.ts";
+import { SimEngineDriver } from "../sim-engine/sim-engine-driver.ts";
+import { SimulatedSite } from "../sim-engine/simulated-site.ts";
+import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
+import { PrometheusWriter } from "../util/prometheus-text.ts";
+import { writeGatewayMetrics } from "./gateway-metrics.ts";
+import { answerAfter, latch, launchOf, ScriptedReplica } from "./scripted-replica.test-helper.ts";
+import { serviceModel } from "./service-model.ts";
+import { SiteGateway, type SiteGatewayOptions } from "./site-gateway.ts";
+
+const SITE = "wind-a";
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function started<E extends Engine>(engine: E): Promise<E> {
+  await engine.start();
+  cleanups.push(() => engine.stop());
+  return engine;
+}
+
+/** A gateway on 127.0.0.1 over `engines` and a plan of `instances`. */
+async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3] } = {}) {
+  const slice = SitePlanSlice.parse(sliceBody(1, SITE, instances, options.routing));
+  const gateway = new SiteGateway({
+    view: { site: SITE, engines: () => engines, slice: () => slice },
+    scheduler: "fifo-rr",
+    replicaConcurrency: 8,
+    queueMax: 64,
+    queueWaitMs: 5000,
+    defaultOutputTokens: 64,
+    predict: serviceModel({ gpuTypes: ["H100-80GB", "H100-80GB", "H100-80GB", "H100-80GB"], speed: 1, fallback: { ttftMs: 500, tbtMs: 50 }, clockOf: () => undefined }),
+    ...options,
+  });
+  const url = await gateway.start("127.0.0.1", 0);
+  cleanups.push(() => gateway.close(0));
+  const metric = (name: string) => sumOf(parsePrometheusText(writeGatewayMetrics(new PrometheusWriter(), SITE, gateway.metrics()).text()), name) ?? 0;
+  return { gateway, url, metric };
+}
+
+const chat = (url: string, instance: string | undefined, body: Record<string, unknown> = {}, extra: RequestInit = {}) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-greenference-class": "SM", ...(instance ? { "x-greenference-instance": instance } : {}) },
+    body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "Hello there" }], max_tokens: 5, ...body }),
+    ...extra,
+  });
+
+async function simEngines(...launches: Parameters<typeof launchOf>[]) {
+  return simEnginesAt(20, ...launches);
+}
+
+async function simEnginesAt(speed: number, ...launches: Parameters<typeof launchOf>[]) {
+  const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 4, speed });
+  const driver = new SimEngineDriver({ site });
+  return Promise.all(launches.map((l) => started(driver.create(launchOf(...l)))));
+}
+
+describe("site gateway: forwarding", () => {
+  it("passes a JSON answer through with the engine's receipt header, and streams SSE chunk by chunk", async () => {
+    const engines = await simEnginesAt(1, ["a", 0]);
+    const { url } = await gatewayOver(engines, [{ id: "a", gpus: [0] }]);
+    const plain = await chat(url, "a");
+    expect(plain.status).toBe(200);
+    expect(Number(plain.headers.get("x-greenference-energy-j"))).toBeGreaterThan(0);
+    expect(plain.headers.get("x-greenference-replica")).toBe("a#0");
+    expect(((await plain.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(5);
+
+    const t0 = performance.now();
+    const stream = await chat(url, "a", { stream: true, max_tokens: 100, stream_options: { include_usage: true } });
+    expect(stream.headers.get("content-type")).toBe("text/event-stream");
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    let firstChunkMs = 0;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      if (text === "") firstChunkMs = performance.now() - t0;
+      text += decoder.decode(r.value, { stream: true });
+    }
+    const totalMs = performance.now() - t0;
+    // 100 tokens take over 500 ms of decode in real time; the first arrives after one prefill.
+    expect(firstChunkMs).toBeLessThan(totalMs / 2);
+    const events = text.split("\n\n").filter(Boolean);
+    expect(events.at(-1)).toBe("data: [DONE]");
+    expect(events.filter((e) => e.includes('"content"')).length).toBe(100);
+    expect(text).toContain('"greenference":{"energy_j"');
+  });
+
+  it("sends an instance's requests to its replicas in turn", async () => {
+    const engines = await simEngines(["a", 0, 0], ["a", 1, 1], ["b", 0, 2]);
+    const { url, metric } = await gatewayOver(engines, [{ id: "a", gpus: [0, 1], replicas: 2, tp: 1 }, { id: "b", gpus: [2] }]);
+    const replicas: (string | null)[] = [];
+    for (let i = 0; i < 4; i++) replicas.push((await chat(url, "a")).headers.get("x-greenference-replica"));
+    expect(replicas).toEqual(["a#0", "a#1", "a#0", "a#1"]);
+    expect((await chat(url, "b")).headers.get("x-greenference-replica")).toBe("b#0");
+    expect(metric("greenference_gateway_dispatched_total")).toBe(5);
+  });
+
+  it("answers /v1/models with the ready engines' models and /healthz", async () => {
+    const engines = await simEngines(["a", 0, 0], ["b", 0, 1]);
+    const { url } = await gatewayOver(engines, [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }]);
+    await engines[1]!.drain(0);
+    expect(await (await fetch(`${url}/v1/models`)).json()).toEqual({ object: "list", data: [{ id: "llama3.1-8b", object: "model", created: 0, owned_by: "greenference", instances: ["a"] }] });
+    expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: "ok", site: SITE, acceptingReplicas: 1, queueLength: 0 });
+    expect((await fetch(`${url}/v1/embeddings`, { method: "POST" })).status).toBe(404);
+    expect((await fetch(`${url}/v1/models`, { method: "DELETE" })).status).toBe(405);
+  });
+});
+
+describe("site gateway: refusals say why", () => {
+  it("refuses bad bodies with 400 in the OpenAI shape", async () => {
+    const { url, metric } = await gatewayOver(await simEngines(["a", 0]), [{ id: "a", gpus: [0] }]);
+    const notJson = await fetch(`${url}/v1/chat/completions`, { method: "POST", body: "{not json", headers: { "x-greenference-instance": "a" } });
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toEqual({ error: { message: "the request body is not valid JSON", type: "invalid_request_error", param: null, code: "invalid_request" } });
+    const noModel = await fetch(`${url}/v1/completions`, { method: "POST", body: JSON.stringify({ prompt: "x" }), headers: { "x-greenference-instance": "a" } });
+    expect(noModel.status).toBe(400);
+    expect(((await noModel.json()) as { error: { param: string } }).error.param).toBe("model");
+    expect(metric("greenference_gateway_rejected_total")).toBe(2);
+  });
+
+  it("answers 503 for an instance the plan does not have, and for a drained one with nowhere else to go", async () => {
+    const engines = await simEngines(["a", 0, 0], ["b", 0, 1]);
+    const { url } = await gatewayOver(engines, [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }]);
+    const unknown = await chat(url, "zzz");
+    expect(unknown.status).toBe(503);
+    expect(await unknown.json()).toMatchObject({ error: { code: "instance_not_found", type: "server_error", message: "instance zzz is not in site wind-a's plan (plan 1)" } });
+    await engines[0]!.drain(0);
+    // b runs the same model but the plan does not give it class SM.
+    const drained = await chat(url, "a");
+    expect(drained.status).toBe(503);
+    expect(drained.headers.get("retry-after")).toBe("1");
+    const body = (await drained.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("no_replica");
+    expect(body.error.message).toMatch(/instance a has no replica accepting requests \(a#0 draining\), and no other instance of llama3\.1-8b at site wind-a serves class SM/);
+    const noSuchModel = await chat(url, undefined, { model: "bloom-176b" });
+    expect(noSuchModel.status).toBe(404);
+  });
+
+  it("reroutes a drained instance's request to another ready instance of the model that serves the class, and says so", async () => {
+    const engines = await simEngines(["a", 0, 0], ["b", 0, 1], ["c", 0, 2]);
+    const routing = { SM: [{ site: SITE, instance: "a", weight: 1 }, { site: SITE, instance: "c", weight: 1 }] };
+    const { url, metric } = await gatewayOver(engines, [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }, { id: "c", gpus: [2] }], { routing });
+    await engines[0]!.drain(0);
+    const response = await chat(url, "a");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-greenference-rerouted")).toBe("c");
+    expect(response.headers.get("x-greenference-rerouted-reason")).toMatch(/instance a has no replica accepting requests/);
+    expect(response.headers.get("x-greenference-replica")).toBe("c#0");
+    expect(metric("greenference_gateway_rerouted_total")).toBe(1);
+  });
+});
+
+describe("site gateway: faults", () => {
+  it("retries once on another replica when one drops the connection before answering", async () => {
+    const dead = await started(new ScriptedReplica(launchOf("a", 0), (req) => req.socket.destroy()));
+    const live = await started(new ScriptedReplica(launchOf("a", 1), answerAfter(0)));
+    const { url, metric } = await gatewayOver([dead, live], [{ id: "a", gpus: [0, 1], replicas: 2, tp: 1 }]);
+    const response = await chat(url, "a");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-greenference-replica")).toBe("a#1");
+    expect(response.headers.get("x-greenference-energy-j")).toBe("1.5");
+    expect([dead.seen.length, live.seen.length]).toEqual([1, 1]);
+    expect(metric("greenference_gateway_retries_total")).toBe(1);
+  });
+
+  it("answers 502 with every failure when the retry fails too, and 5xx answers count as failures", async () => {
+    const dead = await started(new ScriptedReplica(launchOf("a", 0), (req) => req.socket.destroy()));
+    const sick = await started(new ScriptedReplica(launchOf("a", 1), (_req, res) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "CUDA error: out of memory" } }))));
+    const { url } = await gatewayOver([dead, sick], [{ id: "a", gpus: [0, 1], replicas: 2, tp: 1 }]);
+    const response = await chat(url, "a");
+    expect(response.status).toBe(502);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("upstream_failed");
+    expect(error.message).toMatch(/replica a#0 failed before answering: socket hang up; replica a#1 failed before answering: HTTP 500: CUDA error: out of memory/);
+  });
+
+  it("cuts the client's stream when the engine dies after answering began (no retry)", async () => {
+    const dying = await started(
+      new ScriptedReplica(launchOf("a", 0), (req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write('data: {"choices":[{"delta":{"content":"he"}}]}\n\n');
+        setTimeout(() => req.socket.destroy(), 30);
+      }),
+    );
+    const spare = await started(new ScriptedReplica(launchOf("a", 1), answerAfter(0)));
+    const { url, metric } = await gatewayOver([dying, spare], [{ id: "a", gpus: [0, 1], replicas: 2, tp: 1 }]);
+    const response = await chat(url, "a", { stream: true });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain('"he"');
+    await expect(reader.read()).rejects.toThrow();
+    await expect.poll(() => metric("greenference_gateway_broken_streams_total"), { timeout: 2000 }).toBe(1);
+    expect(spare.seen.length).toBe(0);
+  });
+});
+
+describe("site gateway: the site queue", () => {
+  /** One replica taking one request at a time; it answers only once `gate` is open. */
+  async function oneSlot(options: Partial<SiteGatewayOptions> = {}) {
+    const gate = latch();
+    const replica = await started(new ScriptedReplica(launchOf("a", 0), (req, res) => void gate.opened.then(() => answerAfter(0)(req, res))));
+    return { replica, gate, ...(await gatewayOver([replica], [{ id: "a", gpus: [0] }], { replicaConcurrency: 1, ...options })) };
+  }
+
+  /** Sends one request that takes the slot, then `maxTokens` ones that must wait, in that order. */
+  async function saturate(url: string, replica: ScriptedReplica, metric: (n: string) => number, maxTokens: number[]) {
+    const first = chat(url, "a", { max_tokens: 1 });
+    await expect.poll(() => replica.seen.length).toBe(1);
+    const rest: Promise<Response>[] = [];
+    for (const max_tokens of maxTokens) {
+      rest.push(chat(url, "a", { max_tokens }));
+      await expect.poll(() => metric("greenference_gateway_queue_length")).toBe(rest.length);
+    }
+    return [first, ...rest];
+  }
+
+  it("holds requests beyond the replicas' concurrency and dispatches them FIFO as slots free", async () => {
+    const { replica, gate, url, metric } = await oneSlot();
+    const all = await saturate(url, replica, metric, [2000, 5, 900]);
+    expect(metric("greenference_gateway_requests_in_flight")).toBe(1);
+    gate.open();
+    const responses = await Promise.all(all);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(replica.seen.map((s) => s.body.max_tokens)).toEqual([1, 2000, 5, 900]);
+    const waited = responses.map((r) => Number(r.headers.get("x-greenference-queue-ms")));
+    expect(Math.min(...waited.slice(1))).toBeGreaterThan(waited[0]!);
+    expect(metric("greenference_gateway_queue_length")).toBe(0);
+  });
+
+  it("under LLF dispatches the waiting request with the least laxity first", async () => {
+    const { replica, gate, url, metric } = await oneSlot({ scheduler: "llf" });
+    const all = await saturate(url, replica, metric, [2000, 5, 900]);
+    gate.open();
+    await Promise.all(all);
+    expect(replica.seen.map((s) => s.body.max_tokens)).toEqual([1, 5, 900, 2000]);
+  });
+
+  it("refuses past the queue's length and after its longest wait, with 503 and the reason", async () => {
+    const { replica, gate, url, metric } = await oneSlot({ queueMax: 1, queueWaitMs: 150 });
+    const [first, waiting] = await saturate(url, replica, metric, [5]);
+    const full = await chat(url, "a");
+    expect(full.status).toBe(503);
+    expect(await full.json()).toMatchObject({ error: { code: "queue_full", message: expect.stringMatching(/site queue is full \(1 requests/) } });
+    const late = await waiting!;
+    expect(late.status).toBe(503);
+    expect(await late.json()).toMatchObject({ error: { code: "queue_timeout", message: expect.stringMatching(/no replica was free within 150 ms .* for instance a/) } });
+    gate.open();
+    expect((await first!).status).toBe(200);
+    expect(metric("greenference_gateway_rejected_total")).toBe(2);
+  });
+
+  it("refuses what is queued with 503 when it stops", async () => {
+    const { replica, url, metric, gateway } = await oneSlot();
+    const [first, queued] = await saturate(url, replica, metric, [5]);
+    const closed = gateway.close(50);
+    const refused = await queued!;
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ error: { code: "stopping", message: "the site agent is stopping" } });
+    await closed;
+    // The one in flight outlived the grace period and was cut.
+    await expect(first!.then((r) => r.text())).rejects.toThrow();
+  });
+
+  it("takes a request whose client went away out of the queue, and aborts one in flight", async () => {
+    const { replica, url, metric } = await oneSlot();
+    const gone = new AbortController();
+    const first = chat(url, "a", {}, { signal: gone.signal });
+    await expect.poll(() => replica.seen.length).toBe(1);
+    const queued = new AbortController();
+    const second = chat(url, "a", {}, { signal: queued.signal });
+    await expect.poll(() => metric("greenference_gateway_queue_length")).toBe(1);
+    queued.abort();
+    await expect(second).rejects.toThrow();
+    await expect.poll(() => metric("greenference_gateway_queue_length")).toBe(0);
+    gone.abort();
+    await expect(first).rejects.toThrow();
+    await expect.poll(() => replica.seen[0]!.closedEarly).toBe(true);
+    await expect.poll(() => metric("greenference_gateway_requests_in_flight")).toBe(0);
+    expect(metric("greenference_gateway_rejected_total")).toBe(2);
+    expect(replica.seen.length).toBe(1);
+  });
+});
+
+describe("site gateway: decode pools", () => {
+  it("places requests for role=decode instances with EcoRoute over the pool's replicas", async () => {
+    const d0 = await started(new ScriptedReplica(launchOf("d0", 0, 0, "decode"), answerAfter(0)));
+    const d1 = await started(new ScriptedReplica(launchOf("d1", 0, 1, "decode"), answerAfter(0)));
+    const policy = { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1980 } as const;
+    const { url } = await gatewayOver([d0, d1], [{ id: "d0", gpus: [0], role: "decode", clock: policy }, { id: "d1", gpus: [1], role: "decode", clock: policy }]);
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await chat(url, "d0"));
+    // Idle replicas sit at the same frequency before and after: Algorithm 2's case 1a, round-robin.
+    expect(answers.map((r) => r.headers.get("x-greenference-ecoroute-rule"))).toEqual(["1a", "1a", "1a", "1a"]);
+    expect(answers.map((r) => r.headers.get("x-greenference-replica"))).toEqual(["d0#0", "d1#0", "d0#0", "d1#0"]);
+    expect(answers[1]!.headers.get("x-greenference-rerouted")).toBe("d1");
+  });
+});

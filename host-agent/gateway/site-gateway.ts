@@ -1,0 +1,277 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { z } from "zod";
+import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
+import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts";
+import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
+import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
+import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
+import { launchKey, type Engine, type EngineLaunch } from "../engines/engine.ts";
+import { classIdOf } from "../telemetry/request-log.ts";
+import { BodyError, closeServer, listen, readJsonBodyBytes, sendJson, sendOpenAiError } from "../util/http.ts";
+import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
+import { isAccepting, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
+import type { ReplicaPrediction } from "./service-model.ts";
+import { forwardToEngine } from "./upstream.ts";
+
+export interface SiteGatewayOptions {
+  view: SiteView;
+  scheduler: SiteSchedulerKind;
+  /** Requests in flight per engine replica before more wait in the site queue. */
+  replicaConcurrency: number;
+  queueMax: number;
+  queueWaitMs: number;
+  /** Output tokens assumed for a request without max_tokens or `x-greenference-output-tokens`. */
+  defaultOutputTokens: number;
+  predict(launch: EngineLaunch): ReplicaPrediction;
+  log?: (message: string) => void;
+  /** Wall clock, ms. Default `Date.now`. */
+  nowMs?: () => number;
+  /** How often a non-empty queue is looked at again (expiry, engines that became ready). Default 50 ms. */
+  tickMs?: number;
+}
+
+/** Headers the gateway adds to the responses it passes through. */
+export const GATEWAY_HEADERS = {
+  replica: "x-greenference-replica",
+  rerouted: "x-greenference-rerouted",
+  reroutedWhy: "x-greenference-rerouted-reason",
+  decodeRule: "x-greenference-ecoroute-rule",
+  queueMs: "x-greenference-queue-ms",
+} as const;
+
+/** An edge-chosen instance, and the predicted output length the edge may send. */
+const INSTANCE = "x-greenference-instance";
+const OUTPUT_TOKENS = "x-greenference-output-tokens";
+/** Bodies over this are refused (413); the edge's own limit is lower. */
+const BODY_LIMIT = 16 * 1024 * 1024;
+/** One attempt and one retry on another replica, as the edge does across sites. */
+const MAX_ATTEMPTS = 2;
+
+interface Pending extends WaitingRequest {
+  path: string;
+  body: Buffer;
+  headers: IncomingHttpHeaders;
+  res: ServerResponse;
+  query: TargetQuery;
+  inputTokens: number;
+  attempts: number;
+  tried: Set<string>;
+  failures: string[];
+}
+
+type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: { status: number; code: RejectReason; message: string } };
+
+/**
+ * The site ingress: the edge's `POST /v1/chat/completions` and `/v1/completions` (plus
+ * `GET /v1/models`, `GET /healthz`) go to a replica of the plan instance named by
+ * `x-greenference-instance`. Each replica takes up to `replicaConcurrency` requests from the
+ * gateway; the rest wait in the site queue, dispatched FIFO or least-laxity-first, to replicas in
+ * turn (EcoRoute for role=decode pools). A request that cannot be served gets an OpenAI error
+ * saying why: 503 when the site cannot take it now (the edge retries at another site), 502 when
+ * its replicas failed before answering, 400/404/413 for the request itself.
+ *
+ * @example
+ * const gateway = new SiteGateway({ view, scheduler: "llf", replicaConcurrency: 64, queueMax: 1024, queueWaitMs: 30_000, defaultOutputTokens: 256, predict });
+ * const url = await gateway.start("0.0.0.0", 9000);
+ */
+export class SiteGateway {
+  private readonly server: Server;
+  private readonly queue: SiteQueue<Pending>;
+  private readonly turns = new ReplicaTurns();
+  private readonly selectors = new Map<string, ReturnType<typeof decodeTargetSelector>>();
+  private readonly inFlight = new Map<string, { count: number; kvTokens: number }>();
+  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), retries: 0, broken: 0, queueWaitS: 0 };
+  private nextId = 1;
+  private tick: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: SiteGatewayOptions) {
+    this.now = options.nowMs ?? Date.now;
+    this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
+    this.server = createServer((req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
+  }
+
+  start(host: string, port: number): Promise<string> {
+    return listen(this.server, host, port);
+  }
+
+  /** Refuses what is queued (503), stops taking requests, and closes once those in flight end (cut after `graceMs`). */
+  async close(graceMs = 1000): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.tick);
+    for (const p of this.queue.order(this.now())) {
+      this.queue.remove(p.id);
+      this.reject(p.res, 503, "the site agent is stopping", "stopping");
+    }
+    await closeServer(this.server, graceMs);
+  }
+
+  metrics(): GatewayMetrics {
+    const inFlight = new Map([...this.inFlight].map(([key, f]) => [key, f.count]));
+    return { queueLength: this.queue.length, inFlight, ...this.counts };
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0]!;
+    const route = `${req.method} ${path}`;
+    if (route === "POST /v1/chat/completions") return this.inference("chat", path, req, res);
+    if (route === "POST /v1/completions") return this.inference("text", path, req, res);
+    if (route === "GET /v1/models") return sendJson(res, 200, this.models());
+    if (route === "GET /healthz") return sendJson(res, 200, { status: this.stopping ? "stopping" : "ok", site: this.options.view.site, acceptingReplicas: this.accepting().length, queueLength: this.queue.length });
+    const known = ["/v1/chat/completions", "/v1/completions", "/v1/models", "/healthz"].includes(path);
+    sendOpenAiError(res, known ? 405 : 404, known ? `${req.method} is not allowed on ${path}` : `no route ${route}`, known ? "method_not_allowed" : "not_found");
+  }
+
+  private async inference(kind: "chat" | "text", path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.stopping) return this.reject(res, 503, "the site agent is stopping", "stopping");
+    let raw: unknown;
+    let body: Buffer;
+    try {
+      ({ value: raw, bytes: body } = await readJsonBodyBytes(req, BODY_LIMIT));
+    } catch (error) {
+      if (error instanceof BodyError) return this.reject(res, error.status, error.message, "invalid_request");
+      throw error;
+    }
+    const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
+    if (!parsed.success) return this.reject(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, "invalid_request", parsed.error.issues[0]?.path.join(".") || null);
+    const request = parsed.data;
+    const named = header(req.headers[INSTANCE]);
+    const classId = classIdOf(req.headers["x-greenference-class"]);
+    const query: TargetQuery = { model: request.model, ...(named ? { instance: named } : {}), ...(classId ? { classId } : {}) };
+    const target = resolveTarget(this.options.view, query);
+    if ("status" in target) return this.reject(res, target.status, target.message, target.code);
+
+    const inputTokens = estimateInputTokens(kind === "chat" ? chatPromptShape(request as ChatCompletionRequest) : completionPromptShape(request as CompletionRequest));
+    const maxTokens = kind === "chat" ? ((request as ChatCompletionRequest).max_completion_tokens ?? request.max_tokens) : (request.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
+    const outputTokens = positiveInt(header(req.headers[OUTPUT_TOKENS])) ?? maxTokens ?? this.options.defaultOutputTokens;
+    const isolatedMs = this.options.predict(target.replicas[0]!.launch).isolatedMs(inputTokens, outputTokens);
+    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, attempts: 0, tried: new Set(), failures: [] };
+    const refused = this.queue.offer(pending);
+    if (refused) return this.reject(res, 503, refused.message, refused.reason);
+    res.once("close", () => {
+      if (this.queue.remove(pending.id)) this.bump(this.counts.rejected, "client_closed");
+    });
+    this.pump();
+  }
+
+  /** Expires late requests, dispatches what can go now, and looks again soon while any wait. */
+  private pump(): void {
+    clearTimeout(this.tick);
+    const now = this.now();
+    for (const late of this.queue.expire(now)) this.reject(late.res, 503, `${late.rejection.message} for ${describeQuery(late.query)}`, late.rejection.reason);
+    for (const { request, placed } of this.queue.dispatch(now, (p) => this.place(p))) {
+      if ("refusal" in placed) this.reject(request.res, placed.refusal.status, placed.refusal.message, placed.refusal.code);
+      else void this.send(request, placed.engine, placed.target, placed.rule);
+    }
+    if (this.queue.length > 0 && !this.stopping) this.tick = setTimeout(() => this.pump(), this.options.tickMs ?? 50).unref();
+  }
+
+  /** A replica with a free slot for `p` now (taken at once), a refusal, or undefined to keep it waiting. */
+  private place(p: Pending): Placement | undefined {
+    const target = resolveTarget(this.options.view, p.query);
+    if ("status" in target) return { refusal: { ...target, message: [...p.failures, target.message].join("; ") } };
+    const candidates = target.replicas.filter((e) => !p.tried.has(launchKey(e.launch)));
+    if (candidates.length === 0) return { refusal: { status: 502, code: "upstream_failed", message: `${p.failures.join("; ")}; no other replica to retry on` } };
+    const slots = candidates.map((e) => ({ key: launchKey(e.launch), free: this.options.replicaConcurrency - (this.inFlight.get(launchKey(e.launch))?.count ?? 0), e }));
+    let key: string | undefined;
+    let rule: string | undefined;
+    const decodeFreq = target.decode ? this.options.predict(candidates[0]!.launch).decodeFreq : undefined;
+    if (decodeFreq) {
+      const selectorKey = `${target.group}|${decodeFreq.key}`;
+      if (!this.selectors.has(selectorKey)) this.selectors.set(selectorKey, decodeTargetSelector(decodeFreq.freq));
+      const loads = slots.map((s) => ({ key: s.key, free: s.free, running: this.inFlight.get(s.key)?.count ?? 0, kvTokens: this.inFlight.get(s.key)?.kvTokens ?? 0 }));
+      const choice = this.selectors.get(selectorKey)!(p.inputTokens, loads);
+      [key, rule] = [choice?.key, choice?.rule];
+    } else key = this.turns.pick(target.group, slots);
+    if (key === undefined) return undefined;
+    const slot = this.inFlight.get(key) ?? { count: 0, kvTokens: 0 };
+    this.inFlight.set(key, { count: slot.count + 1, kvTokens: slot.kvTokens + p.inputTokens + 1 });
+    return { engine: slots.find((s) => s.key === key)!.e, target, ...(rule ? { rule } : {}) };
+  }
+
+  /** One attempt at `engine`; a failure before its answer began goes back to the queue for another replica, once. */
+  private async send(p: Pending, engine: Engine, target: Target, rule: string | undefined): Promise<void> {
+    const key = launchKey(engine.launch);
+    const instance = engine.launch.instanceId;
+    const waitedMs = this.now() - p.arrivalMs;
+    if (p.attempts++ === 0) this.counts.queueWaitS += waitedMs / 1e3;
+    this.bump(this.counts.dispatched, instance);
+    const extra: Record<string, string> = { [GATEWAY_HEADERS.replica]: key, [GATEWAY_HEADERS.queueMs]: String(Math.round(waitedMs)) };
+    if (p.query.instance !== undefined && p.query.instance !== instance) {
+      extra[GATEWAY_HEADERS.rerouted] = instance;
+      extra[GATEWAY_HEADERS.reroutedWhy] = target.rerouted ?? "EcoRoute chose another decode instance";
+      this.bump(this.counts.rerouted, p.query.instance);
+    }
+    if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra);
+    const slot = this.inFlight.get(key)!;
+    if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - p.inputTokens - 1 });
+    else this.inFlight.delete(key);
+    if (outcome.kind === "failed") {
+      p.tried.add(key);
+      p.failures.push(`replica ${key} failed before answering: ${outcome.reason}`);
+      this.options.log?.(`gateway: ${p.failures.at(-1)}`);
+      const another = resolveOthers(this.options.view, p);
+      if (p.attempts < MAX_ATTEMPTS && another && !p.res.destroyed) {
+        this.counts.retries++;
+        const refused = this.queue.offer(p);
+        if (refused) this.reject(p.res, 503, `${p.failures.join("; ")}; ${refused.message}`, refused.reason);
+      } else {
+        const why = p.attempts < MAX_ATTEMPTS ? "; no other replica to retry on" : "";
+        this.reject(p.res, 502, `${p.failures.join("; ")}${why}`, "upstream_failed");
+      }
+    } else if (outcome.kind === "broken") {
+      this.counts.broken++;
+      this.options.log?.(`gateway: replica ${key} failed mid-response, the client's response was cut: ${outcome.reason}`);
+    } else if (outcome.kind === "client_closed") this.bump(this.counts.rejected, "client_closed");
+    this.pump();
+  }
+
+  private models() {
+    const byModel = new Map<string, string[]>();
+    for (const e of this.accepting()) byModel.set(e.launch.model, [...new Set([...(byModel.get(e.launch.model) ?? []), e.launch.instanceId])]);
+    return { object: "list", data: [...byModel].map(([id, instances]) => ({ id, object: "model", created: 0, owned_by: "greenference", instances })) };
+  }
+
+  private accepting(): Engine[] {
+    return [...this.options.view.engines()].filter(isAccepting);
+  }
+
+  private reject(res: ServerResponse, status: number, message: string, code: RejectReason, param: string | null = null): void {
+    this.bump(this.counts.rejected, code);
+    if (res.headersSent || res.destroyed) return void res.destroy();
+    if (status === 503) res.setHeader("retry-after", "1");
+    sendOpenAiError(res, status, message, code, param);
+  }
+
+  private fail(res: ServerResponse, error: unknown): void {
+    this.options.log?.(`gateway: ${(error as Error).stack ?? String(error)}`);
+    if (res.headersSent) return void res.destroy();
+    sendOpenAiError(res, 500, `the site gateway failed: ${(error as Error).message}`);
+  }
+
+  private bump<K>(map: Map<K, number>, key: K): void {
+    map.set(key, (map.get(key) ?? 0) + 1);
+  }
+}
+
+/** Whether a replica not yet tried could take `p` (now or after waiting). */
+function resolveOthers(view: SiteView, p: Pending): boolean {
+  const target = resolveTarget(view, p.query);
+  return !("status" in target) && target.replicas.some((e) => !p.tried.has(launchKey(e.launch)));
+}
+
+function describeQuery(q: TargetQuery): string {
+  return q.instance !== undefined ? `instance ${q.instance}` : `model ${q.model}${q.classId ? ` class ${q.classId}` : ""}`;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v === undefined || v.trim() === "" ? undefined : v.trim();
+}
+
+function positiveInt(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
+}

@@ -1,0 +1,106 @@
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+
+/** How one attempt at an engine replica ended. */
+export type UpstreamOutcome =
+  /** No response head, or a 5xx head (its body discarded): the request may go to another replica. */
+  | { kind: "failed"; reason: string }
+  /** The engine's answer was passed through to the end. */
+  | { kind: "answered"; status: number }
+  /** The engine went away after the head was sent: the client's response was cut. */
+  | { kind: "broken"; reason: string }
+  /** The client went away first; the engine request was aborted. */
+  | { kind: "client_closed" };
+
+// Trailers stop here too: the edge's HTTP client (workerd) does not read them, and a trailer section
+// on a kept-alive connection made it misread the next response. Receipts travel in `usage` instead.
+const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade", "proxy-connection", "te", "trailer"]);
+const ERROR_BODY_LIMIT = 8192;
+
+/** Keep-alive connections to the engines, shared by every attempt. */
+export const engineAgent = new HttpAgent({ keepAlive: true });
+
+/**
+ * Sends one request to an engine replica and, once a non-5xx head arrives, passes the response
+ * through to `res`: status, headers (receipts such as `x-greenference-energy-j` included, plus
+ * `extraHeaders`), the body chunk by chunk as it arrives (SSE is never buffered; backpressure is
+ * kept); trailers are dropped. Nothing is written to `res` before that head, so a failure up to then can
+ * be retried elsewhere; after it, a failure cuts the client's response.
+ *
+ * @example
+ * const outcome = await forwardToEngine("http://127.0.0.1:8100/v1/chat/completions", req.headers, body, res, { "x-greenference-replica": "a#0" });
+ */
+export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>): Promise<UpstreamOutcome> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve({ kind: "client_closed" });
+    let settled = false;
+    const settle = (o: UpstreamOutcome) => {
+      if (settled) return;
+      settled = true;
+      res.off("close", onClientClose);
+      resolve(o);
+    };
+    let upstream: ClientRequest;
+    try {
+      upstream = httpRequest(url, { method: "POST", headers: { ...pass(headers), "content-length": body.length }, agent: engineAgent });
+    } catch (error) {
+      return resolve({ kind: "failed", reason: (error as Error).message });
+    }
+    const onClientClose = () => {
+      if (res.writableFinished) return;
+      upstream.destroy();
+      settle({ kind: "client_closed" });
+    };
+    res.on("close", onClientClose);
+    upstream.on("error", (error) => {
+      if (!res.headersSent) return settle({ kind: "failed", reason: error.message });
+      res.destroy();
+      settle({ kind: "broken", reason: error.message });
+    });
+    upstream.on("response", (up) => {
+      const status = up.statusCode ?? 502;
+      if (status >= 500) return void readErrorMessage(up).then((message) => settle({ kind: "failed", reason: `HTTP ${status}${message ? `: ${message}` : ""}` }));
+      res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...(up.headers["content-length"] ? { "content-length": up.headers["content-length"] } : {}), ...extraHeaders });
+      res.flushHeaders();
+      up.on("data", (chunk: Buffer) => {
+        if (!res.write(chunk)) {
+          up.pause();
+          res.once("drain", () => up.resume());
+        }
+      });
+      up.on("end", () => {
+        res.end();
+        settle({ kind: "answered", status });
+      });
+      up.on("close", () => {
+        if (up.complete) return;
+        res.destroy();
+        settle({ kind: "broken", reason: "the engine closed the stream before its end" });
+      });
+    });
+    upstream.end(body);
+  });
+}
+
+/** End-to-end headers of a message (hop-by-hop ones dropped). */
+function pass(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP.has(name)) out[name] = value;
+  return out;
+}
+
+/** The `error.message` of an OpenAI error body, else the start of the body. */
+async function readErrorMessage(up: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  try {
+    for await (const chunk of up as AsyncIterable<Buffer>) if (text.length < ERROR_BODY_LIMIT) text += chunk.toString("utf8");
+  } catch {
+    return text.slice(0, 200);
+  }
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof message === "string") return message;
+  } catch {
+    // not JSON: the raw text below
+  }
+  return text.slice(0, 200).trim();
+}

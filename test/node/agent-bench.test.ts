@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { agentBenchTable, type AgentBenchResult } from "../../bench/agent-bench.ts";
+import { runEcoFreqDecisionBench } from "../../bench/agent/ecofreq-decisions.ts";
+import { runNvmlCallBench } from "../../bench/agent/nvml-calls.ts";
+import { runTelemetryCycleBench } from "../../bench/agent/telemetry-cycle.ts";
+
+const hr = () => process.hrtime.bigint();
+
+describe("agent bench pieces", () => {
+  it("times one EcoFreq decision per iteration of a simulated engine, each decision counted once", () => {
+    const out = runEcoFreqDecisionBench(hr, { requests: 400, rateRps: 16, warmup: 100, seed: 7 });
+    expect(out.decisions).toBeGreaterThan(400);
+    expect(out.per_freq.reduce((s, n) => s + n, 0)).toBe(out.decisions);
+    expect(out.per_freq.every((n) => n > 0)).toBe(true);
+    expect(out.decision_us.p50).toBeGreaterThan(0);
+    expect(out.decision_us.p99).toBeGreaterThanOrEqual(out.decision_us.p50);
+    expect(out.inputs).toMatchObject({ freqs_mhz: [1395, 1980], simulated: true });
+  });
+
+  it("times NVML calls through koffi into the fake library", async () => {
+    const out = await runNvmlCallBench(hr, { calls: 200, warmup: 20 });
+    expect(out.calls).toBe(200);
+    expect(out.call_us.p50).toBeGreaterThan(0);
+    expect(out.inputs.library).toMatch(/fake/);
+  });
+
+  it("times telemetry builds on a loaded simulated site and stops everything it started", async () => {
+    const out = await runTelemetryCycleBench(() => performance.now(), { cycles: 5, spacingMs: 10, warmupMs: 1500, concurrency: 2, seed: 1 });
+    expect(out.cycles).toBe(5);
+    expect(out.inputs.engines).toBe(4);
+    expect(out.requests_logged).toBeGreaterThan(0);
+    expect(out.cycle_ms.p50).toBeGreaterThan(0);
+  });
+
+  it("prints a table that says whether the EcoFreq goal was met", () => {
+    const stats = { p50: 0.2, p99: 0.9, mean: 0.3, max: 4 };
+    const table = agentBenchTable({
+      ecofreq_goal_met: false,
+      details: { ecofreq: { decision_us: stats, decisions: 10 }, nvml: { call_us: stats }, telemetry: { cycle_ms: stats, requests_logged: 3, inputs: { engines: 4, gpus: 8 } } },
+    } as unknown as AgentBenchResult);
+    expect(table.split("\n")).toHaveLength(4);
+    expect(table).toMatch(/goal p99 <= 500 us: NOT met/);
+  });
+});

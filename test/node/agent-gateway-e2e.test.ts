@@ -1,0 +1,147 @@
+import { request } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sleep } from "../../host-agent/util/backoff.ts";
+import { Agent } from "../../host-agent/agent/agent.ts";
+import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts";
+import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
+import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
+import { SimulatedGpuBackend } from "../../host-agent/gpu/index.ts";
+import { parsePrometheusText, sumOf } from "../../host-agent/util/prometheus-text.ts";
+import { startFakeEdge } from "./fake-edge.test-helper.ts";
+
+/**
+ * The edge's view of a site: requests to the agent's ingress (`--ingress`) with the headers the
+ * edge sends (src/worker/inference.ts), against a fake edge's agent API on 127.0.0.1.
+ */
+const SITE = "wind-a";
+const TOKEN = "gfs_wind-a_0123456789abcdef";
+const base = { site: SITE, token: TOKEN, heartbeatMs: "200", planPollMs: "100", retryBaseMs: "50", retryMaxMs: "200", ingress: "127.0.0.1:0" };
+
+const edgeHeaders = (instance: string, stream = false) => ({ "content-type": "application/json", accept: stream ? "text/event-stream" : "application/json", "x-greenference-class": "SM", "x-greenference-plan": "1", "x-greenference-instance": instance });
+const chatBody = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "Tell me about wind power." }], max_tokens: 20, ...extra });
+
+/** Waits until `agent` has applied plan `version` (beforeAll cannot use expect.poll). */
+async function applied(agent: Agent, version: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (agent.applier.status().appliedVersion !== version) {
+    if (Date.now() > deadline) throw new Error(`plan ${version} not applied within ${timeoutMs} ms: ${JSON.stringify(agent.applier.status())}`);
+    await sleep(20);
+  }
+}
+
+/** A POST with node:http, which exposes trailers (fetch does not). */
+function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: Record<string, unknown>; trailers: Record<string, unknown>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", headers }, (res) => {
+      let text = "";
+      res.on("data", (c: Buffer) => (text += c.toString()));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, trailers: res.trailers, text }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("site ingress on a simulated site", () => {
+  let edge: Awaited<ReturnType<typeof startFakeEdge>>;
+  let agent: Agent;
+
+  beforeAll(async () => {
+    edge = await startFakeEdge(SITE, TOKEN);
+    edge.state.plan = sliceBody(1, SITE, [{ id: "pair", gpus: [0, 1], tp: 1, replicas: 2 }, { id: "solo", gpus: [2] }], { SM: [{ site: SITE, instance: "pair", weight: 1 }] });
+    agent = await Agent.start(loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "sim", engine: "sim", simGpus: "4", simSpeed: "20", scheduler: "llf", gatewayReplicaConcurrency: "2" } }), { log: () => undefined });
+    await applied(agent, 1, 5000);
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await edge?.close();
+  });
+
+  it("serves the edge's streaming and JSON requests through the ingress, receipts included", async () => {
+    expect(agent.ingressUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const streamed = await post(`${agent.ingressUrl}/v1/chat/completions`, edgeHeaders("pair", true), chatBody({ stream: true, stream_options: { include_usage: true } }));
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers["content-type"]).toBe("text/event-stream");
+    // The engine's energy trailer stops at the gateway (workerd misreads trailers on kept-alive connections); the receipt is in usage.
+    expect(streamed.trailers["x-greenference-energy-j"]).toBeUndefined();
+    expect(streamed.text.trim().endsWith("data: [DONE]")).toBe(true);
+    const usage = JSON.parse(streamed.text.split("\n\n").filter(Boolean).at(-2)!.slice(6)) as { usage: { completion_tokens: number; greenference: { energy_j: number } } };
+    expect(usage.usage.completion_tokens).toBe(20);
+    expect(usage.usage.greenference.energy_j).toBeGreaterThan(0);
+
+    const plain = await fetch(`${agent.ingressUrl}/v1/completions`, { method: "POST", headers: edgeHeaders("solo"), body: JSON.stringify({ model: "llama3.1-8b", prompt: "Hello", max_tokens: 5 }) });
+    expect(plain.status).toBe(200);
+    expect(Number(plain.headers.get("x-greenference-energy-j"))).toBeGreaterThan(0);
+    expect(plain.headers.get("x-greenference-replica")).toBe("solo#0");
+    const models = (await (await fetch(`${agent.ingressUrl}/v1/models`)).json()) as { data: { id: string; instances: string[] }[] };
+    expect(models.data).toEqual([expect.objectContaining({ id: "llama3.1-8b", instances: ["pair", "solo"] })]);
+  });
+
+  it("spreads an instance's requests over its replicas and queues what exceeds their concurrency", async () => {
+    const metric = async (name: string) => sumOf(parsePrometheusText(await agent.metricsText()), name);
+    // 2000 tokens take about half a second of wall time at 20x: long enough to see the queue.
+    const pending = Array.from({ length: 8 }, () => fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("pair"), body: chatBody({ max_tokens: 2000 }) }));
+    // Two replicas x two slots (--gateway-replica-concurrency 2): four run, four wait.
+    await expect.poll(() => metric("greenference_gateway_queue_length"), { timeout: 2000, interval: 10 }).toBe(4);
+    expect(await metric("greenference_gateway_requests_in_flight")).toBe(4);
+    const responses = await Promise.all(pending);
+    expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
+    const replicas = responses.map((r) => r.headers.get("x-greenference-replica"));
+    expect(replicas.filter((r) => r === "pair#0").length).toBe(4);
+    expect(replicas.filter((r) => r === "pair#1").length).toBe(4);
+    expect(await metric("greenference_gateway_dispatched_total")).toBe(10);
+    expect(await metric("greenference_gateway_queue_wait_seconds_total")).toBeGreaterThan(0);
+    expect(await metric("greenference_gateway_queue_length")).toBe(0);
+  });
+
+  it("answers 503 with the reason for an instance the site does not run, and reroutes a drained one", async () => {
+    const unknown = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("gone"), body: chatBody() });
+    expect(unknown.status).toBe(503);
+    expect(await unknown.json()).toMatchObject({ error: { code: "instance_not_found", message: "instance gone is not in site wind-a's plan (plan 1)" } });
+    const solo = [...agent.applier.engines.values()].find((e) => e.launch.instanceId === "solo")!;
+    await solo.drain(1000);
+    const rerouted = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("solo"), body: chatBody() });
+    expect(rerouted.status).toBe(200);
+    expect(rerouted.headers.get("x-greenference-rerouted")).toBe("pair");
+    const metrics = parsePrometheusText(await agent.metricsText());
+    expect(metrics.find((s) => s.name === "greenference_gateway_rejected_total" && s.labels.reason === "instance_not_found")?.value).toBe(1);
+    expect(sumOf(metrics, "greenference_gateway_rerouted_total")).toBe(1);
+  });
+});
+
+describe("site ingress with engine processes", () => {
+  const engines = fakeEngineLog();
+  let edge: Awaited<ReturnType<typeof startFakeEdge>>;
+  let agent: Agent;
+  const model = "meta-llama/Llama-3.1-8B-Instruct";
+
+  beforeAll(async () => {
+    edge = await startFakeEdge(SITE, TOKEN);
+    edge.state.plan = sliceBody(1, SITE, [{ id: "llama", model, gpus: [0, 1], tp: 1, replicas: 2 }]);
+    const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000" } });
+    const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => Date.now() });
+    await gpus.init();
+    agent = await Agent.start(config, { gpus, engineEnv: engines.env({ FAKE_ENGINE_DELAY_MS: "700" }), log: () => undefined });
+    await applied(agent, 1, 10_000);
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await edge?.close();
+    engines.remove();
+  });
+
+  it("retries on the other replica when the engine process holding the request is killed before it answers", async () => {
+    const answer = fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama"), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    await expect.poll(() => engines.events().filter((e) => e.event === "request").length, { timeout: 5000, interval: 20 }).toBe(1);
+    const victim = engines.events().find((e) => e.event === "request")!.pid;
+    process.kill(victim, "SIGKILL");
+    const response = await answer;
+    expect(response.status).toBe(200);
+    const requests = engines.events().filter((e) => e.event === "request");
+    expect(requests.length).toBe(2);
+    expect(requests[1]!.pid).not.toBe(victim);
+    const metrics = parsePrometheusText(await agent.metricsText());
+    expect(sumOf(metrics, "greenference_gateway_retries_total")).toBe(1);
+  });
+});
