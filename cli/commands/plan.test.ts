@@ -32,6 +32,23 @@ describe("greenference plan --fleet", () => {
     expect(plan.shortfall).toEqual({});
   }, 60_000);
 
+  it("plans the example fleet with the combined policy: EcoFreq bounds, and the load on the site --carbon says is cleaner", async () => {
+    const { Plan } = await import("../../src/core/schemas/plan.ts");
+    // Without --carbon the wind site counts at its life-cycle 11 gCO2/kWh and the grid site conservatively.
+    const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "greenference", "--demand", "SS=2,MM=1", "--carbon", "wind-north=2000,grid-west=5", "--json"]);
+    expect(r.err).toEqual([]);
+    expect(r.code).toBe(0);
+    const plan = Plan.parse(r.last().plan);
+    expect(plan.policy).toBe("greenference");
+    expect(plan.shortfall).toEqual({});
+    const served = (site: string) => Object.values(plan.routing).flat().filter((t) => t.site === site).reduce((s, t) => s + t.weight, 0);
+    expect(served("grid-west")).toBeCloseTo(3, 6);
+    expect(plan.sites.flatMap((s) => s.instances).every((e) => e.clock.mode === "policy" && e.clock.policy === "ecofreq")).toBe(true);
+    const bad = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "greenference", "--carbon", "grid-west"]);
+    expect(bad.code).toBe(1);
+    expect(bad.err.join("\n")).toContain("--carbon takes SITE=GCO2_PER_KWH pairs");
+  }, 60_000);
+
   it("names the offending field of an invalid fleet file, and refuses an unknown policy", async () => {
     const bad = await runCli(["plan", "--fleet", "package.json", "--policy", "heron-planner-l"]);
     expect(bad.code).toBe(1);

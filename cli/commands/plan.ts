@@ -10,7 +10,7 @@ import { CliError } from "../cli-error.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--solver highs|jslp] [--seed N] [--json]
+const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--carbon SITE=G,...] [--solver highs|jslp] [--seed N] [--json]
        greenference plan --bench [--sites 4,16,64] [--solver highs|jslp] [--seed N] [--json]
 
 --solver picks the LP solver behind the port: HiGHS compiled to WebAssembly (default) or
@@ -19,6 +19,9 @@ javascript-lp-solver.
 --fleet prints the plan a registered policy (KIND: ${Object.keys(plannerFactories).join(", ")}, default
 settings) makes for a fleet file (see docs/fleets/example.json), planning over a virtual profile
 of the fleet's model; demand per class from --demand, or --rps split evenly (default 10 req/s).
+Carbon intensity per site (gCO2/kWh) from --carbon, else a fixed carbon source's value or a wind
+site's life-cycle intensity; the greenference policy counts a site with neither conservatively,
+and plans with the fleet file's policy weights when its policy is greenference.
 
 --bench runs Heron's Planner-L (min-latency) and Planner-S on Heron-shaped instances of each size
 (n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
@@ -30,12 +33,12 @@ export const plan: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
+      { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
       usage,
     );
     if (values.help) return void console.log(usage);
     const solver = await solverNamed(values.solver);
-    if (values.fleet) return planFleet(values.fleet, values.policy, values.demand, values.rps, solver, positiveInt(values.seed, "--seed"), values.json);
+    if (values.fleet) return planFleet(values.fleet, values.policy, { demand: values.demand, rps: values.rps, carbon: values.carbon }, solver, positiveInt(values.seed, "--seed"), values.json);
     if (!values.bench) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
     const sizes = values.sites.split(",").map((s) => positiveInt(s.trim(), "--sites"));
     const result = { solver: values.solver, ...runPlanBench(sizes, () => performance.now(), solver, positiveInt(values.seed, "--seed")) };
@@ -55,7 +58,7 @@ async function solverNamed(name: string): Promise<LpSolver> {
   throw new CliError(`--solver must be highs or jslp, got '${name}'`);
 }
 
-async function planFleet(file: string, policy: string | undefined, demand: string | undefined, rps: string, solver: LpSolver, seed: number, json: boolean): Promise<number> {
+async function planFleet(file: string, policy: string | undefined, o: { demand?: string; rps: string; carbon?: string }, solver: LpSolver, seed: number, json: boolean): Promise<number> {
   if (!policy || !(policy in plannerFactories)) throw new CliError(`--policy must be one of ${Object.keys(plannerFactories).join(", ")}`);
   let raw: unknown;
   try {
@@ -69,9 +72,12 @@ async function planFleet(file: string, policy: string | undefined, demand: strin
     throw new CliError(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   }
   const fleet = parsed.data;
-  const demandRps = demand ? parseDemand(demand) : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(rps) / fleet.classes.length]));
-  const input = fleetPlanningInput(fleet, demandRps, seed);
-  const result = createPlanner(PlannerConfig.parse({ kind: policy })).plan(input, solver);
+  const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(o.rps) / fleet.classes.length]));
+  const carbon = o.carbon ? parseRates(o.carbon, "--carbon", "SITE=GCO2_PER_KWH pairs, e.g. grid-west=250") : {};
+  const input = fleetPlanningInput(fleet, demandRps, seed, carbon);
+  // The combined policy plans with the fleet's own weights when the fleet runs it.
+  const config = policy === "greenference" && fleet.policy.kind === "greenference" ? { kind: policy, weights: fleet.policy.weights } : { kind: policy };
+  const result = createPlanner(PlannerConfig.parse(config)).plan(input, solver);
   const out = { simulated_profile: true, policy, stats: result.stats ?? null, plan: result.plan };
   printResult(out, json, () =>
     markdownTable(
@@ -82,12 +88,12 @@ async function planFleet(file: string, policy: string | undefined, demand: strin
   return 0;
 }
 
-function parseDemand(text: string): Record<string, number> {
+function parseRates(text: string, flag: string, form: string): Record<string, number> {
   return Object.fromEntries(
     text.split(",").map((pair) => {
       const [id, value] = pair.split("=");
       const n = Number(value);
-      if (!id || !(n >= 0)) throw new CliError(`--demand takes CLASS=RPS pairs, e.g. SS=3,MM=1.5; got "${pair}"`);
+      if (!id || value === undefined || value.trim() === "" || !(n >= 0)) throw new CliError(`${flag} takes ${form}; got "${pair}"`);
       return [id.trim(), n];
     }),
   );

@@ -25,8 +25,9 @@ export interface OperatingOption {
   cost: number;
 }
 
-/** The options of one (GPU type, class, TP), sorted by load then clock. */
+/** The options of one (GPU type, class, TP) of a model variant, sorted by load then clock. */
 export interface OptionSet {
+  variant: string;
   gpu: GpuType;
   classId: ClassId;
   tp: number;
@@ -54,7 +55,7 @@ export function operatingOptions(
     if (r.model !== o.model || r.variant !== o.variant || r.loadRps <= 0 || slo === undefined || !meetsSlo(r, slo)) continue;
     const key = `${r.gpu}|${r.classId}|${r.tp}`;
     let set = sets.get(key);
-    if (!set) sets.set(key, (set = { gpu: r.gpu, classId: r.classId, tp: r.tp, options: [] }));
+    if (!set) sets.set(key, (set = { variant: o.variant, gpu: r.gpu, classId: r.classId, tp: r.tp, options: [] }));
     const point = { mhz: r.mhz, loadRps: r.loadRps, powerW: r.peakPowerW * SERVER_POWER_OVERHEAD, e2eMs: r.e2eMs.p50, gpuPowerW: r.avgPowerW };
     set.options.push({ ...point, cost: optionCost(o.objective, point) });
   }

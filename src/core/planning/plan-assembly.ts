@@ -1,6 +1,6 @@
 import type { PolicyKind } from "../schemas/fleet.ts";
-import type { ClassId, GpuType, InstanceId, SiteId } from "../schemas/ids.ts";
-import type { Plan, PlannedInstance, RouteTarget } from "../schemas/plan.ts";
+import type { ClassId, GpuType, InstanceId, SiteId, VariantId } from "../schemas/ids.ts";
+import type { ClockSetting, Plan, PlannedInstance, RouteTarget } from "../schemas/plan.ts";
 import { placeEntries, type PlacedEntry } from "./gpu-placement.ts";
 import { siteInstances } from "./plan-reading.ts";
 import type { PlanningInput } from "./planning-input.ts";
@@ -16,6 +16,10 @@ export interface Allocation {
   /** The load level of the chosen profile point: what one instance can serve within its SLO. */
   loadRps: number;
   count: number;
+  /** The model variant served (default: the input's); another variant's entries get its name in their id. */
+  variant?: VariantId;
+  /** How the clock is set (default: locked at `mhz`), e.g. a frequency policy with bounds around `mhz`. */
+  clock?: ClockSetting;
 }
 
 export interface AssemblyOptions {
@@ -66,7 +70,7 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
   const sites = input.sites.map((site, si) => {
     const ranges = gpuRanges(site.gpus);
     const merged = mergeAllocations(allocations.filter((a) => a.site === si && a.count > 0));
-    const mergedIds = entryIds(merged, site.gpus.length);
+    const mergedIds = entryIds(merged, site.gpus.length, input.variant);
     const chunked = merged.flatMap((a, i) => chunkSizes(a.count, o.maxReplicasPerEntry ?? 16).map((count, k) => ({ a: { ...a, count }, id: (k === 0 ? mergedIds[i]! : `${mergedIds[i]!}#${k}`) as InstanceId })));
     const mine = chunked.map((x) => x.a);
     const ids = chunked.map((x) => x.id);
@@ -81,7 +85,7 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
           const load = a.count * a.loadRps * scaleOf(a);
           if (load > 0) (routing[a.classId] ??= []).push({ site: site.id as SiteId, instance: ids[i]!, weight: load });
           served.set(a.classId, (served.get(a.classId) ?? 0) + load);
-          return { id: ids[i]!, model: input.model, variant: input.variant, tp: a.tp, replicas: a.count, gpus: placed[i]!, role: "mixed", clock: { mode: "locked", mhz: a.mhz }, loadRps: (load > 0 ? { [a.classId]: load } : {}) as Record<ClassId, number> };
+          return { id: ids[i]!, model: input.model, variant: a.variant ?? input.variant, tp: a.tp, replicas: a.count, gpus: placed[i]!, role: "mixed", clock: a.clock ?? { mode: "locked", mhz: a.mhz }, loadRps: (load > 0 ? { [a.classId]: load } : {}) as Record<ClassId, number> };
         })
       : [];
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
@@ -113,18 +117,19 @@ function chunkSizes(count: number, max: number): number[] {
 function mergeAllocations(allocations: readonly Allocation[]): Allocation[] {
   const out: Allocation[] = [];
   for (const a of allocations) {
-    const same = out.find((b) => b.gpu === a.gpu && b.classId === a.classId && b.tp === a.tp && b.mhz === a.mhz && b.loadRps === a.loadRps);
+    const same = out.find((b) => b.gpu === a.gpu && b.classId === a.classId && b.tp === a.tp && b.variant === a.variant && b.mhz === a.mhz && b.loadRps === a.loadRps);
     if (same) same.count += a.count;
     else out.push({ ...a });
   }
   return out;
 }
 
-/** Entry ids of a site's allocations; a second operating point of one (class, TP) gets a suffix. */
-function entryIds(mine: readonly Allocation[], typesAtSite: number): InstanceId[] {
+/** Entry ids of a site's allocations; a second operating point of one (class, TP, variant) gets a suffix. */
+function entryIds(mine: readonly Allocation[], typesAtSite: number, defaultVariant: string): InstanceId[] {
   const seen = new Map<string, number>();
   return mine.map((a) => {
-    const base = entryId(a.classId, a.tp, a.gpu, typesAtSite);
+    const id = entryId(a.classId, a.tp, a.gpu, typesAtSite);
+    const base = a.variant === undefined || a.variant === defaultVariant ? id : `${id}-${a.variant}`;
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
     return (n === 1 ? base : `${base}-${n}`) as InstanceId;

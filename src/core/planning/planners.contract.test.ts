@@ -17,6 +17,7 @@ const cases = {
   "heron-planner-l": [{ kind: "heron-planner-l", objective: "min-latency" }, { kind: "heron-planner-l", objective: "min-power", reconfigBudget: 0.05 }],
   "heron-wrr-dynamollm": [{ kind: "heron-wrr-dynamollm" }],
   "heron-greedy-min-latency": [{ kind: "heron-greedy-min-latency" }],
+  greenference: [{ kind: "greenference" }, { kind: "greenference", weights: { latency: 1 }, clock: "locked", reconfigBudget: 0.05 }],
   dynamollm: (["dynamollm", "single-pool", "multi-pool", "scale-inst", "scale-shard", "scale-freq"] as const).map((system) => ({ kind: "dynamollm" as const, system })),
 } satisfies Record<PlannerKind, z.input<typeof PlannerConfig>[]>;
 

@@ -14,6 +14,11 @@ export const PlanningSite = z.object({
   gpus: z.array(z.object({ type: GpuType, count: z.number().int().positive() })).min(1),
   /** Power available over the slot at the wall (servers included), e.g. the wind forecast. */
   powerW: z.number().nonnegative(),
+  /**
+   * Carbon intensity of what the site draws over the slot, gCO2/kWh (a wind site: its life-cycle
+   * intensity). Only carbon-aware planners read it.
+   */
+  carbonGPerKwh: z.number().nonnegative().optional(),
 });
 export type PlanningSite = z.infer<typeof PlanningSite>;
 
@@ -26,6 +31,11 @@ export const PlanningBase = z.object({
   nowMs: EpochMs,
   model: ModelId,
   variant: VariantId.default("base" as VariantId),
+  /**
+   * Variants of the model a planner may choose among, with their quality in [0, 1] (the fleet's
+   * `ModelVariant.quality`); absent: only `variant`. Only variant-aware planners read it.
+   */
+  variants: z.array(z.object({ id: VariantId, quality: z.number().min(0).max(1) })).min(1).optional(),
   sites: z.array(PlanningSite).min(1),
   classes: z.array(PlanningClass).min(1),
   profile: z.array(ProfileRow).min(1),

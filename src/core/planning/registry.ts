@@ -3,6 +3,7 @@ import { heronGreedyMinLatency, HeronGreedyMinLatencyConfig } from "./heron/gree
 import { heronPlannerL, HeronPlannerLConfig } from "./heron/planner-l.ts";
 import { heronWrrDynamo, HeronWrrDynamoConfig } from "./heron/wrr-dynamollm.ts";
 import { dynamoLlmPlanner, DynamoLlmConfig } from "./dynamollm/dynamollm-planner.ts";
+import { greenferencePlanner, GreenferenceConfig } from "./greenference/greenference-planner.ts";
 import type { Planner } from "./planner.ts";
 
 /**
@@ -12,7 +13,7 @@ import type { Planner } from "./planner.ts";
  * @example
  * const planner = createPlanner(PlannerConfig.parse({ kind: "heron-planner-l", objective: "min-power" }));
  */
-export const PlannerConfig = z.discriminatedUnion("kind", [HeronPlannerLConfig, HeronWrrDynamoConfig, HeronGreedyMinLatencyConfig, DynamoLlmConfig]);
+export const PlannerConfig = z.discriminatedUnion("kind", [HeronPlannerLConfig, HeronWrrDynamoConfig, HeronGreedyMinLatencyConfig, DynamoLlmConfig, GreenferenceConfig]);
 export type PlannerConfig = z.infer<typeof PlannerConfig>;
 export type PlannerKind = PlannerConfig["kind"];
 
@@ -24,6 +25,7 @@ export const plannerFactories = {
   "heron-wrr-dynamollm": () => heronWrrDynamo(),
   "heron-greedy-min-latency": () => heronGreedyMinLatency(),
   dynamollm: (config) => dynamoLlmPlanner(config),
+  greenference: (config) => greenferencePlanner(config),
 } satisfies Factories;
 
 /** The planner a config selects. */

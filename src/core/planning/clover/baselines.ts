@@ -2,7 +2,8 @@ import { randomIndex } from "../../ports/rng.ts";
 import type { SearchOptions, SearchResult } from "./annealing.ts";
 import { CLOVER_SA } from "./annealing.ts";
 import { emptyGraph, graphOf, type ConfigGraph } from "./config-graph.ts";
-import { better, evaluate, type CloverProblem, type Evaluation } from "./evaluation.ts";
+import { better, evaluate, score, type CloverProblem, type Evaluation } from "./evaluation.ts";
+import { measure, type Measurement } from "./service-model.ts";
 import { allSliceCounts, MIG_CONFIGURATIONS, SLICE_TYPES, type SliceCounts } from "./mig.ts";
 
 /**
@@ -46,19 +47,39 @@ function pick(options: readonly number[], o: SearchOptions): number {
  * it), keeping the best that meets the SLA. Exact and exponential: for small services only.
  */
 export function oracleSearch(problem: CloverProblem, ci: number): { best: Evaluation; evaluations: number } {
+  return oracleAt(problem, oracleProfile(problem), ci);
+}
+
+/** ORACLE's offline profiling: every realisable configuration graph, measured once. */
+export type OracleProfile = readonly { graph: ConfigGraph; measurement: Measurement }[];
+
+/**
+ * Measures every configuration graph the GPUs can realise, once: a measurement does not depend on
+ * the carbon intensity, so ORACLE over a trace profiles once and scores per intensity (`oracleAt`).
+ *
+ * @example
+ * const profile = oracleProfile(problem);
+ * trace.map((ci) => oracleAt(problem, profile, ci).best);
+ */
+export function oracleProfile(problem: CloverProblem): OracleProfile {
   const { service } = problem;
-  let best: Evaluation | undefined;
-  let evaluations = 0;
+  const out: { graph: ConfigGraph; measurement: Measurement }[] = [];
   const fitting = SLICE_TYPES.map((_, s) => service.perf.flatMap((row, v) => (row[s] ? [v] : [])));
   for (const counts of allSliceCounts(service.gpus)) {
     if (counts.some((n, s) => n > 0 && fitting[s]!.length === 0)) continue;
-    for (const g of splits(counts, fitting, service.variants.length)) {
-      const e = evaluate(problem, g, ci);
-      evaluations++;
-      if (better(e, best)) best = e;
-    }
+    for (const graph of splits(counts, fitting, service.variants.length)) out.push({ graph, measurement: measure(service, graph) });
   }
-  return { best: best!, evaluations };
+  return out;
+}
+
+/** ORACLE at one intensity: the best of the profiled configurations (`evaluations` = how many were scored). */
+export function oracleAt(problem: CloverProblem, profile: OracleProfile, ci: number): { best: Evaluation; evaluations: number } {
+  let best: Evaluation | undefined;
+  for (const { graph, measurement } of profile) {
+    const e = score(problem, graph, measurement, ci);
+    if (better(e, best)) best = e;
+  }
+  return { best: best!, evaluations: profile.length };
 }
 
 /** Every graph whose slice counts are `counts`: each type's count split over the variants that fit it. */

@@ -17,14 +17,19 @@ export function carbonTriggered(ci: number, ciAtLastOptimisation: number | undef
   return Math.abs(ci - ciAtLastOptimisation) > threshold * Math.abs(ciAtLastOptimisation) + 1e-12;
 }
 
+/** A search warm-started from the configuration in force: Clover's annealing, or BLOVER's random search. */
+export type CloverSearch = (problem: CloverProblem, start: ConfigGraph, ci: number, options: SearchOptions) => SearchResult;
+
 /**
  * Clover's controller for one service: holds the configuration in force and the intensity it was
- * optimised for; on a carbon reading past the trigger it runs the annealing warm-started from the
- * configuration in force and adopts the result.
+ * optimised for; on a carbon reading past the trigger it runs the search (Clover's annealing by
+ * default; BLOVER plugs in its random search) warm-started from the configuration in force and
+ * adopts the result.
  *
  * @example
  * const clover = new CloverController(problem, baseGraph(problem.service));
  * const run = clover.onCarbon(ci, { rng }); // undefined when not triggered
+ * const blover = new CloverController(problem, baseGraph(problem.service), CLOVER_CARBON_TRIGGER, bloverSearch);
  */
 export class CloverController {
   ciAtLastOptimisation: number | undefined;
@@ -32,11 +37,12 @@ export class CloverController {
     readonly problem: CloverProblem,
     public current: ConfigGraph,
     private readonly threshold: number = CLOVER_CARBON_TRIGGER,
+    private readonly search: CloverSearch = cloverAnneal,
   ) {}
 
   onCarbon(ci: number, options: SearchOptions): SearchResult | undefined {
     if (!carbonTriggered(ci, this.ciAtLastOptimisation, this.threshold)) return undefined;
-    const run = cloverAnneal(this.problem, this.current, ci, options);
+    const run = this.search(this.problem, this.current, ci, options);
     this.current = run.best.graph;
     this.ciAtLastOptimisation = ci;
     return run;

@@ -48,7 +48,11 @@ export function carbonPerRequest(m: Measurement, ci: number): number {
 
 /** Scores a configuration at carbon intensity `ci` (Eqs. 1-3 and 6). */
 export function evaluate(problem: CloverProblem, graph: ConfigGraph, ci: number): Evaluation {
-  const measurement = measure(problem.service, graph);
+  return score(problem, graph, measure(problem.service, graph), ci);
+}
+
+/** Scores a configuration already measured (a measurement does not depend on the intensity). */
+export function score(problem: CloverProblem, graph: ConfigGraph, measurement: Measurement, ci: number): Evaluation {
   const dAccuracy = deltaAccuracy(measurement.accuracy, problem.baseline);
   const dCarbon = deltaCarbon(carbonPerRequest(measurement, ci), problem.baseline);
   const f = cloverF(dAccuracy, dCarbon, problem.lambda);

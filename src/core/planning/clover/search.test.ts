@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "../../model/gpu-specs.ts";
 import { seededRng } from "../../ports/rng.ts";
 import { cloverAnneal, type SearchResult } from "./annealing.ts";
-import { bloverSearch, oracleSearch } from "./baselines.ts";
+import { bloverSearch, oracleAt, oracleProfile, oracleSearch } from "./baselines.ts";
 import { graphKey, type ConfigGraph } from "./config-graph.ts";
 import { carbonTriggered, CloverController } from "./controller.ts";
 import { better, cloverProblem, evaluate, type CloverProblem } from "./evaluation.ts";
@@ -97,6 +97,19 @@ describe("Clover simulated annealing", () => {
     expect(Math.max(...ratios.clover)).toBeLessThanOrEqual(1 + 1e-9);
   });
 
+  it("profiles ORACLE once and scores it per intensity with the same result as a fresh search", () => {
+    const profile = oracleProfile(problem);
+    for (const ci of [100, 480]) {
+      const fresh = oracleSearch(problem, ci);
+      const reused = oracleAt(problem, profile, ci);
+      expect(reused.evaluations).toBe(profile.length);
+      expect(graphKey(reused.best.graph)).toBe(graphKey(fresh.best.graph));
+      expect(reused.best.f).toBe(fresh.best.f);
+    }
+    // The intensity matters: a cleaner grid makes carbon cheaper, so ORACLE keeps more accuracy.
+    expect(oracleAt(problem, profile, 100).best.dAccuracy).toBeGreaterThan(oracleAt(problem, profile, 480).best.dAccuracy);
+  });
+
   it("needs fewer evaluations than BLOVER to come within 5% of ORACLE along the trace", () => {
     const target = new Map(TRACE.map((ci) => [ci, 0.95 * oracleSearch(problem, ci).best.f]));
     const cost = { clover: 0, blover: 0 };
@@ -136,5 +149,16 @@ describe("Clover's carbon trigger and warm start", () => {
     expect(graphKey(second.start.graph)).toBe(graphKey(first.best.graph)); // warm start
     expect(clover.ciAtLastOptimisation).toBe(250);
     expect(graphKey(clover.current)).toBe(graphKey(second.best.graph));
+  });
+
+  it("runs BLOVER's random search under the same trigger when given it", () => {
+    const problem = smallProblem();
+    const blover = new CloverController(problem, baseGraph(problem.service), 0.05, bloverSearch);
+    const rng = seededRng(4);
+    const first = blover.onCarbon(300, { rng })!;
+    const alone = bloverSearch(problem, baseGraph(problem.service), 300, { rng: seededRng(4) });
+    expect(first.trace.map((e) => graphKey(e.graph))).toEqual(alone.trace.map((e) => graphKey(e.graph)));
+    expect(blover.onCarbon(310, { rng })).toBeUndefined();
+    expect(graphKey(blover.current)).toBe(graphKey(first.best.graph));
   });
 });

@@ -120,4 +120,15 @@ describe("instance manager over a plan (5 s)", () => {
     expect(corrector.cadenceS).toBe(5);
     expect(mhz(corrector.correct(withGpu(10)))).toBeGreaterThan(mhz(corrector.correct(withGpu(2))));
   });
+
+  it("as the corrector, stays quiet while plan and demand are unchanged or the clocks it picks are in force", () => {
+    const corrector = instanceManagerCorrector({ profile: rows, model: "llama2-70b" });
+    const at = (current: Plan, scale: number) => ({ nowS: 5, periodS: 5, sites: [{ id: plan.sites[0]!.site, gpu: { type: "H100-80GB" } as never, gpus: 320, availableW: 5e6, carbonGPerKwh: 100 }], demandRps: demand(scale) as Record<ClassId, number>, profile: rows, slo: slos, model: "llama2-70b", current });
+    const delta = corrector.correct(at(plan, 4))!;
+    expect(delta.clocks.length).toBeGreaterThan(0);
+    expect(corrector.correct(at(plan, 4))).toBeUndefined();
+    // Slightly more demand: the same clocks, already in force after the first delta.
+    expect(corrector.correct(at(applyDelta(plan, delta), 4.0001))).toBeUndefined();
+    expect(corrector.correct(at(applyDelta(plan, delta), 10))).toBeDefined();
+  });
 });

@@ -72,13 +72,19 @@ export function instanceManagerPass(plan: Plan, o: InstanceManagerPassOptions): 
 
 /**
  * The instance managers as the fleet simulator's corrector (every 5 s): each entry's load is what
- * the plan routes to it, scaled per class to the demand of the moment.
+ * the plan routes to it, scaled per class to the demand of the moment. While the plan version and
+ * the demand stay as they were, the pass would decide the same and is skipped; a delta that would
+ * only repeat the clocks in force is not sent.
  */
 export function instanceManagerCorrector(o: { profile: readonly ProfileRow[]; model: string; variant?: string }): FleetCorrector {
+  let last: { version: number; demand: string } | undefined;
   return {
     name: "dynamollm instance manager",
     cadenceS: INSTANCE_EPOCH_S,
     correct(ctx) {
+      const demand = JSON.stringify(ctx.demandRps);
+      if (last && last.version === ctx.current.version && last.demand === demand) return undefined;
+      last = { version: ctx.current.version, demand };
       const planned = new Map<string, number>();
       for (const [c, targets] of Object.entries(ctx.current.routing)) planned.set(c, (targets ?? []).reduce((s, t) => s + t.weight, 0));
       const scale = (c: string) => (ctx.demandRps[c as ClassId] ?? 0) / Math.max(1e-12, planned.get(c) ?? 0);
@@ -89,7 +95,8 @@ export function instanceManagerCorrector(o: { profile: readonly ProfileRow[]; mo
         gpuOf: (site) => ctx.sites.find((s) => s.id === site)?.gpu.type,
         loadOf: (_site, entry) => Object.fromEntries(Object.entries(entry.loadRps).map(([c, rps]) => [c, rps * scale(c)])),
       });
-      return delta.clocks.length > 0 ? delta : undefined;
+      const inForce = new Map(ctx.current.sites.flatMap((s) => s.instances.map((e) => [`${s.site}/${e.id}`, JSON.stringify(e.clock)])));
+      return delta.clocks.some((c) => inForce.get(`${c.site}/${c.instance}`) !== JSON.stringify(c.clock)) ? delta : undefined;
     },
   };
 }

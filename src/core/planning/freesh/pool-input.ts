@@ -54,6 +54,8 @@ export const FreeshPoolInput = z
     objective: z.enum(["carbon", "energy"]).default("carbon"),
     /** Cost of one unserved QPS in objective units; by default large enough that serving always wins. */
     unservedPenalty: z.number().positive().optional(),
+    /** Bound on the plan's energy over the episode, kWh (not in FREESH: used to break MinEnergy's ties, see `solveMinEnergy`). */
+    maxEnergyKwh: z.number().nonnegative().optional(),
   })
   .superRefine((p, ctx) => {
     const issue = (message: string, path: (string | number)[]) => ctx.addIssue({ code: "custom", message, path });

@@ -45,7 +45,8 @@ export function workerCost(input: FreeshPoolInput, c: UsableConfig): number {
  * - (1d) Σ_{i ∈ I_s} x_i <= M q_s, with M the most workers the sites could hold;
  * - (1e) configurations over the latency tolerance have no variable (see `usableConfigs`);
  * - (1f) Σ_s q_s = 1, q binary.
- * An optional site power cap (not in FREESH) bounds Σ x_i capPowerW_i per site. With `partition`,
+ * An optional site power cap (not in FREESH) bounds Σ x_i capPowerW_i per site, an optional energy
+ * bound (not in FREESH either) Σ x_i energy_i. With `partition`,
  * q is fixed to that partition (one branch of (1f)); `solveFreeshPool` solves one such model per
  * partition and keeps the best, which is the same optimum without the big-M.
  *
@@ -87,11 +88,13 @@ export function buildPoolModel(input: FreeshPoolInput, o: { partition?: number }
     for (const [kind, count] of Object.entries(site.gpus)) constraints[`gpus:${n}:${kind}`] = { max: count };
     if (site.powerCapW !== undefined) constraints[`power:${n}`] = { max: site.powerCapW };
   });
+  if (input.maxEnergyKwh !== undefined) constraints["energy"] = { max: input.maxEnergyKwh };
   configs.forEach((c, k) => {
     const v: Record<string, number> = { cost: costs[k]!, [`workers:${c.partition}`]: 1 };
     if (constraints[`demand:${c.partition}:${c.type}`]) v[`demand:${c.partition}:${c.type}`] = c.point.maxQps;
     for (const [kind, count] of Object.entries(input.modes[c.mode]!.gpus)) if (count > 0) v[`gpus:${c.site}:${kind}`] = count;
     if (input.sites[c.site]!.powerCapW !== undefined) v[`power:${c.site}`] = c.point.capPowerW ?? c.point.powerW;
+    if (input.maxEnergyKwh !== undefined) v["energy"] = workerEnergyKwh(input, c.point.powerW);
     variables[poolNames.workers(c)] = v;
     ints[poolNames.workers(c)] = 1;
   });

@@ -114,6 +114,27 @@ export function solveFreeshPool(raw: FreeshPoolInputIn, solver: LpSolver, option
   return { ...interpretPool(input, full, empty), ...size, status: "infeasible", lpBound: bound, gap: Infinity };
 }
 
+/**
+ * FREESH's `MinEnergy` baseline (§4.1, Appx. A.1): the pool MILP under the energy objective. The
+ * energy objective does not see where a worker runs, so many plans tie and which one a solver
+ * returns is arbitrary, and with it the plan's emissions. `least-carbon` makes the choice
+ * deterministic and conservative: among the plans within `tolerance` of the least energy, the one
+ * that emits least (a second MILP with the energy bounded), so a carbon-aware plan is compared
+ * with MinEnergy's best case. `solver` keeps the first solution as it comes.
+ *
+ * @example
+ * const minEnergy = solveMinEnergy(freeshEpisodeInput(data, { episode: 24 }), solver);
+ * minEnergy.energyKwh; // the least energy; minEnergy.emissions: the least among such plans
+ */
+export function solveMinEnergy(raw: FreeshPoolInputIn, solver: LpSolver, o: { tieBreak?: "least-carbon" | "solver"; tolerance?: number } = {}): FreeshPoolResult {
+  const energy = solveFreeshPool({ ...raw, objective: "energy" }, solver);
+  if (o.tieBreak === "solver" || energy.status === "infeasible" || energy.shortfallQps.some((x) => x > 0)) return energy;
+  const bound = energy.energyKwh * (1 + (o.tolerance ?? 1e-9)) + 1e-9;
+  const tied = solveFreeshPool({ ...raw, objective: "carbon", maxEnergyKwh: bound }, solver);
+  const usable = tied.status !== "infeasible" && tied.shortfallQps.every((x) => x === 0) && tied.emissions <= energy.emissions;
+  return usable ? tied : energy;
+}
+
 /** (objective - bound) / |bound|, 0 when both agree. */
 export function relativeGap(objective: number, bound: number): number {
   if (!Number.isFinite(objective) || !Number.isFinite(bound)) return Infinity;

@@ -6,7 +6,7 @@ import { usableConfigs } from "./config-filter.ts";
 import { freeshEpisodeInput, type FreeshData } from "./pool-from-data.ts";
 import { FreeshPoolInput } from "./pool-input.ts";
 import { buildPoolModel } from "./pool-model.ts";
-import { solveFreeshPool, type FreeshPoolResult } from "./pool-solve.ts";
+import { solveFreeshPool, solveMinEnergy, type FreeshPoolResult } from "./pool-solve.ts";
 
 const solver = javascriptLpSolver();
 let data: FreeshData;
@@ -118,5 +118,31 @@ describe("FREESH pool MILP: partition choice", () => {
     const r = solveFreeshPool({ ...small, objective: "energy" }, solver);
     expect(r.workers.every((w) => w.partition === r.partition)).toBe(true);
     expect(r.unservedQps.every((u) => u === 0)).toBe(true);
+  });
+});
+
+describe("FREESH's MinEnergy baseline", () => {
+  it("keeps the least energy and, among the plans that tie on it, emits least", () => {
+    // Every site has the same configurations, so energy alone cannot tell n0 (clean) from n1 (dirty).
+    const tied = { ...small, emissions: [[50, 50], [300, 300]] };
+    const plain = solveMinEnergy(tied, solver, { tieBreak: "solver" });
+    const least = solveMinEnergy(tied, solver);
+    const carbon = solveFreeshPool({ ...tied, objective: "carbon" }, solver);
+    expect(least.energyKwh).toBeCloseTo(plain.energyKwh, 9);
+    expect(least.emissions).toBeLessThan(plain.emissions); // this solver's own choice puts workers on n1
+    expect(least.emissions).toBeCloseTo(carbon.emissions, 9); // here the carbon optimum uses no extra energy
+    expectFeasible(FreeshPoolInput.parse(tied), least);
+  });
+
+  it("bounds the plan's energy when asked", () => {
+    // n1's negative rate makes extra workers there pay: the carbon plan uses more energy.
+    const negative = { ...small, emissions: [[100, 120], [-50, -50]] };
+    const free = solveFreeshPool({ ...negative, objective: "carbon" }, solver);
+    const energy = solveFreeshPool({ ...negative, objective: "energy" }, solver);
+    expect(free.energyKwh).toBeGreaterThan(energy.energyKwh);
+    const bounded = solveFreeshPool({ ...negative, objective: "carbon", maxEnergyKwh: energy.energyKwh }, solver);
+    expect(bounded.energyKwh).toBeLessThanOrEqual(energy.energyKwh + 1e-9);
+    expect(bounded.emissions).toBeGreaterThan(free.emissions);
+    expect(solveMinEnergy(negative, solver).energyKwh).toBeCloseTo(energy.energyKwh, 9);
   });
 });

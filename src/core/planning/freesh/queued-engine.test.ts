@@ -52,4 +52,19 @@ describe("FREESH router queue in front of an engine", () => {
     expect(freeshJainFairness(llf)).toBeGreaterThan(freeshJainFairness(fcfs));
     expect(llf.every((r) => Number.isFinite(r.finishS))).toBe(true);
   });
+
+  it("books energy per slot, and keeps the engine on until the end of its episode", () => {
+    const requests = busyMix().slice(0, 40);
+    const plain = simulateRoutedEngine(ENGINE, requests, "llf");
+    const run = simulateRoutedEngine(ENGINE, requests, "llf", { untilS: 60, slotS: 5 });
+    expect(plain.energyBySlotJ).toEqual([plain.energyJ]);
+    expect(run.endS).toBe(60);
+    expect(run.energyBySlotJ).toHaveLength(12);
+    expect(run.energyBySlotJ.reduce((a, b) => a + b, 0)).toBeCloseTo(run.energyJ, 6);
+    // The same requests, the same service: only the idle tail to 60 s is added.
+    expect(run.energyJ - plain.energyJ).toBeCloseTo(ENGINE.gpu.power.idleW * (60 - plain.endS), 6);
+    // The last slot is idle throughout: idle power for 5 s.
+    expect(run.energyBySlotJ.at(-1)).toBeCloseTo(ENGINE.gpu.power.idleW * 5, 6);
+    expect(run.outcomes).toEqual(plain.outcomes);
+  });
 });

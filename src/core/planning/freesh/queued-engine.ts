@@ -12,9 +12,18 @@ export interface RoutedRequest extends EngineRequest {
 export interface QueuedRun {
   outcomes: RequestOutcome[];
   energyJ: number;
+  /** With `slotS`: energy per slot of that length from time 0 (an iteration counts in the slot it starts in). */
+  energyBySlotJ: number[];
   endS: number;
   /** Order in which requests were handed to the engine. */
   dispatchOrder: number[];
+}
+
+export interface RoutedEngineOptions {
+  /** Keep the engine on (idle) until at least this time, e.g. the end of the episode it was planned for. */
+  untilS?: number;
+  /** Split the energy into slots of this length, s (e.g. 300: FREESH's 5-minute emission rates). */
+  slotS?: number;
 }
 
 /**
@@ -26,13 +35,33 @@ export interface QueuedRun {
  *
  * @example
  * simulateRoutedEngine({ llm, gpu, tp: 2, clock: 1410, maxBatch: 8 }, requests, "llf");
+ * simulateRoutedEngine(config, requests, "fcfs", { untilS: 1800, slotS: 300 }).energyBySlotJ; // 6 slots (more if work runs over)
  */
-export function simulateRoutedEngine(config: EngineConfig, requests: readonly RoutedRequest[], policy: QueuePolicy): QueuedRun {
+export function simulateRoutedEngine(config: EngineConfig, requests: readonly RoutedRequest[], policy: QueuePolicy, options: RoutedEngineOptions = {}): QueuedRun {
   const outcomes = emptyOutcomes(requests.length);
   const engine = new EngineInstance({ ...config, role: "mixed" }, requests, outcomes);
   const maxBatch = config.maxBatch ?? 256;
   const queue: number[] = [];
   const dispatchOrder: number[] = [];
+  const slotS = options.slotS ?? Infinity;
+  const energyBySlotJ: number[] = [];
+  let counted = 0;
+  /** Runs `work` and books the energy it adds to the slot of `atS`. */
+  const booked = (atS: number, work: () => void) => {
+    work();
+    const slot = Number.isFinite(slotS) ? Math.floor(atS / slotS + 1e-9) : 0;
+    while (energyBySlotJ.length <= slot) energyBySlotJ.push(0);
+    energyBySlotJ[slot]! += engine.energyJ - counted;
+    counted = engine.energyJ;
+  };
+  /** Idles to `tS`, across slot boundaries one slot at a time. */
+  const idleTo = (tS: number) => {
+    while (engine.nowS < tS) {
+      const boundary = Number.isFinite(slotS) ? (Math.floor(engine.nowS / slotS + 1e-9) + 1) * slotS : Infinity;
+      const to = Math.min(tS, boundary);
+      booked(engine.nowS, () => engine.idleUntil(to));
+    }
+  };
   let next = 0;
   for (;;) {
     const now = engine.nowS;
@@ -50,12 +79,14 @@ export function simulateRoutedEngine(config: EngineConfig, requests: readonly Ro
     const arrival = next < requests.length ? requests[next]!.arrivalS : Infinity;
     if (at === Infinity && arrival === Infinity) break;
     if (arrival <= at) {
-      engine.idleUntil(arrival);
+      idleTo(arrival);
       continue;
     }
-    engine.step();
+    if (at > engine.nowS) idleTo(at);
+    booked(engine.nowS, () => engine.step());
   }
-  return { outcomes, energyJ: engine.energyJ, endS: engine.nowS, dispatchOrder };
+  idleTo(options.untilS ?? 0);
+  return { outcomes, energyJ: engine.energyJ, energyBySlotJ, endS: engine.nowS, dispatchOrder };
 }
 
 function keyOf(policy: QueuePolicy, r: RoutedRequest, now: number): number {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { greenServeExperiment } from "./experiment.ts";
+import { forkRng, seededRng } from "../../ports/rng.ts";
+import { poissonRequests } from "../../profiling/steady-load.ts";
+import { lmsysLikeLengths } from "../../workload/length-generators.ts";
+import { greenServeExperiment, greenServeOnRequests } from "./experiment.ts";
 
 describe("greenServeExperiment (2P2D A100, Llama-3.1-8B, ShareGPT-like, SLO 600/60 ms)", () => {
   const low = greenServeExperiment({ rateRps: 3, requests: 400, seed: 11 });
@@ -28,5 +31,10 @@ describe("greenServeExperiment (2P2D A100, Llama-3.1-8B, ShareGPT-like, SLO 600/
   it("is deterministic for a seed", () => {
     const again = greenServeExperiment({ rateRps: 3, requests: 100, seed: 5 });
     expect(greenServeExperiment({ rateRps: 3, requests: 100, seed: 5 })).toEqual(again);
+  });
+
+  it("runs a given workload as the rate-driven experiment runs its own", () => {
+    const requests = poissonRequests(forkRng(seededRng(9), 1), 4, 120, lmsysLikeLengths());
+    expect(greenServeOnRequests(requests, { seed: 9 })).toEqual(greenServeExperiment({ rateRps: 4, requests: 120, seed: 9, dataset: "lmsys" }));
   });
 });

@@ -12,12 +12,10 @@ import { ecoRoute, GREENSERVE_DELTA_MHZ, type EcoRouteCase } from "./eco-route.t
 import { profileIterations, trainOffline } from "./offline-profiling.ts";
 import { PrefillArrivals, roundRobinPrefill } from "./prefill-arrivals.ts";
 
-export interface GreenServeExperimentOptions {
-  rateRps: number;
-  requests: number;
+/** How the systems are set up; the workload comes separately (see `greenServeOnRequests`). */
+export interface GreenServeSystemOptions {
+  /** Seeds EcoPred's offline profiling. */
   seed: number;
-  /** Length distribution (GreenServe Table I); default ShareGPT-like. */
-  dataset?: "sharegpt" | "lmsys";
   /** Default llama3.1-8b on A100-80GB at TP1, the paper's LLaMA-3.1-8B setup. */
   model?: string;
   gpu?: string;
@@ -37,6 +35,13 @@ export interface GreenServeExperimentOptions {
   maxBatch?: number;
   /** EcoPred offline profiling samples per phase and frequency (default 1500). */
   offlineSamplesPerFreq?: number;
+}
+
+export interface GreenServeExperimentOptions extends GreenServeSystemOptions {
+  rateRps: number;
+  requests: number;
+  /** Length distribution (GreenServe Table I); default ShareGPT-like. */
+  dataset?: "sharegpt" | "lmsys";
 }
 
 /** One system's run: energy and SLO attainment as GreenServe reports them (Fig. 16). */
@@ -81,6 +86,20 @@ export interface GreenServeExperiment {
  * r.greenserve.energyJ / r.staticMax.energyJ; // < 1
  */
 export function greenServeExperiment(o: GreenServeExperimentOptions): GreenServeExperiment {
+  const lengths = o.dataset === "lmsys" ? lmsysLikeLengths() : shareGptLikeLengths();
+  const requests = poissonRequests(forkRng(seededRng(o.seed), 1), o.rateRps, o.requests, lengths);
+  return greenServeOnRequests(requests, o);
+}
+
+/**
+ * GreenServe and its baselines on a given workload (requests sorted by arrival), e.g. one whose
+ * prefill/decode demand ratio shifts over time (GreenServe Appx. G, Table II).
+ *
+ * @example
+ * const r = greenServeOnRequests(requests, { seed: 1 });
+ * r.greenserve.energyJ / r.staticSweetSpot.energyJ;
+ */
+export function greenServeOnRequests(requests: readonly EngineRequest[], o: GreenServeSystemOptions): GreenServeExperiment {
   const llm = llmSpec(o.model ?? "llama3.1-8b");
   const gpu = gpuSpec(o.gpu ?? "A100-80GB");
   const tp = o.tp ?? 1;
@@ -90,8 +109,7 @@ export function greenServeExperiment(o: GreenServeExperimentOptions): GreenServe
   const slo = o.slo ?? { ttftMs: 600, itlMs: 60 };
   const maxBatch = o.maxBatch ?? 512;
   const root = seededRng(o.seed);
-  const lengths = o.dataset === "lmsys" ? lmsysLikeLengths() : shareGptLikeLengths();
-  const requests = poissonRequests(forkRng(root, 1), o.rateRps, o.requests, lengths);
+  forkRng(root, 1); // the workload's stream in greenServeExperiment: EcoPred's stays where it was
   const offline = profileIterations({ llm, gpu, tp, freqsMhz: freqs, rng: forkRng(root, 2), maxBatch, ...(o.offlineSamplesPerFreq ? { samplesPerFreq: o.offlineSamplesPerFreq } : {}) });
   const base = { llm, gpu, tp, maxBatch, ...(o.clockSwitchDelayMs ? { clockSwitchDelayMs: o.clockSwitchDelayMs } : {}) };
   const nP = o.prefillInstances ?? 2;

@@ -5,4 +5,4 @@ export { EcoFreq, GREENSERVE_A100_FREQS, GREENSERVE_A100_FREQS_5L, sweetSpotToMa
 export { ecoFreqClock, type EcoClock, type EcoClockOptions } from "./eco-clock.ts";
 export { PrefillArrivals, roundRobinPrefill } from "./prefill-arrivals.ts";
 export { ecoRoute, ecoRouteDecision, GREENSERVE_DELTA_MHZ, type EcoRouteCase, type EcoRouteOptions, type EcoRouter } from "./eco-route.ts";
-export { greenServeExperiment, type GreenServeExperiment, type GreenServeExperimentOptions, type ServingResult } from "./experiment.ts";
+export { greenServeExperiment, greenServeOnRequests, type GreenServeExperiment, type GreenServeExperimentOptions, type GreenServeSystemOptions, type ServingResult } from "./experiment.ts";

@@ -11,12 +11,13 @@ export interface Pool {
   count: number;
 }
 
-/** One (site, GPU type, class, TP) with its (clock, load) options and the instances it had before. */
+/** One (site, GPU type, class, TP, model variant) with its (clock, load) options and the instances it had before. */
 export interface Group {
   pool: number;
   site: number;
   classIdx: number;
   tp: number;
+  variant: string;
   options: OperatingOption[];
   /** Instances of this group in the plan in force (Heron's Old). */
   old: number;
@@ -48,24 +49,33 @@ export interface InstanceProblem {
 }
 
 /**
- * Builds the problem for a planning input: one group per (site, GPU type, class, TP) that has
- * options, plus the groups the plan in force used (their instances count against the budget when
- * removed). `reconfigBudget` is Heron's R_L as a fraction of all GPUs; it applies only with a plan
- * in force.
+ * Builds the problem for a planning input: one group per (site, GPU type, class, TP, variant) that
+ * has options, plus the groups the plan in force used (their instances count against the budget
+ * when removed). `optionSets` are the same for every site, or per site (index) where an option's
+ * cost depends on the site (its carbon intensity). `reconfigBudget` is Heron's R_L as a fraction
+ * of all GPUs; it applies only with a plan in force.
  */
-export function instanceProblem(input: PlanningInput, optionSets: readonly OptionSet[], o: { reconfigBudget?: number; demandRps?: readonly number[] } = {}): InstanceProblem {
+export function instanceProblem(
+  input: PlanningInput,
+  optionSets: readonly OptionSet[] | ((site: number) => readonly OptionSet[]),
+  o: { reconfigBudget?: number; demandRps?: readonly number[] } = {},
+): InstanceProblem {
   const classIdx = new Map<string, number>(input.classes.map((c, i) => [c.id, i]));
   const pools: Pool[] = input.sites.flatMap((s, site) => s.gpus.map((g) => ({ site, gpu: g.type, count: g.count })));
   const old = oldCounts(input, classIdx);
+  const setsOf = typeof optionSets === "function" ? optionSets : () => optionSets;
   const groups: Group[] = [];
   pools.forEach((pool, p) => {
+    const atSite = setsOf(pool.site);
     input.classes.forEach((c, ci) => {
-      const sets = optionSets.filter((s) => s.gpu === pool.gpu && s.classId === c.id);
-      const oldTps = [...old.keys()].map((k) => k.split("|").map(Number)).filter(([kp, kc]) => kp === p && kc === ci).map((k) => k[2]!);
-      const tps = [...new Set([...sets.map((s) => s.tp), ...oldTps])].sort((a, b) => a - b);
-      for (const tp of tps) {
-        const options = sets.find((s) => s.tp === tp)?.options ?? [];
-        groups.push({ pool: p, site: pool.site, classIdx: ci, tp, options, old: old.get(`${p}|${ci}|${tp}`) ?? 0 });
+      const sets = atSite.filter((s) => s.gpu === pool.gpu && s.classId === c.id);
+      const kinds = new Map<string, { tp: number; variant: string }>();
+      for (const k of [...sets, ...(old.get(`${p}|${ci}`) ?? [])]) kinds.set(`${k.tp}|${k.variant}`, { tp: k.tp, variant: k.variant });
+      const ordered = [...kinds.values()].sort((a, b) => a.tp - b.tp || (a.variant < b.variant ? -1 : a.variant > b.variant ? 1 : 0));
+      for (const { tp, variant } of ordered) {
+        const options = sets.find((s) => s.tp === tp && s.variant === variant)?.options ?? [];
+        const before = old.get(`${p}|${ci}`)?.find((k) => k.tp === tp && k.variant === variant)?.count ?? 0;
+        groups.push({ pool: p, site: pool.site, classIdx: ci, tp, variant, options, old: before });
       }
     });
   });
@@ -91,9 +101,9 @@ export function cheapestPerRps(groups: readonly { classIdx: number; options: rea
   return finite.length > 0 ? Math.max(...finite) : 1;
 }
 
-/** Instances (replicas) of the plan in force per "pool|class|tp"; an entry belongs to the class it serves most. */
-function oldCounts(input: PlanningInput, classIdx: ReadonlyMap<string, number>): Map<string, number> {
-  const counts = new Map<string, number>();
+/** Instances (replicas) of the plan in force per "pool|class", by (TP, variant); an entry belongs to the class it serves most. */
+function oldCounts(input: PlanningInput, classIdx: ReadonlyMap<string, number>): Map<string, { tp: number; variant: string; count: number }[]> {
+  const counts = new Map<string, { tp: number; variant: string; count: number }[]>();
   let poolBase = 0;
   input.sites.forEach((site) => {
     const ranges = gpuRanges(site.gpus);
@@ -101,8 +111,11 @@ function oldCounts(input: PlanningInput, classIdx: ReadonlyMap<string, number>):
       const type = gpuTypeAt(ranges, inst.gpus[0] ?? -1);
       const ci = classIdx.get(mainClass(inst.loadRps) ?? "");
       if (type === undefined || ci === undefined) continue;
-      const key = `${poolBase + site.gpus.findIndex((g) => g.type === type)}|${ci}|${inst.tp}`;
-      counts.set(key, (counts.get(key) ?? 0) + inst.replicas);
+      const key = `${poolBase + site.gpus.findIndex((g) => g.type === type)}|${ci}`;
+      const list = counts.get(key) ?? counts.set(key, []).get(key)!;
+      const same = list.find((k) => k.tp === inst.tp && k.variant === inst.variant);
+      if (same) same.count += inst.replicas;
+      else list.push({ tp: inst.tp, variant: inst.variant, count: inst.replicas });
     }
     poolBase += site.gpus.length;
   });

@@ -1,7 +1,7 @@
 import type { InstanceId, SiteId } from "../../schemas/ids.ts";
 import type { z } from "zod";
 import type { Plan } from "../../schemas/plan.ts";
-import { operatingOptions, type OperatingOption, type PlannerObjective } from "../operating-options.ts";
+import { operatingOptions, paretoOptions, type OperatingOption, type PlannerObjective } from "../operating-options.ts";
 import { mainClass } from "../plan-reading.ts";
 import type { PlanningBase } from "../planning-input.ts";
 import { gpuRanges, gpuTypeAt } from "../site-gpus.ts";
@@ -61,8 +61,8 @@ export interface PlannerSProblem {
  */
 export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan, pendingSites: readonly string[], objective: PlannerObjective): PlannerSProblem {
   const slos = Object.fromEntries(input.classes.map((c) => [c.id, c.slo]));
-  const sets = operatingOptions(input.profile, { model: input.model, variant: input.variant, slos, objective, prune: true });
   const allSets = operatingOptions(input.profile, { model: input.model, variant: input.variant, slos, objective });
+  const sets = allSets.map((s) => ({ ...s, options: paretoOptions(s.options) }));
   const classIdx = new Map<string, number>(input.classes.map((c, i) => [c.id, i]));
   const movable: MovableEntry[] = [];
   const groups: MovableGroup[] = [];

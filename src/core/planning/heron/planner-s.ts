@@ -50,7 +50,9 @@ export function heronPlannerS(input: PlannerSInput, solver: LpSolver, objective:
   input.classes.forEach((c, ci) => {
     const capacity = out.capacityRps[ci]!;
     const share = capacity > 0 ? Math.min(1, c.demandRps / capacity) : 0;
-    routing[c.id] = targets[ci]!.filter((t) => t.capacity * share > 0).map((t) => ({ site: t.site, instance: t.instance, weight: t.capacity * share }));
+    const list = targets[ci]!.filter((t) => t.capacity * share > 0).map((t) => ({ site: t.site, instance: t.instance, weight: t.capacity * share }));
+    // A class with no demand (or no capacity) keeps its routing: an empty list would leave its planned instances unrouted.
+    if (list.length > 0) routing[c.id] = list;
     if (c.demandRps - capacity > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = c.demandRps - capacity;
   });
   const delta: PlanDelta = { baseVersion: input.plan.version, createdAtMs: input.nowMs, clocks, routing: routing as PlanDelta["routing"] };

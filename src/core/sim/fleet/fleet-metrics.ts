@@ -39,7 +39,7 @@ export class FleetMetrics {
     this.slotS = cfg.slotS ?? 900;
     this.recordEveryS = cfg.recordEveryS ?? 60;
     for (const c of classes) this.tallies.set(c, { arrived: 0, dropped: 0, served: 0, ttft: new LatencyAccumulator(), tbt: new LatencyAccumulator(), e2e: new LatencyAccumulator() });
-    for (const s of cfg.sites) this.sites.set(s.id, { energyKwh: 0, carbonKg: 0, served: 0, powerLimitedS: 0 });
+    for (const s of cfg.sites) this.sites.set(s.id, { energyKwh: 0, carbonKg: 0, instanceEnergyKwh: 0, instanceCarbonKg: 0, served: 0, powerLimitedS: 0 });
     this.timeline = { tS: [], sites: Object.fromEntries(cfg.sites.map((s) => [s.id, { availableW: [], drawW: [], carbonGPerKwh: [] }])), servedRps: [], droppedRps: [] };
   }
 
@@ -54,11 +54,14 @@ export class FleetMetrics {
     this.window.dropped += n;
   }
 
-  sitePower(siteId: string, _t: number, stepS: number, drawW: number, availableW: number, carbonGPerKwh: number, limited: boolean): void {
+  sitePower(siteId: string, _t: number, stepS: number, { drawW, availableW, instancesW }: { drawW: number; availableW: number; instancesW: number }, carbonGPerKwh: number, limited: boolean): void {
     const s = this.sites.get(siteId)!;
     const kwh = (drawW * stepS) / 3.6e6;
+    const instanceKwh = (instancesW * stepS) / 3.6e6;
     s.energyKwh += kwh;
     s.carbonKg += (kwh * carbonGPerKwh) / 1000;
+    s.instanceEnergyKwh += instanceKwh;
+    s.instanceCarbonKg += (instanceKwh * carbonGPerKwh) / 1000;
     if (limited) s.powerLimitedS += stepS;
     const w = this.window;
     w.drawW.set(siteId, (w.drawW.get(siteId) ?? 0) + drawW);
@@ -150,6 +153,8 @@ export class FleetMetrics {
       sloAttainment: arrived > 0 ? good / arrived : 1,
       energyKwh: Object.values(sites).reduce((s, x) => s + x.energyKwh, 0),
       carbonKg: Object.values(sites).reduce((s, x) => s + x.carbonKg, 0),
+      instanceEnergyKwh: Object.values(sites).reduce((s, x) => s + x.instanceEnergyKwh, 0),
+      instanceCarbonKg: Object.values(sites).reduce((s, x) => s + x.instanceCarbonKg, 0),
       jain: jainIndex(Object.values(classes).filter((c) => c.arrived > 0).map((c) => c.sloAttainment)),
       reconfigurations,
       classes,

@@ -19,6 +19,12 @@ export interface ClassResult {
 export interface SiteResult {
   energyKwh: number;
   carbonKg: number;
+  /**
+   * Energy (and its carbon) of the GPUs that instances hold, server overhead included, without the
+   * idle GPUs no instance holds: what a system that releases unused servers (DynamoLLM) pays for.
+   */
+  instanceEnergyKwh: number;
+  instanceCarbonKg: number;
   served: number;
   /** Seconds in which the site's draw had to be cut to fit its power envelope. */
   powerLimitedS: number;
@@ -56,6 +62,9 @@ export interface FleetResult {
   sloAttainment: number;
   energyKwh: number;
   carbonKg: number;
+  /** Summed over sites: see SiteResult. */
+  instanceEnergyKwh: number;
+  instanceCarbonKg: number;
   /** Jain's index over classes of each class's SLO attainment (1 = every class equally well served). */
   jain: number;
   reconfigurations: { instanceStarts: number; tpChanges: number; clockChanges: number; plans: number; corrections: number };

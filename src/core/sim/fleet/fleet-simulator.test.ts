@@ -77,6 +77,17 @@ describe("simulateFleet", () => {
     expect(r.dropSlots).toBeGreaterThan(0);
   });
 
+  it("counts the instances' energy apart from GPUs no instance holds", () => {
+    const r = simulateFleet(config());
+    const spare = simulateFleet({ ...config(), sites: config().sites.map((s) => ({ ...s, gpus: s.gpus + 16 })) });
+    expect(r.instanceEnergyKwh).toBeGreaterThan(0);
+    expect(r.instanceEnergyKwh).toBeLessThan(r.energyKwh);
+    // Idle GPUs the plan leaves out cost site energy, not instance energy.
+    expect(spare.energyKwh).toBeGreaterThan(r.energyKwh * 1.05);
+    expect(spare.instanceEnergyKwh).toBeCloseTo(r.instanceEnergyKwh, 6);
+    for (const id of ["north", "south"]) expect(r.sites[id]!.instanceCarbonKg).toBeCloseTo((r.sites[id]!.instanceEnergyKwh * (id === "north" ? 50 : 400)) / 1000, 9);
+  });
+
   it("is deterministic for a seed", () => {
     expect(JSON.stringify(simulateFleet(config()))).toBe(JSON.stringify(simulateFleet(config())));
     expect(simulateFleet(config({ seed: 12 })).arrived).not.toBe(simulateFleet(config()).arrived);

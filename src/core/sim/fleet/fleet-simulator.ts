@@ -127,7 +127,9 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
       drawW = Math.min(drawW, Math.max(availableW, 0));
       limited = true;
     }
-    metrics.sitePower(site.id, t, stepS, drawW, availableW, valueAt(site.carbon, t), limited);
+    // The site's draw less the GPUs no instance holds.
+    const instancesW = Math.max(0, drawW - idleGpusW * overhead);
+    metrics.sitePower(site.id, t, stepS, { drawW, availableW, instancesW }, valueAt(site.carbon, t), limited);
   }
 
   /** What planners see at `t`; demand is read at `demandAtS` (the middle of the coming period for Planner-L, now for a corrector). */

@@ -62,20 +62,25 @@ export class InstanceGroup {
   }
 
   /**
-   * GPU power of the group (W) at the current loads: idle plus each class's draw above idle at its
-   * per-instance load, linear from idle to the first profiled point.
+   * GPU power of the group (W) at the current loads. Each class's curve is read at the instances'
+   * total utilisation (as if they served only that class that busy, as `latencyAt` does) and the
+   * draws above idle are weighted by the classes' shares of the utilisation: a GPU running two
+   * classes is busy once, not twice. One class: its curve at its load. Linear from idle to the
+   * first profiled point.
    */
   powerW(): number {
     const perInstanceIdle = this.idleW / this.count;
+    const u = this.utilisation();
     let w = perInstanceIdle;
     for (const [c, l] of this.load) {
       if (l <= 0) continue;
       const curve = this.curves.get(c)!;
       const first = curve.points[0];
-      const perInstance = l / this.count;
       if (!first) continue;
+      const own = l / Math.max(1e-9, this.capacityRps(c));
+      const perInstance = curve.capacityRps > 0 ? u * curve.capacityRps : l / this.count;
       const p = perInstance < first.loadRps ? perInstanceIdle + (first.avgPowerW - perInstanceIdle) * (perInstance / first.loadRps) : metricAtLoad(curve.points, perInstance, avgPower);
-      w += p - perInstanceIdle;
+      w += (u > 0 ? own / u : 1) * (p - perInstanceIdle);
     }
     return w * this.count;
   }

@@ -15,7 +15,7 @@ export function planningBase(ctx: PlanningContext, scheme: ClassScheme) {
   return {
     nowMs: Math.round(ctx.nowS * 1000),
     model: ctx.model as ModelId,
-    sites: ctx.sites.map((s) => ({ id: s.id as SiteId, gpus: [{ type: s.gpu.type, count: s.gpus }], powerW: s.availableW })),
+    sites: ctx.sites.map((s) => ({ id: s.id as SiteId, gpus: [{ type: s.gpu.type, count: s.gpus }], powerW: s.availableW, carbonGPerKwh: s.carbonGPerKwh })),
     classes: Object.entries(ctx.demandRps).map(([id, demandRps]) => {
       const b = bins.get(id);
       if (!b) throw new Error(`class ${id} is not in scheme ${scheme.name}`);

@@ -1,6 +1,7 @@
 import type { LpSolver } from "../../ports/lp-solver.ts";
 import { PlanningInput } from "../../planning/planning-input.ts";
 import type { z } from "zod";
+import type { Planner } from "../../planning/planner.ts";
 import { createPlanner, PlannerConfig } from "../../planning/registry.ts";
 import type { ClassScheme } from "../../schemas/request-class.ts";
 import type { FleetPlanner } from "../fleet/fleet-types.ts";
@@ -13,10 +14,20 @@ import { planningBase } from "./planning-base.ts";
  */
 export function registryFleetPlanner(settings: z.input<typeof PlannerConfig>, solver: LpSolver, scheme: ClassScheme, cadenceS = 900): FleetPlanner & { lastGap?: number } {
   const config = PlannerConfig.parse(settings);
-  const planner = createPlanner(config);
+  return plannerInFleet(config.kind, createPlanner(config), solver, scheme, cadenceS);
+}
+
+/**
+ * A planner built outside the registry (e.g. DynamoLLM with its load forecast) driving the fleet
+ * simulator, as `registryFleetPlanner` does for registry configs.
+ *
+ * @example
+ * const planner = plannerInFleet("dynamollm", dynamoLlmPlanner(config, { forecast }), solver, scheme, 300);
+ */
+export function plannerInFleet(name: string, planner: Planner, solver: LpSolver, scheme: ClassScheme, cadenceS = 900): FleetPlanner & { lastGap?: number } {
   let version = 0;
   const fleetPlanner: FleetPlanner & { lastGap?: number } = {
-    name: config.kind,
+    name,
     cadenceS,
     plan(ctx) {
       const input = PlanningInput.parse({ ...planningBase(ctx, scheme), version: ++version, horizonMs: ctx.periodS * 1000, previous: ctx.current });

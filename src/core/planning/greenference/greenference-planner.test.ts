@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { javascriptLpSolver } from "../../../solver/javascript-lp-solver.ts";
+import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
+import { interpolateAtLoad, rowsOf } from "../../profiling/profile-lookup.ts";
+import { Plan, type PlannedInstance } from "../../schemas/plan.ts";
+import { planningInput, syntheticProfile } from "../planning.test-helper.ts";
+import { PlanningInput } from "../planning-input.ts";
+import { createPlanner, PlannerConfig } from "../registry.ts";
+
+const solver = javascriptLpSolver();
+const classes = ["SS", "MM"];
+const base = syntheticProfile({ classes });
+// A lighter variant: the same latency for 60% of the power.
+const int8 = base.map((r) => ({ ...r, variant: "int8", peakPowerW: 0.6 * r.peakPowerW, avgPowerW: 0.6 * r.avgPowerW, energyPerRequestJ: 0.6 * r.energyPerRequestJ }));
+
+function input(o: { carbon: Record<string, number | undefined>; powerW?: Record<string, number>; demand?: number; variants?: { id: string; quality: number }[] }): PlanningInput {
+  const sketch = planningInput({ sites: Object.keys(o.carbon).map((id) => ({ id, gpus: 64, powerW: o.powerW?.[id] ?? 200_000 })), demand: { SS: o.demand ?? 6, MM: o.demand ?? 6 }, profile: [...base, ...int8] });
+  return PlanningInput.parse({ ...sketch, sites: sketch.sites.map((s) => ({ ...s, carbonGPerKwh: o.carbon[s.id] })), variants: o.variants });
+}
+
+function plan(i: PlanningInput, config: Partial<z.input<typeof PlannerConfig>> = {}): Plan {
+  const { plan } = createPlanner(PlannerConfig.parse({ kind: "greenference", ...config })).plan(i, solver);
+  expect(() => Plan.parse(plan)).not.toThrow();
+  return plan;
+}
+
+const servedAt = (p: Plan, site: string) => (p.sites.find((s) => s.site === site)?.instances ?? []).reduce((sum, e) => sum + Object.values(e.loadRps).reduce((a, b) => a + b, 0), 0);
+const clockCeiling = (e: PlannedInstance) => (e.clock.mode === "locked" ? e.clock.mhz : e.clock.maxMhz);
+
+/** Peak power of a site's entries at their planned loads and the highest clock they may run at. */
+function drawW(i: PlanningInput, p: Plan, site: string): number {
+  return (p.sites.find((s) => s.site === site)?.instances ?? []).reduce((w, e) => {
+    const [classId, load] = Object.entries(e.loadRps)[0] ?? [];
+    if (!classId) return w;
+    const points = rowsOf(i.profile, { variant: e.variant, tp: e.tp, mhz: clockCeiling(e), classId: classId as never });
+    return w + e.replicas * SERVER_POWER_OVERHEAD * interpolateAtLoad(points, load! / e.replicas).peakPowerW;
+  }, 0);
+}
+
+describe("greenference planner", () => {
+  it("prefers the lower-carbon site when both meet the SLO, whichever site that is", () => {
+    const windFirst = plan(input({ carbon: { wind: 11, grid: 400 } }));
+    expect(servedAt(windFirst, "wind")).toBeCloseTo(12, 6);
+    expect(servedAt(windFirst, "grid")).toBe(0);
+    const gridCleaner = plan(input({ carbon: { wind: 400, grid: 11 } }));
+    expect(servedAt(gridCleaner, "grid")).toBeCloseTo(12, 6);
+    expect(windFirst.shortfall).toEqual({});
+  });
+
+  it("respects each site's power envelope, spilling to the dirtier site what the clean one cannot power", () => {
+    const i = input({ carbon: { wind: 11, grid: 400 }, powerW: { wind: 20_000 }, demand: 20 });
+    const p = plan(i);
+    expect(servedAt(p, "wind")).toBeGreaterThan(0);
+    expect(servedAt(p, "grid")).toBeGreaterThan(0);
+    for (const s of i.sites) {
+      expect(drawW(i, p, s.id)).toBeLessThanOrEqual(s.powerW * (1 + 1e-9));
+      expect((p.sites.find((x) => x.site === s.id)?.instances ?? []).reduce((n, e) => n + e.tp * e.replicas, 0)).toBeLessThanOrEqual(64);
+    }
+    expect(p.shortfall).toEqual({});
+  });
+
+  it.each([
+    ["default weights", 11, {}],
+    ["carbon alone, a carbon-free wind site", 0, { weights: { carbon: 1 } }],
+  ] as const)("penalises unserved demand above any cost (%s): serves all it can, also on the dirty site, and reports the rest as shortfall", (_, windG, config) => {
+    const i = input({ carbon: { wind: windG, grid: 900 }, demand: 500 });
+    const p = plan(i, config);
+    expect(servedAt(p, "wind")).toBeGreaterThan(0);
+    expect(servedAt(p, "grid")).toBeGreaterThan(0);
+    for (const c of i.classes) {
+      const served = (p.routing[c.id] ?? []).reduce((s, t) => s + t.weight, 0);
+      expect(p.shortfall[c.id]).toBeGreaterThan(0);
+      expect(served + p.shortfall[c.id]!).toBeCloseTo(c.demandRps, 6);
+    }
+    for (const s of i.sites) expect(drawW(i, p, s.id)).toBeLessThanOrEqual(s.powerW * (1 + 1e-9));
+  });
+
+  it("chooses the model variant by the accuracy weight", () => {
+    const i = input({ carbon: { wind: 11, grid: 400 }, variants: [{ id: "base", quality: 0.7 }, { id: "int8", quality: 0.65 }] });
+    const variants = (p: Plan) => new Set(p.sites.flatMap((s) => s.instances.map((e) => e.variant)));
+    const careless = plan(i, { weights: { carbon: 1, latency: 0.01 } });
+    expect(variants(careless)).toEqual(new Set(["int8"]));
+    expect(careless.sites.flatMap((s) => s.instances.map((e) => e.id)).every((id) => id.endsWith("-int8"))).toBe(true);
+    expect(variants(plan(i, { weights: { carbon: 1, latency: 0.01, accuracy: 1000 } }))).toEqual(new Set(["base"]));
+  });
+
+  it("gives every instance EcoFreq bounds: at most the planned clock, at least the lowest clock that carries its load within the SLO", () => {
+    const i = input({ carbon: { wind: 11, grid: 400 } });
+    const p = plan(i, { weights: { carbon: 1, latency: 1 } });
+    const entries = p.sites.flatMap((s) => s.instances);
+    expect(entries.length).toBeGreaterThan(0);
+    for (const e of entries) {
+      expect(e.clock.mode).toBe("policy");
+      if (e.clock.mode !== "policy") continue;
+      expect(e.clock.policy).toBe("ecofreq");
+      const [classId, load] = Object.entries(e.loadRps)[0]!;
+      const clocks = rowsOf(i.profile, { variant: e.variant, tp: e.tp, classId: classId as never }).filter((r) => r.loadRps >= load / e.replicas - 1e-9).map((r) => r.mhz);
+      expect(e.clock.minMhz).toBe(Math.min(...clocks));
+      expect(clocks).toContain(e.clock.maxMhz);
+    }
+    // Latency weighs heavily here, so the plan runs fast clocks with room to slow down.
+    expect(entries.some((e) => e.clock.mode === "policy" && e.clock.minMhz < e.clock.maxMhz)).toBe(true);
+    expect(plan(i, { clock: "locked" }).sites.flatMap((s) => s.instances).every((e) => e.clock.mode === "locked")).toBe(true);
+  });
+
+  it("never counts a site without a carbon intensity as cleaner than one with, and says so", () => {
+    const p = plan(input({ carbon: { wind: 11, unknown: undefined } }));
+    expect(servedAt(p, "wind")).toBeCloseTo(12, 6);
+    expect(p.notes.some((n) => n.includes("no carbon intensity for unknown"))).toBe(true);
+  });
+});
