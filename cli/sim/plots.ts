@@ -3,20 +3,41 @@ import { join } from "node:path";
 import * as echarts from "echarts";
 import type { FleetResult } from "../../src/core/sim/fleet/fleet-result.ts";
 
-type Series = { name: string; points: Array<[number, number]> };
+export type Series = { name: string; points: Array<[number, number]> };
 
-/** One line chart rendered to SVG on the server side (ECharts SSR: no browser, no canvas). */
-function lineChart(title: string, xName: string, yName: string, series: Series[]): string {
-  const chart = echarts.init(null, null, { renderer: "svg", ssr: true, width: 900, height: 360 });
-  chart.setOption({
-    animation: false,
-    title: { text: title, left: "center", textStyle: { fontSize: 14 } },
-    legend: { bottom: 0 },
-    grid: { left: 70, right: 30, top: 40, bottom: 60 },
+/**
+ * One line chart rendered to SVG on the server side (ECharts SSR: no browser, no canvas).
+ *
+ * @example
+ * const svg = lineChart("Load", "hours", "req/s", [{ name: "served", points: [[0, 1], [1, 2]] }]);
+ */
+export function lineChart(title: string, xName: string, yName: string, series: Series[], o: { symbols?: boolean } = {}): string {
+  return render({
     xAxis: { type: "value", name: xName, nameLocation: "middle", nameGap: 25 },
     yAxis: { type: "value", name: yName },
-    series: series.map((s) => ({ type: "line", name: s.name, showSymbol: false, data: s.points })),
+    title: { text: title, left: "center", textStyle: { fontSize: 14 } },
+    series: series.map((s) => ({ type: "line", name: s.name, showSymbol: o.symbols ?? false, data: s.points })),
   });
+}
+
+/**
+ * Grouped bars over named categories, rendered to SVG like `lineChart`.
+ *
+ * @example
+ * const svg = barChart("Energy", "kWh", ["SinglePool", "DynamoLLM"], [{ name: "energy", values: [10, 6] }]);
+ */
+export function barChart(title: string, yName: string, categories: string[], series: Array<{ name: string; values: number[] }>): string {
+  return render({
+    xAxis: { type: "category", data: categories },
+    yAxis: { type: "value", name: yName },
+    title: { text: title, left: "center", textStyle: { fontSize: 14 } },
+    series: series.map((s) => ({ type: "bar", name: s.name, data: s.values })),
+  });
+}
+
+function render(option: Record<string, unknown>): string {
+  const chart = echarts.init(null, null, { renderer: "svg", ssr: true, width: 900, height: 360 });
+  chart.setOption({ animation: false, legend: { bottom: 0 }, grid: { left: 70, right: 30, top: 40, bottom: 60 }, ...option });
   const svg = chart.renderToSVGString();
   chart.dispose();
   return svg;

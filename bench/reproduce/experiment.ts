@@ -1,0 +1,73 @@
+import { z } from "zod";
+
+/** The seeds whose experiments `greenference reproduce` re-runs. */
+export const SEEDS = ["heron", "dynamollm", "freesh", "greenserve", "clover"] as const;
+export const SeedName = z.enum(SEEDS);
+export type SeedName = z.infer<typeof SeedName>;
+
+/**
+ * One compared figure: the paper's value, ours (simulated), and the baseline it is measured against.
+ * Relative changes are fractions (-0.35 for "35% less energy"); ratios are plain (1.8 for "1.8x").
+ */
+export const ExperimentRow = z.object({
+  seed: z.union([SeedName, z.literal("greenference")]),
+  /** What is compared, e.g. "energy vs SinglePool, conversation hour". */
+  metric: z.string().min(1),
+  paper: z.number(),
+  ours: z.number(),
+  /** The baseline the change is measured against, by name (e.g. "SinglePool", "static 1410 MHz"). */
+  baseline: z.string().min(1),
+  holds: z.boolean(),
+  /** "fraction" (relative change) or "ratio" (x times). */
+  unit: z.enum(["fraction", "ratio"]),
+  /** The command that reproduces this row. */
+  command: z.string().min(1),
+  note: z.string().optional(),
+});
+export type ExperimentRow = z.infer<typeof ExperimentRow>;
+
+/** Inputs every experiment takes (defaults point at ../shared/data). */
+export interface ReproduceOptions {
+  /** The shared data folder (`--data`, default ../shared/data). */
+  dataDir: string;
+  /** A request trace replacing the seed's default (`--trace`). */
+  trace?: string;
+  /** Grid carbon/wind CSV files replacing the seed's defaults (`--grid`, repeatable). */
+  grids: string[];
+  /** Where tables and plots are written (`--out`). */
+  outDir: string;
+  seed: number;
+  progress: (message: string) => void;
+  /** A small configuration for tests (`--quick`): short windows, few points; its rows say nothing about the paper. */
+  quick?: boolean;
+}
+
+/** What one seed's reproduction produces. */
+export interface SeedResult {
+  rows: ExperimentRow[];
+  /** Markdown tables (name -> table) for the report and the out folder. */
+  tables: { name: string; markdown: string }[];
+  /** SVG plots written to the out folder (name without extension). */
+  plots: { name: string; svg: string }[];
+  /** The inputs used (files, seeds, sizes), shown in the report. */
+  inputs: Record<string, unknown>;
+}
+
+export interface SeedReproduction {
+  seed: SeedName;
+  run(options: ReproduceOptions): Promise<SeedResult>;
+}
+
+/**
+ * Whether our result reaches the paper's direction and at least 80% of its magnitude. For a
+ * fraction the direction is the sign; for a ratio it is the side of 1.
+ *
+ * @example
+ * holds(-0.35, -0.30, "fraction"); // true: 0.30 >= 0.8 x 0.35
+ */
+export function holds(paper: number, ours: number, unit: "fraction" | "ratio"): boolean {
+  const p = unit === "ratio" ? paper - 1 : paper;
+  const o = unit === "ratio" ? ours - 1 : ours;
+  if (p === 0) return Math.abs(o) < 1e-9;
+  return Math.sign(o) === Math.sign(p) && Math.abs(o) >= 0.8 * Math.abs(p);
+}

@@ -1,0 +1,215 @@
+import type { FreeshData } from "../../host-agent/data/read-data-file.ts";
+import type { LengthPair } from "../../src/core/data/azure-trace.ts";
+import { FREESH_TYPES } from "../../src/core/data/freesh-series.ts";
+import type { EngineRequest } from "../../src/core/engine/engine-simulator.ts";
+import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
+import { FREESH_EPISODE_STEPS, freeshEpisodeInput } from "../../src/core/planning/freesh/pool-from-data.ts";
+import { FreeshPoolInput, type FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
+import { solveFreeshPool, type FreeshPoolResult } from "../../src/core/planning/freesh/pool-solve.ts";
+import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
+import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../src/core/ports/rng.ts";
+import { binLengths, probeProfile, servingModes, type ServingMode } from "./freesh-profile.ts";
+import { serveEpisode, type EpisodeServing, type Knobs, type ServedRequest, type Worker } from "./freesh-serving.ts";
+
+export const HOUR_SYSTEMS = ["FREESH", "Baseline", "w/o MultiParti", "w/o TPchange", "w/o MIAD", "w/o LLF"] as const;
+export type HourSystem = (typeof HOUR_SYSTEMS)[number];
+
+export interface HourOptions {
+  data: FreeshData;
+  /** Request lengths to resample (the trace's). */
+  lengths: readonly LengthPair[];
+  llm: LlmSpec;
+  solver: LpSolver;
+  /** FREESH's E1 and E2 (default episodes 24 and 25: timeslots 144-155). */
+  episodes?: readonly number[];
+  /** Forecast divisors tried in order; the first at which every plan covers α x the forecast is used. */
+  betas?: readonly number[];
+  seed: number;
+  /** Requests per probe run of the virtual profile (default 400). */
+  probeRequests?: number;
+  progress: (message: string) => void;
+}
+
+export interface SystemResult {
+  system: HourSystem;
+  energyKwh: number;
+  /** In e_instance.csv's unit x MWh (PJM publishes lb/MWh). */
+  emissions: number;
+  served: ServedRequest[];
+  untyped: number;
+  /** Partition and workers (site:type:mode x n) per episode. */
+  plans: string[];
+}
+
+export interface HourResult {
+  beta: number;
+  requests: number;
+  freeshPartitions: string[];
+  systems: SystemResult[];
+}
+
+/**
+ * FREESH's one-hour experiment (§4.1-4.3: episodes E1 and E2, 3 sites) on the engine model. The
+ * pool MILP plans each episode (carbon objective, e_instance.csv's rates) from a profile of every
+ * (partition, type, mode) measured on the engine model with the trace's lengths (`probeProfile`),
+ * so plan and serving agree. The requests, the same for every system, are Poisson at the
+ * forecast's total rate ÷ β with lengths resampled from the trace; β is the first of `betas` at
+ * which every plan covers α x the forecast (the engine model's 70B is slower than FREESH's
+ * measured vLLM, so the stored run's ÷ 2 does not fit the three sites). Systems: FREESH (all
+ * knobs), Baseline (no classifier and no knobs: one type-blind pool sized for the hour's peak,
+ * energy-optimal and placed site by site in file order, top clocks, FCFS), and FREESH without
+ * one knob each (the other partition; E1's plan kept for E2; top clocks; FCFS).
+ */
+export function runFreeshHour(o: HourOptions): HourResult {
+  const { data, solver } = o;
+  const profiles = data.profiles;
+  const episodes = o.episodes ?? [24, 25];
+  const modes = servingModes(profiles);
+  const probe = { seed: o.seed, ...(o.probeRequests ? { requests: o.probeRequests } : {}) };
+  o.progress("freesh: profiling the work modes on the engine model");
+  const parts = (["a", "b"] as const).map((name) => probeProfile(o.llm, modes, o.lengths, profiles.partitions[name].thresholds_tokens, { tbtMs: profiles.slo.tbt_ms, ttftMs: profiles.slo.ttft_ms }, probe));
+  const blind = probeProfile(o.llm, modes, o.lengths, undefined, { tbtMs: [Math.max(...profiles.slo.tbt_ms)], ttftMs: [Math.max(...profiles.slo.ttft_ms)] }, probe);
+
+  const shares = (["a", "b"] as const).map((name) => [0, 1, 2, 3].map((r) => binLengths(o.lengths, profiles.partitions[name].thresholds_tokens, r).length / o.lengths.length));
+  const planAt = (beta: number) => {
+    const totals = episodes.map((episode) => totalRates(data, episode, beta));
+    const inputs = episodes.map((episode, e) => withProfile(freeshEpisodeInput(data, { episode }), parts, profiles.slo.latency_scale, shares, totals[e]!));
+    const freesh = inputs.map((input) => solveFreeshPool(input, solver));
+    const other = inputs.map((input, e) => solveFreeshPool({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }, solver));
+    const baseline = baselinePlan(inputs[0]!, totals.flat(), blind, solver);
+    const covered = [...freesh, ...other, baseline.result].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
+    return { inputs, freesh, other, baseline, covered };
+  };
+  const betas = o.betas ?? [2, 3, 4, 6, 8];
+  let beta = betas[0]!;
+  let plans = planAt(beta);
+  for (const b of betas.slice(1)) {
+    if (plans.covered) break;
+    o.progress(`freesh: the GPUs cannot carry the forecast ÷ ${beta} on the engine model; trying ÷ ${b}`);
+    [beta, plans] = [b, planAt(b)];
+  }
+
+  const slotS = data.emissions.slotMinutes * 60;
+  const durationS = FREESH_EPISODE_STEPS * slotS;
+  const workload = episodes.map((episode, e) => episodeRequests(totalRates(data, episode, beta), o.lengths, forkRng(seededRng(o.seed), e + 1), slotS));
+  const asServing = (input: FreeshPoolInput, r: FreeshPoolResult): EpisodeServing => {
+    const t = profiles.partitions[input.partitions[r.partition]!.name as "a" | "b"].thresholds_tokens;
+    return { workers: workersOf(input, r), classify: (l) => 2 * Number(l.inputTokens >= t.input) + Number(l.outputTokens >= t.output) };
+  };
+  const freeshPlans = plans.freesh.map((r, e) => asServing(plans.inputs[e]!, r));
+  const systems: Record<HourSystem, { plans: EpisodeServing[]; knobs: Knobs }> = {
+    FREESH: { plans: freeshPlans, knobs: { miad: true, llf: true } },
+    Baseline: { plans: episodes.map(() => ({ workers: plans.baseline.workers, classify: () => 0 })), knobs: { miad: false, llf: false } },
+    "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.inputs[e]!, r)), knobs: { miad: true, llf: true } },
+    "w/o TPchange": { plans: episodes.map(() => freeshPlans[0]!), knobs: { miad: true, llf: true } },
+    "w/o MIAD": { plans: freeshPlans, knobs: { miad: false, llf: true } },
+    "w/o LLF": { plans: freeshPlans, knobs: { miad: true, llf: false } },
+  };
+  const results = HOUR_SYSTEMS.map((system) => {
+    o.progress(`freesh: serving the hour, ${system}`);
+    const { plans: byEpisode, knobs } = systems[system];
+    let energyJ = 0;
+    let emissions = 0;
+    const served: ServedRequest[] = [];
+    let untyped = 0;
+    byEpisode.forEach((plan, e) => {
+      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, tbtSloMs: Math.min(...profiles.slo.tbt_ms) });
+      run.energyJ.forEach((bySlot, site) =>
+        bySlot.forEach((j, k) => {
+          const slot = Math.min(data.emissions.bySite[site]!.length - 1, episodes[e]! * FREESH_EPISODE_STEPS + k);
+          energyJ += j;
+          emissions += (j / 3.6e9) * data.emissions.bySite[site]![slot]!;
+        }),
+      );
+      served.push(...run.served);
+      untyped += run.untyped;
+    });
+    return { system, energyKwh: energyJ / 3.6e6, emissions, served, untyped, plans: byEpisode.map((p) => describe(p.workers, modes, system === "Baseline" ? ["all"] : profiles.types)) };
+  });
+  return { beta, requests: workload.reduce((n, w) => n + w.length, 0), freeshPartitions: plans.freesh.map((r) => r.partitionName), systems: results };
+}
+
+/**
+ * An episode's pool input with the engine-model profile in place of profiles.json's measurements,
+ * and each type's forecast = the forecast's total x the type's share of the trace under that
+ * partition, so the plan expects the requests that arrive (the files' own type mix differs from
+ * the trace's: LL is 22% of partition b's forecast in these slots and 34% of the trace).
+ */
+function withProfile(raw: ReturnType<typeof freeshEpisodeInput>, parts: FreeshConfigPoint[][][], latencyScale: number, shares: number[][], totals: readonly number[]): FreeshPoolInput {
+  return FreeshPoolInput.parse({
+    ...raw,
+    partitions: raw.partitions.map((p, s) => {
+      const fastest = parts[s]!.map((row) => Math.min(Infinity, ...row.filter((c) => c.maxQps > 0).map((c) => c.latencyS)));
+      return {
+        ...p,
+        configs: parts[s]!,
+        demandQps: totals.map((total) => shares[s]!.map((share) => total * share)),
+        latencyToleranceS: fastest.map((x) => (Number.isFinite(x) ? latencyScale * x : 1)),
+      };
+    }),
+  });
+}
+
+/** The forecast's total rate per slot of an episode ÷ β: the mean of the two partitions' totals, which forecast the same traffic. */
+function totalRates(data: FreeshData, episode: number, beta: number): number[] {
+  return Array.from({ length: FREESH_EPISODE_STEPS }, (_, k) => {
+    const slot = episode * FREESH_EPISODE_STEPS + k;
+    return (["a", "b"] as const).reduce((sum, p) => sum + FREESH_TYPES.reduce((x, t) => x + (data.demand[p].rows[slot]?.[t] ?? 0), 0), 0) / 2 / beta;
+  });
+}
+
+/** Each planned worker as its own entry (x workers of a configuration become x entries). */
+function workersOf(input: FreeshPoolInput, r: FreeshPoolResult): Worker[] {
+  return r.workers.flatMap((w) => Array.from({ length: w.workers }, () => ({ site: w.site, type: w.type, mode: w.mode, point: input.partitions[w.partition]!.configs[w.type]![w.mode]! })));
+}
+
+/**
+ * The Baseline's pool: all requests one type, sized once for the hour's peak total forecast by the
+ * pool MILP under the energy objective (so no partition, no type, no carbon), then its workers
+ * placed site by site in file order, largest first: where they run is not chosen for emissions.
+ */
+function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: FreeshConfigPoint[][], solver: LpSolver): { result: FreeshPoolResult; workers: Worker[] } {
+  const single = FreeshPoolInput.parse({
+    ...first,
+    types: ["all"],
+    partitions: [{ name: "none", configs: blind, demandQps: totals.map((d) => [d]), latencyToleranceS: [1e9] }],
+    emissions: first.sites.map(() => totals.map(() => 0)),
+    slo: { tbtMs: [Math.max(...first.slo.tbtMs)], ttftMs: [Math.max(...first.slo.ttftMs)] },
+    objective: "energy",
+  });
+  const result = solveFreeshPool(single, solver);
+  const free = single.sites.map((s) => ({ ...s.gpus }));
+  const gpusOf = (mode: number) => Object.entries(single.modes[mode]!.gpus).filter(([, n]) => n > 0);
+  const size = (mode: number) => gpusOf(mode).reduce((a, [, n]) => a + n, 0);
+  const workers = workersOf(single, result).sort((a, b) => size(b.mode) - size(a.mode) || a.mode - b.mode);
+  const placed = workers.map((w) => {
+    const site = free.findIndex((g) => gpusOf(w.mode).every(([kind, n]) => (g[kind] ?? 0) >= n));
+    for (const [kind, n] of gpusOf(w.mode)) if (site >= 0) free[site]![kind]! -= n;
+    return { ...w, site };
+  });
+  // First fit can fail where the MILP's own placement fits (fragmentation): then the MILP's stands.
+  return { result, workers: placed.every((w) => w.site >= 0) ? placed : workers };
+}
+
+/** One episode's requests, arrivals from its start: per slot, Poisson at `rates[slot]`, lengths drawn from the trace. */
+function episodeRequests(rates: readonly number[], lengths: readonly LengthPair[], rng: Rng, slotS: number): EngineRequest[] {
+  const out: EngineRequest[] = [];
+  rates.forEach((rate, k) => {
+    if (rate <= 0) return;
+    for (let t = k * slotS + exponential(rng, rate); t < (k + 1) * slotS; t += exponential(rng, rate)) {
+      const { inputTokens, outputTokens } = lengths[randomIndex(rng, lengths.length)]!;
+      out.push({ arrivalS: t, inputTokens, outputTokens });
+    }
+  });
+  return out;
+}
+
+/** A plan in a line: `site:type:mode xN` per configuration. */
+function describe(workers: readonly Worker[], modes: readonly ServingMode[], types: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const w of workers) {
+    const key = `${w.site}:${types[w.type]}:${modes[w.mode]!.name}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${k} x${n}`).join(", ");
+}

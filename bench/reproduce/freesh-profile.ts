@@ -1,0 +1,103 @@
+import type { LengthPair } from "../../src/core/data/azure-trace.ts";
+import type { FreeshProfiles } from "../../src/core/data/freesh-profiles.ts";
+import { simulateEngine } from "../../src/core/engine/engine-simulator.ts";
+import { gpuSpec, type GpuSpec } from "../../src/core/model/gpu-specs.ts";
+import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
+import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
+import { exponential, randomIndex, seededRng } from "../../src/core/ports/rng.ts";
+import { estimatedCapacityRps } from "../../src/core/profiling/capacity.ts";
+import { keepsUp } from "../../src/core/profiling/profile-point.ts";
+
+/** One of FREESH's work modes as the engine model runs it: a GPU type at a TP degree. */
+export interface ServingMode {
+  name: string;
+  gpu: GpuSpec;
+  tp: number;
+}
+
+/** The GPU types behind profiles.json's GPU kinds. */
+const GPU_OF_KIND: Record<string, string> = { A100: "A100-80GB", H100: "H100-80GB" };
+
+/** profiles.json's modes (e.g. A100x4) as (GPU, TP); each uses one GPU kind. */
+export function servingModes(profiles: FreeshProfiles): ServingMode[] {
+  return profiles.modes.map((m) => {
+    const kinds = Object.entries(m.gpus).filter(([, n]) => n > 0);
+    if (kinds.length !== 1) throw new Error(`mode ${m.name}: expected one GPU kind, got ${kinds.length}`);
+    const [kind, tp] = kinds[0]!;
+    return { name: m.name, gpu: gpuSpec(GPU_OF_KIND[kind] ?? kind), tp };
+  });
+}
+
+/** The requests of one (partition, type) bin: FREESH counts a length equal to the threshold as long. */
+export function binLengths(lengths: readonly LengthPair[], thresholds: { input: number; output: number }, type: number): LengthPair[] {
+  const longIn = type >= 2;
+  const longOut = type % 2 === 1;
+  return lengths.filter((l) => l.inputTokens >= thresholds.input === longIn && l.outputTokens >= thresholds.output === longOut);
+}
+
+export interface ProbeOptions {
+  /** Requests per probe run (default 400). */
+  requests?: number;
+  /** Bisection steps on the rate (default 8). */
+  steps?: number;
+  seed: number;
+}
+
+/**
+ * FREESH's profile point of one configuration, measured on the engine model the way FREESH
+ * measured vLLM (§3.1): at the top clock, the highest Poisson rate that the instance keeps up with
+ * while the mean TTFT and TBT stay within the type's SLOs (bisection from twice the rough
+ * capacity); power, latency, TBT and TTFT are the means at that rate. No rate works, or no
+ * request of the bin exists: max QPS 0 (the MILP's filter then drops the configuration).
+ *
+ * @example
+ * probeConfig(llmSpecs["llama3-70b"], mode, binLengths(trace, { input: 184, output: 444 }, 2), { tbtMs: 150, ttftMs: 600 }, { seed: 1 });
+ */
+export function probeConfig(llm: LlmSpec, mode: ServingMode, lengths: readonly LengthPair[], slo: { tbtMs: number; ttftMs: number }, o: ProbeOptions): FreeshConfigPoint {
+  const none = { maxQps: 0, powerW: 0, latencyS: 0, tbtMs: 0, ttftMs: 0 };
+  if (lengths.length === 0 || llm.totalParams * llm.bytesPerParam >= mode.tp * mode.gpu.memoryGb * 1e9) return none;
+  const n = o.requests ?? 400;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const run = (rate: number) => {
+    const rng = seededRng(o.seed);
+    let t = 0;
+    const requests = Array.from({ length: n }, () => {
+      const { inputTokens, outputTokens } = lengths[randomIndex(rng, lengths.length)]!;
+      return { arrivalS: (t += exponential(rng, rate)), inputTokens, outputTokens };
+    });
+    const out = simulateEngine({ llm, gpu: mode.gpu, tp: mode.tp, clock: mode.gpu.maxMhz }, requests);
+    const kept = out.outcomes.slice(Math.floor(n / 10));
+    const point = {
+      maxQps: rate,
+      powerW: out.energyJ / out.endS,
+      latencyS: mean(kept.map((x) => x.e2eS)),
+      tbtMs: mean(kept.map((x) => x.meanTbtS).filter(Number.isFinite)) * 1e3,
+      ttftMs: mean(kept.map((x) => x.ttftS)) * 1e3,
+    };
+    const ok = out.rejected === 0 && keepsUp(out.outcomes) && point.ttftMs <= slo.ttftMs && point.tbtMs <= slo.tbtMs;
+    return ok ? point : undefined;
+  };
+  const sizes = { input: mean(lengths.map((l) => l.inputTokens)), output: mean(lengths.map((l) => l.outputTokens)) };
+  let lo = 0;
+  let hi = 2 * estimatedCapacityRps({ llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz }, sizes.input, sizes.output);
+  let best: FreeshConfigPoint | undefined;
+  for (let k = 0; k < (o.steps ?? 8); k++) {
+    const mid = (lo + hi) / 2;
+    const point = run(mid);
+    if (point) [lo, best] = [mid, point];
+    else hi = mid;
+  }
+  return best ?? none;
+}
+
+/**
+ * The `[type][mode]` profile of one request population split by `thresholds` (or one type for
+ * all when `thresholds` is undefined: a pool with no request classifier), on the engine model.
+ */
+export function probeProfile(llm: LlmSpec, modes: readonly ServingMode[], lengths: readonly LengthPair[], thresholds: { input: number; output: number } | undefined, slo: { tbtMs: readonly number[]; ttftMs: readonly number[] }, o: ProbeOptions): FreeshConfigPoint[][] {
+  const types = thresholds ? [0, 1, 2, 3] : [0];
+  return types.map((r) => {
+    const bin = thresholds ? binLengths(lengths, thresholds, r) : [...lengths];
+    return modes.map((mode, m) => probeConfig(llm, mode, bin, { tbtMs: slo.tbtMs[r]!, ttftMs: slo.ttftMs[r]! }, { ...o, seed: o.seed * 7919 + r * 31 + m }));
+  });
+}

@@ -1,0 +1,139 @@
+import type { LengthPair } from "../../src/core/data/azure-trace.ts";
+import type { EngineRequest, IterationState } from "../../src/core/engine/engine-simulator.ts";
+import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
+import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
+import { isolatedLatencyS, llfWindowS } from "../../src/core/planning/freesh/llf.ts";
+import { MiadController, miadClockHook } from "../../src/core/planning/freesh/miad.ts";
+import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
+import { simulateRoutedEngine, type RoutedRequest } from "../../src/core/planning/freesh/queued-engine.ts";
+import type { ServingMode } from "./freesh-profile.ts";
+
+/** One worker of a plan: where it runs, the request type it serves, its mode and profile point. */
+export interface Worker {
+  site: number;
+  type: number;
+  mode: number;
+  point: FreeshConfigPoint;
+}
+
+/** A system's plan for one episode: its workers and how it types a request. */
+export interface EpisodeServing {
+  workers: readonly Worker[];
+  classify: (r: LengthPair) => number;
+}
+
+/** FREESH's fast-timescale knobs: MIAD clocks (else the top clock) and LLF queues (else FCFS). */
+export interface Knobs {
+  miad: boolean;
+  llf: boolean;
+}
+
+export interface ServedRequest {
+  ttftS: number;
+  e2eS: number;
+  /** Mean gap between output tokens, s (NaN for one-token answers). */
+  tbtS: number;
+  /** FREESH's Lat on the worker that served it (its SLO is 5 x Lat). */
+  latS: number;
+}
+
+export interface ServedEpisode {
+  /** Energy per site and 5-minute slot of the episode (slots past its end when work ran over), J. */
+  energyJ: number[][];
+  served: ServedRequest[];
+  /** Requests whose type had no worker in the plan, sent to the plan's other workers. */
+  untyped: number;
+}
+
+export interface ServeOptions {
+  llm: LlmSpec;
+  modes: readonly ServingMode[];
+  sites: number;
+  durationS: number;
+  slotS: number;
+  /** FREESH Table 7: TBT over this is an SLO breach for MIAD, ms. */
+  tbtSloMs: number;
+}
+
+/**
+ * Serves one episode's requests (arrivals relative to its start) on a plan: each request is typed
+ * by the plan's classifier and sent to a worker of its type by smooth weighted round robin over
+ * the workers' profiled capacity (a type without workers goes to all of them); every worker is an
+ * engine behind FREESH's router queue (LLF or FCFS) at MIAD clocks or the top clock, kept on until
+ * the episode ends. Energy is booked per site and slot.
+ */
+export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeServing, knobs: Knobs, o: ServeOptions): ServedEpisode {
+  if (plan.workers.length === 0) throw new Error("a plan without workers cannot serve");
+  const queues: number[][] = plan.workers.map(() => []);
+  const pickers = new Map<number, () => number>();
+  let untyped = 0;
+  requests.forEach((r, i) => {
+    const type = plan.classify(r);
+    let picker = pickers.get(type);
+    if (!picker) {
+      const own = plan.workers.flatMap((w, k) => (w.type === type ? [k] : []));
+      picker = pickFrom(own.length > 0 ? own : plan.workers.map((_, k) => k), plan.workers);
+      pickers.set(type, picker);
+    }
+    if (!plan.workers.some((w) => w.type === type)) untyped++;
+    queues[picker()]!.push(i);
+  });
+  const energyJ: number[][] = Array.from({ length: o.sites }, () => []);
+  const served: ServedRequest[] = requests.map(() => ({ ttftS: NaN, e2eS: NaN, tbtS: NaN, latS: NaN }));
+  plan.workers.forEach((w, k) => {
+    const mode = o.modes[w.mode]!;
+    const routed: RoutedRequest[] = queues[k]!.map((i) => {
+      const r = requests[i]!;
+      const latS = isolatedLatencyS(r.outputTokens, w.point.tbtMs / 1e3, w.point.ttftMs / 1e3);
+      return { arrivalS: r.arrivalS, inputTokens: r.inputTokens, outputTokens: r.outputTokens, latS, windowS: llfWindowS(latS) };
+    });
+    const clock = knobs.miad ? miadClock(mode.gpu, o.tbtSloMs) : mode.gpu.maxMhz;
+    const run = simulateRoutedEngine({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock }, routed, knobs.llf ? "llf" : "fcfs", { untilS: o.durationS, slotS: o.slotS });
+    run.energyBySlotJ.forEach((j, slot) => (energyJ[w.site]![slot] = (energyJ[w.site]![slot] ?? 0) + j));
+    queues[k]!.forEach((i, n) => {
+      const out = run.outcomes[n]!;
+      served[i] = { ttftS: out.ttftS, e2eS: out.e2eS, tbtS: out.meanTbtS, latS: routed[n]!.latS };
+    });
+  });
+  return { energyJ: energyJ.map((row) => Array.from(row, (x) => x ?? 0)), served, untyped };
+}
+
+/** Smooth weighted round robin (nginx's) over `indices`, weighted by each worker's max QPS. */
+function pickFrom(indices: readonly number[], workers: readonly Worker[]): () => number {
+  const weight = indices.map((k) => Math.max(1e-9, workers[k]!.point.maxQps));
+  const total = weight.reduce((a, b) => a + b, 0);
+  const current = indices.map(() => 0);
+  return () => {
+    let best = 0;
+    current.forEach((_, j) => {
+      current[j]! += weight[j]!;
+      if (current[j]! > current[best]!) best = j;
+    });
+    current[best]! -= total;
+    return indices[best]!;
+  };
+}
+
+/**
+ * FREESH's MIAD (x2 / -100 MHz each second, from the top clock) on one engine. A second counts as
+ * an SLO breach when a request waited for admission (TTFT grows) or a gap between decode
+ * iterations exceeded the TBT SLO: the engine model exposes no per-request latencies before they
+ * finish, so these are the signs of congestion it can see as it runs.
+ */
+export function miadClock(gpu: GpuSpec, tbtSloMs: number): (state: IterationState) => number {
+  let lastS = NaN;
+  let worstGapS = 0;
+  let queued = false;
+  const tick = miadClockHook(new MiadController({ minMhz: gpu.minMhz, maxMhz: gpu.maxMhz, stepMhz: gpu.clockStepMhz }), () => {
+    const breach = queued || worstGapS * 1e3 > tbtSloMs;
+    worstGapS = 0;
+    queued = false;
+    return breach;
+  });
+  return (state) => {
+    if (state.running > 0 && Number.isFinite(lastS)) worstGapS = Math.max(worstGapS, state.nowS - lastS);
+    lastS = state.nowS;
+    if (state.waiting > 0) queued = true;
+    return tick(state);
+  };
+}

@@ -1,0 +1,112 @@
+import { basename, resolve } from "node:path";
+import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
+import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
+import { windSeries } from "../../src/core/data/grid-series.ts";
+import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
+import { llmSpecs } from "../../src/core/model/llm-specs.ts";
+import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
+import { classLengthsFromScheme } from "../../src/core/profiling/class-lengths.ts";
+import { meetsSlo } from "../../src/core/planning/slo.ts";
+import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
+import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
+import type { ClassId, SiteId } from "../../src/core/schemas/ids.ts";
+import type { ProfileRow } from "../../src/core/schemas/profile.ts";
+import type { ClassScheme, Slo } from "../../src/core/schemas/request-class.ts";
+import type { FleetSite } from "../../src/core/sim/fleet/fleet-types.ts";
+import { gpusForPower, windEnvelope } from "../../src/core/sim/fleet/power-envelope.ts";
+import { constantSeries } from "../../src/core/sim/fleet/time-series.ts";
+import { classShares, schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
+
+/** Heron §2.2: each wind farm scaled to a 250 MW peak, compute right-sized at the 20th percentile of its output. */
+export const HERON_PEAK_W = 250e6;
+export const HERON_RIGHT_SIZE_PERCENTILE = 20;
+/** Life-cycle intensity of wind power (gCO2/kWh), as `bench sim` uses. */
+const WIND_GCO2_PER_KWH = 11;
+/** The four wind regions of `bench sim` (grid-2022 WND columns), standing in for Heron's four European farms. */
+export const HERON_REGIONS = ["BPAT", "CISO", "ERCO", "MISO"];
+
+export interface HeronFleet {
+  trace: RequestTrace;
+  scheme: ClassScheme;
+  profile: ProfileRow[];
+  slo: Record<ClassId, Slo>;
+  model: string;
+  /** Sites whose power series start at the window's first hour and cover `hours`. */
+  sites: FleetSite[];
+  siteInputs: Array<{ id: string; file: string; gpus: number; provisionedMW: number }>;
+  /** What the fleet's GPUs serve at the trace's class mix, power aside (see `perGpuCapacityRps`). */
+  capacityRps: number;
+}
+
+export interface HeronFleetOptions {
+  tracePath: string;
+  gridPaths: readonly string[];
+  /** First hour of the wind series the sites see, and how many hours they cover. */
+  startHour: number;
+  hours: number;
+  quick: boolean;
+  seed: number;
+}
+
+/**
+ * Heron's setup as `bench sim` builds it: Llama2-70B on H100 sites at wind farms (each series
+ * scaled to a 250 MW peak, GPUs for its 20th percentile at peak power x 1.82), 9 classes from the
+ * trace's 33rd/66th length percentiles, a virtual profile at TP 2/4/8 and seven clocks, and SLOs
+ * of 5x each class's isolated TP8 top-clock latency. Right-sizing reads the whole series; the
+ * sites then see `hours` of it from `startHour`.
+ */
+export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
+  const trace = await loadAzureTrace(o.tracePath);
+  const scheme = schemeFromPercentiles(trace.requests);
+  const classes = classLengthsFromScheme(scheme, trace.requests);
+  const llm = llmSpecs["llama2-70b"];
+  const gpu = gpuSpecs["H100-80GB"];
+  const profile = virtualProfile(
+    o.quick
+      ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, loadFractions: [0.1, 0.3, 0.5], requestsPerPoint: 30, seed: o.seed }
+      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: o.seed },
+  ).rows;
+  const sites: FleetSite[] = [];
+  const siteInputs: HeronFleet["siteInputs"] = [];
+  for (const file of o.gridPaths) {
+    const wind = windSeries((await loadGrid(file)).rows);
+    const id = uniqueId(basename(file).split(/[-.]/)[0]!.toLowerCase(), sites);
+    const { envelope, provisionedW } = windEnvelope({ name: `${id} WND`, unit: "MW", startS: 0, intervalS: 3600, values: wind.values }, HERON_PEAK_W, HERON_RIGHT_SIZE_PERCENTILE);
+    const values = envelope.values.slice(o.startHour, o.startHour + o.hours);
+    if (values.length < o.hours) throw new RangeError(`${file} has ${envelope.values.length} hours; the window needs hours ${o.startHour} to ${o.startHour + o.hours}`);
+    const gpus = gpusForPower(provisionedW, gpu.tdpW, SERVER_POWER_OVERHEAD);
+    sites.push({ id: id as SiteId, gpu, gpus, power: { ...envelope, values }, carbon: constantSeries(`${id} wind`, "gCO2/kWh", WIND_GCO2_PER_KWH, o.hours * 3600) });
+    siteInputs.push({ id, file, gpus, provisionedMW: round(provisionedW / 1e6) });
+  }
+  const slo = Object.fromEntries(classes.map((c) => [c.classId, isolatedLatencySlo(llm, gpu, c, 5)])) as Record<ClassId, Slo>;
+  const gpus = sites.reduce((s, x) => s + x.gpus, 0);
+  return { trace, scheme, profile, slo, model: llm.id, sites, siteInputs, capacityRps: gpus * perGpuCapacityRps(profile, slo, classShares(scheme, trace.requests)) };
+}
+
+/**
+ * Req/s one GPU serves at a class mix, each class on its best profiled TP at the top clock (the
+ * highest SLO-meeting load per GPU): the yardstick load multipliers are expressed in.
+ */
+export function perGpuCapacityRps(profile: readonly ProfileRow[], slo: Readonly<Record<string, Slo>>, shares: Readonly<Record<string, number>>): number {
+  const topMhz = Math.max(...profile.map((r) => r.mhz));
+  const gpuSecondsPerRequest = Object.entries(shares).reduce((s, [c, share]) => {
+    const usable = profile.filter((r) => r.classId === c && r.mhz === topMhz && meetsSlo(r, slo[c]!));
+    return share > 0 ? s + share / Math.max(1e-9, ...usable.map((r) => r.loadRps / r.tp)) : s;
+  }, 0);
+  return 1 / gpuSecondsPerRequest;
+}
+
+function uniqueId(id: string, sites: readonly FleetSite[]): string {
+  let candidate = id;
+  for (let n = 2; sites.some((s) => s.id === candidate); n++) candidate = `${id}${n}`;
+  return candidate;
+}
+
+/** The default wind files: the WND series of the four regions under `dataDir`. */
+export function defaultWindFiles(dataDir: string): string[] {
+  return HERON_REGIONS.map((r) => resolve(dataDir, `grid-2022/${r}-2022H1.csv`));
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

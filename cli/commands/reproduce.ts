@@ -1,0 +1,85 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { ExperimentRow, SEEDS, SeedName, type ReproduceOptions } from "../../bench/reproduce/experiment.ts";
+import { REPRODUCTIONS } from "../../bench/reproduce/seeds.ts";
+import { CliError } from "../cli-error.ts";
+import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
+import { resultsMarkdown, rowsTable, type SeedRun } from "../reproduce/results-markdown.ts";
+
+const DEFAULTS = { data: "../shared/data", out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
+
+const usage = `usage: greenference reproduce <${SEEDS.join("|")}|all> [--data DIR] [--trace FILE] [--grid FILE]... [--out DIR] [--results FILE] [--seed N] [--json]
+
+Re-runs the seed papers' headline experiments in the simulator and compares them with the papers.
+Writes each seed's tables (.md) and plots (.svg) under --out/<seed>/ (default ${DEFAULTS.out}),
+and regenerates --results (default ${DEFAULTS.results}). Prints a summary; the last stdout line
+is {simulated, experiments: [{seed, metric, paper, ours, baseline, holds, ...}]}. All results are
+simulated.
+  --data DIR     shared data folder (default ${DEFAULTS.data})
+  --trace FILE   request trace replacing each seed's default (Azure trace format)
+  --grid FILE    grid CSV(s) replacing each seed's defaults (repeatable): Heron reads their WND
+                 columns as wind sites, DynamoLLM the first file's avg_CI as carbon intensity
+  --seed N       random seed (default ${DEFAULTS.seed})
+  --quick        a tiny configuration for tests; its rows say nothing about the papers`;
+
+/** `greenference reproduce`: the reproduction suite. */
+export const reproduce: Command = {
+  summary: "re-run the seed papers' experiments (simulated) and regenerate docs/RESULTS.md",
+  async run(argv) {
+    const { values, positionals } = parseFlags(
+      argv,
+      {
+        data: { type: "string", default: DEFAULTS.data },
+        trace: { type: "string" },
+        grid: { type: "string", multiple: true, default: [] },
+        out: { type: "string", default: DEFAULTS.out },
+        results: { type: "string", default: DEFAULTS.results },
+        seed: { type: "string", default: DEFAULTS.seed },
+        quick: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+      },
+      usage,
+    );
+    if (values.help) return void console.log(usage);
+    const which = positionals[0];
+    if (positionals.length !== 1 || !which || !(which === "all" || SeedName.safeParse(which).success)) throw new CliError(`name one seed or all\n${usage}`);
+    const seed = positiveInt(values.seed, "--seed");
+    const names = which === "all" ? [...SEEDS] : [which as SeedName];
+
+    const flags = [
+      ...(values.data !== DEFAULTS.data ? [`--data ${values.data}`] : []),
+      ...(values.trace ? [`--trace ${values.trace}`] : []),
+      ...values.grid.map((g) => `--grid ${g}`),
+      ...(seed !== Number(DEFAULTS.seed) ? [`--seed ${seed}`] : []),
+      ...(values.quick ? ["--quick"] : []),
+    ];
+    const runs: SeedRun[] = [];
+    const started = performance.now();
+    for (const name of names) {
+      const seedStart = performance.now();
+      const progress = (message: string) => console.error(`reproduce ${name} [${((performance.now() - started) / 1e3).toFixed(0)} s]: ${message}`);
+      const options: ReproduceOptions = { dataDir: values.data, grids: values.grid, outDir: join(values.out, name), seed, progress, quick: values.quick, ...(values.trace ? { trace: values.trace } : {}) };
+      const result = await REPRODUCTIONS[name].run(options);
+      const rows = result.rows.map((r) => ExperimentRow.parse({ ...r, command: [r.command, ...flags].join(" ") }));
+      runs.push({ seed: name, result: { ...result, rows }, wallS: (performance.now() - seedStart) / 1e3, outDir: options.outDir });
+      await writeSeedFiles(options.outDir, result);
+      progress(`done in ${((performance.now() - seedStart) / 1e3).toFixed(0)} s`);
+    }
+
+    const command = ["npx greenference reproduce", which, ...flags].join(" ");
+    await mkdir(dirname(values.results), { recursive: true });
+    await writeFile(values.results, resultsMarkdown({ command, seed, runs }));
+    const experiments = runs.flatMap((r) => r.result.rows);
+    const result = { simulated: true, command, seed, wall_s: Math.round((performance.now() - started) / 1e3), experiments };
+    await mkdir(values.out, { recursive: true });
+    await writeFile(join(values.out, "results.json"), JSON.stringify({ ...result, inputs: Object.fromEntries(runs.map((r) => [r.seed, r.result.inputs])) }, null, 2));
+    printResult(result, values.json, () => `${rowsTable(experiments)}\n\n${experiments.filter((r) => r.holds).length} of ${experiments.length} rows hold (simulated); report: ${values.results}, tables and plots: ${values.out}`);
+    return 0;
+  },
+};
+
+async function writeSeedFiles(dir: string, result: { tables: { name: string; markdown: string }[]; plots: { name: string; svg: string }[] }): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const t of result.tables) await writeFile(join(dir, `${t.name}.md`), t.markdown + "\n");
+  for (const p of result.plots) await writeFile(join(dir, `${p.name}.svg`), p.svg);
+}

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { freeshReproduction } from "../../bench/reproduce/freesh.ts";
+import { expectWellFormed, quickOptions, rowOf } from "./reproduce-seed.test-helper.ts";
+
+describe("reproduce freesh (quick)", () => {
+  it("compares the day with MinEnergy and the hour with Baseline and each ablation", async () => {
+    const options = quickOptions();
+    const result = await freeshReproduction.run(options);
+    expectWellFormed(result, "freesh", 13);
+    // The carbon plan is the carbon optimum: it never emits more than MinEnergy, nor uses less energy.
+    expect(rowOf(result, "carbon vs MinEnergy (least-carbon tie)").ours).toBeLessThanOrEqual(1e-9);
+    expect(rowOf(result, "carbon vs MinEnergy (solver's tie)").ours).toBeLessThanOrEqual(1e-9);
+    expect(rowOf(result, "energy vs MinEnergy").ours).toBeGreaterThanOrEqual(-1e-9);
+    // Same plan, same requests: MIAD's clocks save energy against the top clock.
+    expect(rowOf(result, "energy w/o MIAD vs FREESH").ours).toBeGreaterThan(0);
+    expect(result.inputs).toMatchObject({ dayEpisodes: 1, hour: { episodes: [24, 25], beta: 60 } });
+    expect((result.inputs as { hour: { requests: number } }).hour.requests).toBeGreaterThan(1000);
+    expect(result.tables.find((t) => t.name === "freesh-hour")!.markdown).toContain("w/o TPchange");
+    expect(options.messages.some((m) => m.includes("serving the hour, Baseline"))).toBe(true);
+  });
+
+  it("fails with a message that names a missing data folder", async () => {
+    await expect(freeshReproduction.run(quickOptions({ dataDir: "/nonexistent/data" }))).rejects.toThrow(/cannot read \/nonexistent\/data\//);
+  });
+});
