@@ -15,7 +15,23 @@ export interface EdgeBenchResult {
   bundle_kib: number;
   details: {
     decision: Omit<DecisionBench, "total">;
-    throughput: { concurrency: number; rounds: number; routing_rps: number; pass_through_rps: number; requests_each: number; failures: number; first_failure?: string; load_avg_1m: number };
+    throughput: {
+      concurrency: number;
+      rounds: number;
+      /** worker_throughput_ratio is the median of these, one per round (both Workers back to back). */
+      round_ratios: number[];
+      /** All routing requests / all pass-through requests per second, rounds pooled. */
+      pooled_ratio: number;
+      routing_rps: number;
+      pass_through_rps: number;
+      /** CPU of each Worker's workerd process per request (null without /proc): steadier than rps on a busy machine. */
+      routing_cpu_us_per_request: number | null;
+      pass_through_cpu_us_per_request: number | null;
+      requests_each: number;
+      failures: number;
+      first_failure?: string;
+      load_avg_1m: number;
+    };
     bundle: { bytes: number; gzip_bytes: number };
   };
 }
@@ -29,14 +45,15 @@ export interface EdgeBenchOptions {
   limitMs: number;
 }
 
-const DEFAULTS: EdgeBenchOptions = { requests: 2_000, concurrency: 16, warmup: 500, rounds: 4, limitMs: 240_000 };
+const DEFAULTS: EdgeBenchOptions = { requests: 4_000, concurrency: 16, warmup: 500, rounds: 8, limitMs: 240_000 };
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * The edge benchmark: (a) the per-request decision in process (token estimate + classify +
  * select on a 64-site x 9-class plan; prompt lengths from the Azure conversation trace when
  * `dataDir` has it); (b) requests per second through the routing Worker over a pass-through
- * Worker, both in local workerd (Miniflare) against one local upstream; (c) the gzipped bundle
+ * Worker, both in local workerd (Miniflare) against one local upstream, as the median of
+ * per-round ratios (see measureThroughput), with each Worker's CPU per request; (c) the gzipped bundle
  * of `wrangler deploy --dry-run`. Bounded by `limitMs`; every process and file it starts or
  * writes is gone when it returns or throws.
  */
@@ -65,8 +82,12 @@ export async function runEdgeBench(dataDir: string, options: Partial<EdgeBenchOp
         throughput: {
           concurrency: o.concurrency,
           rounds: o.rounds,
+          round_ratios: throughput.roundRatios.map(round),
+          pooled_ratio: round(throughput.pooledRatio),
           routing_rps: round(throughput.routing.rps),
           pass_through_rps: round(throughput.passThrough.rps),
+          routing_cpu_us_per_request: nullableRound(throughput.routing.cpuUsPerRequest),
+          pass_through_cpu_us_per_request: nullableRound(throughput.passThrough.cpuUsPerRequest),
           requests_each: throughput.routing.requests,
           failures: throughput.routing.failures + throughput.passThrough.failures,
           ...(firstFailure ? { first_failure: firstFailure } : {}),
@@ -96,4 +117,8 @@ async function benchPrompts(dataDir: string): Promise<[ReturnType<typeof prompts
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
+}
+
+function nullableRound(x: number | null): number | null {
+  return x === null ? null : Math.round(x);
 }

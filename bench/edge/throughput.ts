@@ -1,6 +1,8 @@
 import type { Miniflare } from "miniflare";
+import { median } from "../../src/core/stats/percentile.ts";
 import { benchFleet, benchPlan, benchTelemetry, BENCH_MODEL, siteIds } from "./fleet-64.ts";
 import { closedLoop, type LoadRun } from "./load.ts";
+import { cpuMs, descendants } from "./process-cpu.ts";
 import { passThroughWorker, routingWorker } from "./workers.ts";
 
 export interface ThroughputOptions {
@@ -8,15 +10,26 @@ export interface ThroughputOptions {
   concurrency: number;
   /** Requests per Worker before measuring (JIT, connection pools, snapshot cache). */
   warmup: number;
-  /** Alternating rounds the measured requests are split into, so drift on the machine hits both Workers. */
+  /** Rounds the measured requests are split into; each round runs both Workers back to back. */
   rounds: number;
   now: () => number;
 }
 
+/** One Worker's measured rounds, pooled. */
+export interface WorkerRun extends LoadRun {
+  /** CPU of the Worker's workerd process per request, in µs (null where /proc is not available). */
+  cpuUsPerRequest: number | null;
+}
+
 export interface ThroughputResult {
+  /** Median over rounds of routing rps / pass-through rps, each round's pair measured back to back. */
   ratio: number;
-  routing: LoadRun;
-  passThrough: LoadRun;
+  /** Every round's ratio, in order. */
+  roundRatios: number[];
+  /** All routing requests over all pass-through requests per second (rounds pooled). */
+  pooledRatio: number;
+  routing: WorkerRun;
+  passThrough: WorkerRun;
 }
 
 const ADMIN_TOKEN = "bench-admin-token";
@@ -24,34 +37,52 @@ export const CHAT_BODY = JSON.stringify({ model: BENCH_MODEL, messages: [{ role:
 
 /**
  * Requests per second through the routing Worker (64-site x 9-class plan, every site's ingress at
- * the local upstream) against a pass-through Worker to the same upstream, in one run. Each
- * Worker's requests are split into alternating rounds so drift on the machine hits both.
- * `track` is handed every Miniflare started, so the caller can dispose of them whatever happens.
+ * the local upstream) against a pass-through Worker to the same upstream, in one run. The
+ * measured requests are split into rounds; in each round both Workers run back to back, in
+ * alternating order (ABBA), so a burst of other work on the machine falls on one round's pair
+ * rather than on one Worker, and the ratio is the median of the rounds' ratios. `track` is
+ * handed every Miniflare started, so the caller can dispose of them whatever happens.
  */
 export async function measureThroughput(main: string, upstream: string, options: ThroughputOptions, track: (mf: Miniflare) => void): Promise<ThroughputResult> {
-  const routing = routingWorker(main, ADMIN_TOKEN);
-  track(routing);
-  const pass = passThroughWorker(upstream);
-  track(pass);
-  const [routingUrl, passUrl] = await Promise.all([routing.ready, pass.ready]);
-  await configure(routingUrl, upstream);
-  await untilRoutable(new URL("/v1/chat/completions", routingUrl).href);
+  // One after the other, so each Worker's workerd process is known by the processes it added.
+  const started = async (mf: Miniflare) => {
+    track(mf);
+    const before = new Set(descendants() ?? []);
+    const url = await mf.ready;
+    return { url, pids: descendants()?.filter((pid) => !before.has(pid)) ?? null };
+  };
+  const routing = await started(routingWorker(main, ADMIN_TOKEN));
+  const pass = await started(passThroughWorker(upstream));
+  await configure(routing.url, upstream);
+  await untilRoutable(new URL("/v1/chat/completions", routing.url).href);
 
-  const target = (base: URL) => new URL("/v1/chat/completions", base).href;
   const perRound = Math.ceil(options.requests / options.rounds);
-  const loop = (base: URL, n: number) => closedLoop(target(base), CHAT_BODY, n, options.concurrency, options.now);
-  for (const base of [routingUrl, passUrl]) {
-    const warm = await loop(base, options.warmup);
-    if (warm.failures > 0) throw new Error(`warm-up through ${base.href} failed: ${warm.firstFailure}`);
+  const loop = (base: URL, n: number) => closedLoop(new URL("/v1/chat/completions", base).href, CHAT_BODY, n, options.concurrency, options.now);
+  for (const w of [routing, pass]) {
+    const warm = await loop(w.url, options.warmup);
+    if (warm.failures > 0) throw new Error(`warm-up through ${w.url.href} failed: ${warm.firstFailure}`);
   }
   const runs = { routing: [] as LoadRun[], pass: [] as LoadRun[] };
+  const cpu = { routing: 0, pass: 0 };
+  const measure = async (w: typeof routing, key: "routing" | "pass") => {
+    const before = cpuMs(w.pids);
+    runs[key].push(await loop(w.url, perRound));
+    const after = cpuMs(w.pids);
+    cpu[key] = before === null || after === null ? NaN : cpu[key] + after - before;
+  };
   for (let round = 0; round < options.rounds; round++) {
-    runs.routing.push(await loop(routingUrl, perRound));
-    runs.pass.push(await loop(passUrl, perRound));
+    if (round % 2 === 0) {
+      await measure(routing, "routing");
+      await measure(pass, "pass");
+    } else {
+      await measure(pass, "pass");
+      await measure(routing, "routing");
+    }
   }
-  const r = combine(runs.routing);
-  const p = combine(runs.pass);
-  return { ratio: r.rps / p.rps, routing: r, passThrough: p };
+  const r = combine(runs.routing, cpu.routing);
+  const p = combine(runs.pass, cpu.pass);
+  const roundRatios = runs.routing.map((run, i) => run.rps / runs.pass[i]!.rps);
+  return { ratio: median(roundRatios), roundRatios, pooledRatio: r.rps / p.rps, routing: r, passThrough: p };
 }
 
 /**
@@ -85,10 +116,11 @@ async function configure(base: URL, upstream: string): Promise<void> {
   }
 }
 
-function combine(runs: LoadRun[]): LoadRun {
+function combine(runs: LoadRun[], cpuMs: number): WorkerRun {
   const requests = runs.reduce((s, r) => s + r.requests, 0);
   const seconds = runs.reduce((s, r) => s + r.seconds, 0);
   const failures = runs.reduce((s, r) => s + r.failures, 0);
   const firstFailure = runs.find((r) => r.firstFailure)?.firstFailure;
-  return { requests, failures, seconds, rps: requests / seconds, ...(firstFailure ? { firstFailure } : {}) };
+  const cpuUsPerRequest = Number.isFinite(cpuMs) ? (cpuMs * 1000) / requests : null;
+  return { requests, failures, seconds, rps: requests / seconds, cpuUsPerRequest, ...(firstFailure ? { firstFailure } : {}) };
 }

@@ -14,6 +14,9 @@ export function routingWorker(main: string, adminToken: string): Miniflare {
     ...COMMON,
     scriptPath: main,
     modulesRoot: dirname(main),
+    // Bundled, every JavaScript module wrangler emits beside the entry comes from a Text rule of
+    // wrangler.toml (browser scripts the dashboard serves), not code the Worker runs.
+    modulesRules: [{ type: "Text", include: ["**/*.js"] }],
     durableObjects: {
       SITE: { className: "SiteDO", useSQLite: true },
       CONTROL: { className: "ControlDO", useSQLite: true },

@@ -57,7 +57,7 @@ export const COMPLETIONS: Endpoint<typeof CompletionRequest> = {
 export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, ctx: ExecutionContext, edge: EdgeContext): Promise<Response> {
   const response = await answer(endpoint, request, env, edge);
   edge.metrics.count("greenference_requests_total", { site: response.headers.get(H.site) ?? "", class: response.headers.get(H.class) ?? "", status: response.status });
-  edge.metrics.flushInBackground(ctx, controlStub(env));
+  edge.metrics.flushInBackground(ctx, () => controlStub(env));
   return response;
 }
 
@@ -111,7 +111,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const outcome = choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
-  return respond(forwarded.response, {
+  const answer = await respond(forwarded.response, {
     routed: { site: choice.site, instance: choice.instance, classId: cls.classId, pool: choice.pool, planVersion: routing.planVersion },
     carbon: site.carbon,
     inputTokens,
@@ -123,6 +123,8 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
     },
   });
+  answer.headers.set(H.attempts, String(forwarded.attempts));
+  return answer;
 }
 
 /** `GET /v1/models`: the fleet's models in OpenAI's list shape. */

@@ -19,6 +19,8 @@ export const H = {
   gco2e: "x-greenference-gco2e",
   carbonIntensity: "x-greenference-carbon-intensity",
   receipt: "x-greenference-receipt",
+  /** Sites tried for the request: 2 when the first failed before its first byte and it was retried. */
+  attempts: "x-greenference-attempts",
 } as const;
 
 /** `usage.greenference` in responses. */

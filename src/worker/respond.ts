@@ -2,6 +2,7 @@ import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receip
 import type { SiteCarbon } from "../core/routing/carbon.ts";
 import { H, receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
 import { sseUsageTap } from "./sse-usage-tap.ts";
+import { replaceTopLevelUsage } from "./usage-splice.ts";
 
 /** What the edge knows about a proxied request when the site's response head arrives. */
 export interface Proxied {
@@ -73,7 +74,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);
     p.settle(receipt);
-    return new Response(usage ? JSON.stringify(body) : text, init);
+    return new Response(usage ? (replaceTopLevelUsage(text, usage) ?? JSON.stringify(body)) : text, init);
   }
   return new Response(upstream.body, init);
 }

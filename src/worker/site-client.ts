@@ -66,14 +66,22 @@ async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Resp
       body: req.body,
       signal: abort.signal,
     });
-    if (response.status >= 500) {
-      await response.body?.cancel();
-      return `HTTP ${response.status}`;
-    }
+    if (response.status >= 500) return `HTTP ${response.status}${await errorMessageOf(response)}`;
     return response;
   } catch (error) {
     return abort.signal.aborted ? `no response head within ${req.firstByteTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** ": <error.message>" of a site's OpenAI-shaped error body (the gateway says why: queue_full, no_replica...), or "". */
+async function errorMessageOf(response: Response): Promise<string> {
+  try {
+    const text = (await response.text()).slice(0, 2048);
+    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === "string" ? `: ${message.slice(0, 300)}` : "";
+  } catch {
+    return "";
   }
 }

@@ -17,6 +17,17 @@ export interface UsageTap {
 }
 
 const BOUNDARY = /\r?\n\r?\n/;
+const NULL_USAGE = /"usage"\s*:\s*null/;
+
+/**
+ * Whether an event may be the usage chunk and so has to be parsed. OpenAI-style servers put
+ * `"usage": null` into every chunk before the last one; an event whose only `"usage"` is that
+ * is passed on without parsing.
+ */
+function mayCarryUsage(event: string): boolean {
+  const at = event.indexOf('"usage"');
+  return at >= 0 && (event.includes('"usage"', at + 1) || !NULL_USAGE.test(event));
+}
 
 /** @example upstream.body.pipeThrough(sseUsageTap({ onUsage: (u) => (u.greenference = receipt), dropUsageChunk: false })) */
 export function sseUsageTap(tap: UsageTap): TransformStream<Uint8Array, Uint8Array> {
@@ -26,7 +37,7 @@ export function sseUsageTap(tap: UsageTap): TransformStream<Uint8Array, Uint8Arr
   let sawUsage = false;
 
   const emitEvent = (event: string, separator: string, controller: TransformStreamDefaultController<Uint8Array>) => {
-    const amended = event.includes('"usage"') ? amend(event) : event;
+    const amended = mayCarryUsage(event) ? amend(event) : event;
     if (amended !== null) controller.enqueue(encoder.encode(amended + separator));
   };
 

@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { promptsOf, runDecisionBench, seededRng, syntheticTokens } from "../../bench/edge/decision.ts";
 import { benchFleet, benchPlan, siteIds } from "../../bench/edge/fleet-64.ts";
 import { closedLoop } from "../../bench/edge/load.ts";
+import { cpuMs, descendants } from "../../bench/edge/process-cpu.ts";
 import { startUpstream } from "../../bench/edge/upstream.ts";
 import { planAgainstFleet } from "../../src/core/routing/plan-against-fleet.ts";
 import { Fleet } from "../../src/core/schemas/fleet.ts";
@@ -25,6 +28,19 @@ describe("edge bench pieces", () => {
     expect(out.total.p50).toBeGreaterThan(0);
     expect(out.total.p99).toBeGreaterThanOrEqual(out.total.p50);
     expect(out.parts.select.p50).toBeGreaterThan(0);
+  });
+
+  it.runIf(process.platform === "linux")("reads a child process's CPU time from /proc", async () => {
+    // The child spends 300 ms of its own CPU, says so, then idles until killed.
+    const child = spawn(process.execPath, ["-e", "while (process.cpuUsage().user < 300e3); console.log('spent'); setTimeout(() => {}, 30e3);"], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      await once(child.stdout!, "data");
+      expect(descendants()).toContain(child.pid);
+      expect(cpuMs([child.pid!])).toBeGreaterThanOrEqual(290);
+      expect(cpuMs([])).toBeNull();
+    } finally {
+      child.kill();
+    }
   });
 
   it("drives a bounded closed loop against the local upstream", async () => {

@@ -78,6 +78,7 @@ describe("inference API: routing and receipts", () => {
       "x-greenference-gco2e": "0.000294",
       "x-greenference-carbon-intensity": "50",
       "x-greenference-receipt": "estimate",
+      "x-greenference-attempts": "1",
     });
     const body = (await r.json()) as { usage: Record<string, unknown> };
     expect(body.usage).toMatchObject({ completion_tokens: 20, greenference: { site: "eu-a", class: "SS", energy_j: 21.2, energy_source: "estimate", plan_version: version } });
@@ -120,12 +121,18 @@ describe("inference API: routing and receipts", () => {
     const r = await edge.chat(chatBody());
     expect(r.status).toBe(200);
     expect(r.headers.get("x-greenference-site")).toBe("eu-b");
+    expect(r.headers.get("x-greenference-attempts")).toBe("2");
     expect(edge.sites.calls.map((c) => c.site)).toEqual(["eu-a", "eu-b"]);
 
     edge.sites.on("eu-b", () => Promise.reject(new Error("connection refused")));
     const both = await edge.chat(chatBody());
     expect(both.status).toBe(502);
     expect((await errorOf(both)).message).toMatch(/site eu-a failed: HTTP 503; site eu-b failed: connection refused/);
+
+    // A site gateway's OpenAI-shaped 5xx says why; the edge's message carries it.
+    edge.sites.on("eu-b", () => Response.json({ error: { message: "queue_full: 256 requests wait at this site", type: "server_error" } }, { status: 503 }));
+    const full = await edge.chat(chatBody());
+    expect((await errorOf(full)).message).toMatch(/site eu-b failed: HTTP 503: queue_full: 256 requests wait at this site/);
   });
 
   it("passes a site's 4xx through without retrying", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { seededRng } from "../ports/rng.ts";
 import { estimateInputTokens, estimateTextTokens, IMAGE_TOKENS, utf8Length, wordCount } from "./token-estimate.ts";
 
 describe("utf8Length and wordCount", () => {
@@ -48,6 +49,24 @@ describe("estimateTextTokens (single pass)", () => {
   it("agrees with the two separate counts on mixed text", () => {
     for (const text of ["Hello, world!", "naïve café\u00a0déjà vu", "数据 中心\u3000能耗", "emoji 😀😀 and 𝄞 clef", "  lots   of\tspace\n\n", "x".repeat(4097)]) {
       expect(estimateTextTokens(text)).toBe(Math.max(Math.ceil(utf8Length(text) / 4), wordCount(text)));
+    }
+  });
+
+  it("agrees with them on random text of ASCII, spaces, 2- and 3-byte characters and (lone) surrogates", () => {
+    const rng = seededRng(7);
+    const pick = (xs: readonly number[]) => xs[Math.floor(rng.next() * xs.length)]!;
+    const kinds = [
+      () => 0x21 + Math.floor(rng.next() * 94),
+      () => pick([9, 10, 11, 12, 13, 32, 0xa0, 0x3000, 0x85, 0x2028]),
+      () => 0x80 + Math.floor(rng.next() * 0x780),
+      () => 0x800 + Math.floor(rng.next() * 0xd000),
+      () => 0xd800 + Math.floor(rng.next() * 0x800),
+    ];
+    for (let n = 0; n < 5_000; n++) {
+      // Mostly short words and spaces, where the word count can decide the estimate.
+      const codes = Array.from({ length: Math.floor(rng.next() * 24) }, () => kinds[pick([0, 0, 0, 1, 1, 1, 2, 3, 4])]!());
+      const text = String.fromCharCode(...codes);
+      expect(estimateTextTokens(text), JSON.stringify(text)).toBe(Math.max(Math.ceil(utf8Length(text) / 4), wordCount(text)));
     }
   });
 });

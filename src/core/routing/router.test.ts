@@ -115,4 +115,15 @@ describe("Router retry and snapshot updates", () => {
     router.update(fixtureSnapshot([], 3, fixturePlan(2)));
     expect(sitesOf(router, 2, query("SS"))).toEqual(["a", "b"]);
   });
+
+  it("sees a health update of the same plan at the next request, in every pool it has built", () => {
+    const router = new Router(fixtureSnapshot(), OPTIONS);
+    expect(count(sitesOf(router, 5, query("SS")))).toEqual({ a: 3, b: 1, c: 1 });
+    expect(choice(router.select(query("SL"))).site).toBe("a");
+    router.update(fixtureSnapshot([status("a", { healthy: false })], 2));
+    expect(count(sitesOf(router, 4, query("SS")))).toEqual({ b: 2, c: 2 });
+    expect(router.select(query("SL"))).toMatchObject({ ok: true, choice: { pool: "LL", overflow: true } });
+    router.update(fixtureSnapshot([], 3));
+    expect(sitesOf(router, 5, query("SS"))).toContain("a");
+  });
 });

@@ -35,6 +35,8 @@ type Verdict = "ok" | "saturated" | "down" | "far" | "unavailable" | "excluded";
 
 interface Pool {
   targets: SnapshotTarget[];
+  /** Each target's site in the current snapshot (looked up once per snapshot, not per request). */
+  sites: (SiteView | undefined)[];
   rr: SmoothWeightedRoundRobin;
 }
 
@@ -51,7 +53,8 @@ interface Pool {
  */
 export class Router {
   private snapshot: RoutingSnapshot;
-  private pools = new Map<string, Pool>();
+  /** Pools by class, then model. */
+  private pools = new Map<ClassId, Map<string, Pool>>();
   private overflow = new Map<ClassId, ClassId[]>();
 
   constructor(
@@ -67,37 +70,43 @@ export class Router {
 
   /** Swaps in a newer snapshot; round-robin state is kept while the plan and fleet are the same. */
   update(snapshot: RoutingSnapshot): void {
-    if (snapshot.planKey !== this.snapshot.planKey) {
+    const samePlan = snapshot.planKey === this.snapshot.planKey;
+    this.snapshot = snapshot;
+    if (!samePlan) {
       this.pools.clear();
       this.overflow.clear();
+      return;
     }
-    this.snapshot = snapshot;
+    for (const byModel of this.pools.values()) for (const pool of byModel.values()) pool.sites = pool.targets.map((t) => snapshot.sites[t.site]);
   }
 
   select(query: RouteQuery): RouteResult {
     const cls = this.snapshot.classes[query.classId];
     if (!cls) return { ok: false, reason: `unknown class "${query.classId}"` };
-    const pools = [query.classId, ...this.overflowOf(query.classId)];
-    const verdict = (t: SnapshotTarget): Verdict => this.verdict(t, query, cls.ttftMs);
-    for (const allowSaturated of [false, true]) {
-      for (const poolId of pools) {
-        const pool = this.pool(poolId, query.model);
-        const i = pool.rr.next((j) => {
-          const v = verdict(pool.targets[j]!);
-          return v === "ok" || (allowSaturated && v === "saturated");
-        });
-        if (i < 0) continue;
-        const t = pool.targets[i]!;
-        const site = this.snapshot.sites[t.site]!;
-        return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: site.ingressUrl, pool: poolId, overflow: poolId !== query.classId, saturated: allowSaturated } };
-      }
-    }
-    return { ok: false, reason: this.explain(query, pools, verdict, cls.ttftMs) };
+    const overflow = this.overflowOf(query.classId);
+    return this.pick(query, cls.ttftMs, overflow, false) ?? this.pick(query, cls.ttftMs, overflow, true) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
   }
 
-  private verdict(t: SnapshotTarget, query: RouteQuery, ttftMs: number): Verdict {
-    const site = this.snapshot.sites[t.site];
+  /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */
+  private pick(query: RouteQuery, ttftMs: number, overflow: readonly ClassId[], allowSaturated: boolean): RouteResult | null {
+    for (let k = -1; k < overflow.length; k++) {
+      const poolId = k < 0 ? query.classId : overflow[k]!;
+      const pool = this.pool(poolId, query.model);
+      const i = pool.rr.next((j) => {
+        const v = this.verdict(pool, j, query, ttftMs);
+        return v === "ok" || (allowSaturated && v === "saturated");
+      });
+      if (i < 0) continue;
+      const t = pool.targets[i]!;
+      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: allowSaturated } };
+    }
+    return null;
+  }
+
+  private verdict(pool: Pool, j: number, query: RouteQuery, ttftMs: number): Verdict {
+    const site = pool.sites[j];
     if (!site) return "down";
+    const t = pool.targets[j]!;
     if (query.excludeSites?.has(t.site)) return "excluded";
     const status = site.status;
     if (!status || !status.healthy || status.lastSeenMs === null || query.nowMs - status.lastSeenMs > this.options.staleAfterMs) return "down";
@@ -109,12 +118,13 @@ export class Router {
   }
 
   private pool(classId: ClassId, model: string): Pool {
-    const key = `${classId}\u0000${model}`;
-    let pool = this.pools.get(key);
+    let byModel = this.pools.get(classId);
+    if (!byModel) this.pools.set(classId, (byModel = new Map()));
+    let pool = byModel.get(model);
     if (!pool) {
       const targets = (this.snapshot.targets[classId] ?? []).filter((t) => t.model === model && t.weight > 0);
-      pool = { targets, rr: new SmoothWeightedRoundRobin(targets.map((t) => t.weight)) };
-      this.pools.set(key, pool);
+      pool = { targets, sites: targets.map((t) => this.snapshot.sites[t.site]), rr: new SmoothWeightedRoundRobin(targets.map((t) => t.weight)) };
+      byModel.set(model, pool);
     }
     return pool;
   }
@@ -128,9 +138,15 @@ export class Router {
     return order;
   }
 
-  private explain(query: RouteQuery, pools: ClassId[], verdict: (t: SnapshotTarget) => Verdict, ttftMs: number): string {
+  private explain(query: RouteQuery, pools: ClassId[], ttftMs: number): string {
     const counts = new Map<Verdict, number>();
-    for (const poolId of pools) for (const t of this.pool(poolId, query.model).targets) counts.set(verdict(t), (counts.get(verdict(t)) ?? 0) + 1);
+    for (const poolId of pools) {
+      const pool = this.pool(poolId, query.model);
+      for (let j = 0; j < pool.targets.length; j++) {
+        const v = this.verdict(pool, j, query, ttftMs);
+        counts.set(v, (counts.get(v) ?? 0) + 1);
+      }
+    }
     const subject = `class ${query.classId} of model "${query.model}"`;
     if (counts.size === 0) return `no instance in plan ${this.snapshot.planVersion ?? "(none)"} serves ${subject}`;
     const parts: string[] = [];
