@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import type { CarbonTriggerRecord } from "../src/core/forecast/carbon-trigger.ts";
+import { withBaselineCarbon } from "../src/core/dashboard/capacity-share-baseline.ts";
+import { forecastsOver } from "../src/core/dashboard/forecast-window.ts";
 import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
@@ -14,6 +16,8 @@ import { ApiKeyStore, type ApiKeyCheck, type ApiKeyRecord } from "./api-key-stor
 import { MetricsStore } from "./metrics-store.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 import { PlanStore, type PlanSummary, type SitePlanSlice } from "./plan-store.ts";
+import { ProfileStore, type ProfileSummary } from "./profile-store.ts";
+import type { ProfileRow } from "../src/core/schemas/profile.ts";
 
 /** The name of the one global ControlDO. */
 export const CONTROL_NAME = "global";
@@ -68,6 +72,17 @@ export interface PlanningContext {
   demandSample: DemandSample | null;
 }
 
+/** What the dashboard reads, in one round trip. */
+export interface DashboardContext {
+  fleet: Fleet | null;
+  plan: Plan | null;
+  planStoredAtMs: number | null;
+  carbon: Record<string, number>;
+  metricTotals: Record<string, number>;
+  /** By series key: the power and carbon forecasts of fleet sites in force over the asked window (see forecastsOver). */
+  forecasts: Record<string, Forecast[]>;
+}
+
 /** Thrown for a fleet that fails validation; the stored fleet is left as it was. */
 export class InvalidFleetError extends Error {
   override name = "InvalidFleetError";
@@ -106,6 +121,7 @@ export class ControlDO extends DurableObject<Env> {
   private readonly keys: ApiKeyStore;
   private readonly metrics: MetricsStore;
   private readonly forecasts: ForecastStore;
+  private readonly profile: ProfileStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -113,6 +129,7 @@ export class ControlDO extends DurableObject<Env> {
     this.keys = new ApiKeyStore(ctx.storage);
     this.metrics = new MetricsStore(ctx.storage);
     this.forecasts = new ForecastStore(durableStore(ctx.storage));
+    this.profile = new ProfileStore(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
       const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation", "demandSample", "carbonBaseline", "carbonTriggers"]);
       this.demandSample = (stored.get("demandSample") as DemandSample | undefined) ?? null;
@@ -237,6 +254,20 @@ export class ControlDO extends DurableObject<Env> {
     return { fleet: this.fleet, plan: this.plans.plan, forecasts: this.forecasts.all(), metricTotals: this.metrics.all, demandSample: this.demandSample };
   }
 
+  /** Replaces the profile table the fleet planners plan on (`PUT /admin/v1/profile`). */
+  async putProfile(input: unknown): Promise<Outcome<ProfileSummary>> {
+    return this.profile.put(input, Date.now());
+  }
+
+  async profileSummary(): Promise<ProfileSummary | null> {
+    return this.profile.summary();
+  }
+
+  /** The stored profile rows, or null before a table was uploaded. */
+  async profileRows(): Promise<ProfileRow[] | null> {
+    return this.profile.rows();
+  }
+
   /** Keeps the request counts the next planner run measures demand against. */
   async setDemandSample(sample: DemandSample): Promise<void> {
     this.demandSample = sample;
@@ -322,9 +353,22 @@ export class ControlDO extends DurableObject<Env> {
     return this.keys.list().map(({ hash: _hash, ...rest }) => rest);
   }
 
-  /** Adds an edge isolate's counter deltas to the totals. */
+  /** Adds an edge isolate's counter deltas to the totals, with the dashboard baseline's carbon for their energy. */
   addMetrics(deltas: Record<string, number>): Promise<void> {
-    return this.metrics.add(deltas);
+    return this.metrics.add(withBaselineCarbon(deltas, this.fleet, this.carbon));
+  }
+
+  /** Everything the dashboard reads, with site forecasts cut to [fromMs, toMs]. */
+  async dashboardContext(fromMs: number, toMs: number): Promise<DashboardContext> {
+    const plan = this.plans.plan;
+    const sites = new Set<string>(this.fleet?.sites.map((s) => s.id));
+    const forecasts: Record<string, Forecast[]> = {};
+    for (const f of this.forecasts.all()) {
+      if (f.kind === "load" || f.subject.kind !== "site" || !sites.has(f.subject.id)) continue;
+      forecasts[seriesKey(f)] = forecastsOver(await this.forecasts.issued(seriesKey(f)), fromMs, toMs);
+    }
+    const planStoredAtMs = this.plans.history.find((s) => s.version === plan?.version)?.storedAtMs ?? null;
+    return { fleet: this.fleet, plan, planStoredAtMs, carbon: Object.fromEntries(this.carbon), metricTotals: this.metrics.all, forecasts };
   }
 
   /** Counter totals by Prometheus series. */

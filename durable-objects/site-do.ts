@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import { appendBounded, DRAW_HISTORY_LIMITS } from "../src/core/dashboard/bounded-history.ts";
+import type { ForecastPoint } from "../src/core/schemas/forecast.ts";
 import { Telemetry } from "../src/core/schemas/telemetry.ts";
 import { sameRouting, siteStatusOf, type SiteStatus } from "../src/core/routing/site-status.ts";
 import { AgentRegistration, AppliedReport } from "../src/worker/agent-messages.ts";
@@ -28,6 +30,14 @@ export interface SiteInfo {
   status: SiteStatus | null;
 }
 
+/** What the dashboard shows of a site. */
+export interface SiteDashboardView {
+  health: SiteHealth;
+  telemetry: Telemetry | null;
+  /** Measured site draw (W) when heartbeats arrived, bounded by DRAW_HISTORY_LIMITS, oldest first. */
+  drawHistory: readonly ForecastPoint[];
+}
+
 /** Thrown for a heartbeat that fails validation; nothing is stored. */
 export class InvalidHeartbeatError extends Error {
   override name = "InvalidHeartbeatError";
@@ -52,6 +62,7 @@ export class SiteDO extends DurableObject<Env> {
   private registration: StoredRegistration | null = null;
   private applied: AppliedReport | null = null;
   private forwarded: SiteStatus | null = null;
+  private drawHistory: readonly ForecastPoint[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -59,13 +70,14 @@ export class SiteDO extends DurableObject<Env> {
     if (!timeout.success) throw new Error(`HEARTBEAT_TIMEOUT_S must be a positive number of seconds, got "${env.HEARTBEAT_TIMEOUT_S}"`);
     this.timeoutMs = timeout.data * 1000;
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get(["telemetry", "lastSeenMs", "timedOut", "tokenHash", "registration", "applied"]);
+      const stored = await ctx.storage.get(["telemetry", "lastSeenMs", "timedOut", "tokenHash", "registration", "applied", "drawHistory"]);
       this.telemetry = (stored.get("telemetry") as Telemetry | undefined) ?? null;
       this.lastSeenMs = (stored.get("lastSeenMs") as number | undefined) ?? null;
       this.timedOut = stored.get("timedOut") === true;
       this.tokenHash = (stored.get("tokenHash") as string | undefined) ?? null;
       this.registration = (stored.get("registration") as StoredRegistration | undefined) ?? null;
       this.applied = (stored.get("applied") as AppliedReport | undefined) ?? null;
+      this.drawHistory = (stored.get("drawHistory") as ForecastPoint[] | undefined) ?? [];
     });
   }
 
@@ -90,10 +102,12 @@ export class SiteDO extends DurableObject<Env> {
 
     const now = Date.now();
     const newer = this.telemetry === null || telemetry.sentAtMs >= this.telemetry.sentAtMs;
+    const drawHistory = newer ? appendBounded(this.drawHistory, { tMs: now, value: telemetry.sitePowerW }, DRAW_HISTORY_LIMITS) : this.drawHistory;
     if (newer) this.telemetry = telemetry;
     this.lastSeenMs = now;
     this.timedOut = false;
-    await this.ctx.storage.put({ ...(newer ? { telemetry } : {}), lastSeenMs: now, timedOut: false });
+    await this.ctx.storage.put({ ...(newer ? { telemetry } : {}), ...(drawHistory !== this.drawHistory ? { drawHistory } : {}), lastSeenMs: now, timedOut: false });
+    this.drawHistory = drawHistory;
     await this.ctx.storage.setAlarm(now + this.timeoutMs);
     await this.forwardStatus();
     return success(this.health());
@@ -151,6 +165,11 @@ export class SiteDO extends DurableObject<Env> {
   /** The admin view of this site. */
   info(): SiteInfo {
     return { health: this.health(), tokenIssued: this.tokenHash !== null, registration: this.registration, applied: this.applied, status: this.forwarded };
+  }
+
+  /** The dashboard's view of this site. */
+  dashboardView(): SiteDashboardView {
+    return { health: this.health(), telemetry: this.telemetry, drawHistory: this.drawHistory };
   }
 
   /** Marks the site unhealthy if the deadline has passed; an early wake-up re-arms for the deadline. */

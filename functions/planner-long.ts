@@ -26,8 +26,8 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps): P
   const policy = ctx.fleet.policy.kind;
   const entry = deps.planners(policy);
   if (!entry) return { status: "skipped", message: `no fleet planner is registered for policy ${policy} (registerFleetPlanner in functions/planner-registry.ts)` };
-  const profile = await entry.profile(ctx.fleet);
-  if (!profile || profile.length === 0) return { status: "skipped", message: `${entry.name}: no profile table for this fleet` };
+  const profile = await entry.profile(ctx.fleet, await control.profileRows());
+  if (!profile || profile.length === 0) return { status: "skipped", message: `${entry.name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
   const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs });
   if (!assembled.ok) return { status: "skipped", message: `${entry.name}: ${assembled.message}` };
 

@@ -1,5 +1,7 @@
 import type { Planner } from "../src/core/planning/planner.ts";
-import type { Fleet, PolicyKind } from "../src/core/schemas/fleet.ts";
+import { PolicyKind, type Fleet } from "../src/core/schemas/fleet.ts";
+import { plannerConfigForPolicy } from "../src/core/planning/fleet-policy.ts";
+import { createPlanner } from "../src/core/planning/registry.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import type { CarbonTriggerDecision } from "../src/core/forecast/carbon-trigger.ts";
 import type { CronOutcome } from "../durable-objects/control-do.ts";
@@ -11,7 +13,8 @@ import type { CronOutcome } from "../durable-objects/control-do.ts";
 export interface FleetPlannerEntry {
   name: string;
   create(fleet: Fleet): Planner;
-  profile(fleet: Fleet): ProfileRow[] | null | Promise<ProfileRow[] | null>;
+  /** The rows to plan on, given the table stored in ControlDO (null before one was uploaded). */
+  profile(fleet: Fleet, stored: ProfileRow[] | null): ProfileRow[] | null | Promise<ProfileRow[] | null>;
 }
 
 /** What a carbon-triggered re-optimisation gets. */
@@ -34,10 +37,28 @@ export const CLOVER_OPTIMISER = "clover-reoptimise";
 /** Policies whose re-optimisation follows Clover's carbon trigger. */
 export const CARBON_TRIGGERED_POLICIES: readonly PolicyKind[] = ["clover", "greenference"];
 
-// The seams: nothing is registered yet. Planner-L (src/core/planning/heron/planner-l.ts) registers
-// under "heron" once it type-checks and the Worker has a profile table; Clover's optimiser under
-// "clover" with the name CLOVER_OPTIMISER.
-const planners: Record<PolicyKind, FleetPlannerEntry | null> = { heron: null, clover: null, freesh: null, dynamollm: null, greenserve: null, greenference: null };
+/**
+ * The built-in entry of a policy: the core planner `plannerConfigForPolicy` names, planning on the
+ * stored profile rows of the fleet's models and GPU types. Null for policies without a fleet planner.
+ */
+function builtIn(policy: PolicyKind): FleetPlannerEntry | null {
+  const config = (fleet: Fleet) => plannerConfigForPolicy({ ...fleet.policy, kind: policy });
+  const probe = plannerConfigForPolicy({ kind: policy, weights: { carbon: 0, energy: 0, latency: 1, accuracy: 0 } });
+  if (!probe) return null;
+  return {
+    name: probe.kind,
+    create: (fleet) => createPlanner(config(fleet)!),
+    profile: (fleet, stored) => {
+      const models = new Set(fleet.models.map((m) => m.id as string));
+      const gpus = new Set(fleet.sites.flatMap((s) => s.gpus.map((g) => g.type as string)));
+      const rows = stored?.filter((r) => models.has(r.model) && gpus.has(r.gpu)) ?? [];
+      return rows.length > 0 ? rows : null;
+    },
+  };
+}
+
+// Clover's optimiser registers under "clover" with the name CLOVER_OPTIMISER.
+const planners = Object.fromEntries(PolicyKind.options.map((p) => [p, builtIn(p)])) as Record<PolicyKind, FleetPlannerEntry | null>;
 const optimisers: Record<PolicyKind, CarbonOptimiserEntry | null> = { heron: null, clover: null, freesh: null, dynamollm: null, greenserve: null, greenference: null };
 
 /**

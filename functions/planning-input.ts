@@ -1,5 +1,6 @@
 import { slotDemand } from "../src/core/forecast/demand-estimate.ts";
 import { valuesOver } from "../src/core/forecast/series-value.ts";
+import { siteCarbonIntensity } from "../src/core/routing/carbon.ts";
 import { gpuSpecs } from "../src/core/model/gpu-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../src/core/model/power.ts";
 import { PLANNER_L_PERIOD_MS, PlanningInput } from "../src/core/planning/planning-input.ts";
@@ -24,14 +25,15 @@ export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] }
  * Planner-L's input for the next 15 minutes from what ControlDO holds: the fleet's first model
  * and its first variant, per site its GPUs and the power it can count on over the slot (the
  * minimum of its power forecast; else its fixed or grid cap; else, without a cap, all its GPUs at
- * TDP with server overhead), per class the larger of measured demand and the load forecast's peak.
+ * TDP with server overhead) and its carbon intensity over the slot, per class the larger of measured
+ * demand and the load forecast's peak.
  */
 export function assemblePlanningInput(src: PlanningSources): AssembledInput {
   const { fleet, nowMs } = src;
   const notes: string[] = [];
   const model = fleet.models[0]!.id;
   const variant = fleet.variants.find((v) => v.model === model)!.id;
-  const sites = fleet.sites.map((site) => ({ id: site.id, gpus: site.gpus, powerW: slotPowerW(site, src.forecasts, nowMs, notes) }));
+  const sites = fleet.sites.map((site) => ({ id: site.id, gpus: site.gpus, powerW: slotPowerW(site, src.forecasts, nowMs, notes), carbonGPerKwh: slotCarbonGPerKwh(site, src.forecasts, nowMs) }));
   const demand = slotDemand(fleet.classes.map((c) => c.id), src.measured, src.forecasts, nowMs, PLANNER_L_PERIOD_MS);
   if (Object.values(demand).every((rps) => rps === 0)) return { ok: false, message: "no demand measured or forecast yet; the current plan stays" };
   const parsed = PlanningInput.safeParse({
@@ -46,6 +48,18 @@ export function assemblePlanningInput(src: PlanningSources): AssembledInput {
   });
   if (!parsed.success) return { ok: false, message: `planning input is invalid: ${parsed.error.issues[0]?.message} at ${parsed.error.issues[0]?.path.join(".")}` };
   return { ok: true, input: parsed.data, notes };
+}
+
+/**
+ * The site's mean carbon intensity over the slot: the fleet's figure for fixed-carbon and wind sites,
+ * else the mean of the site's carbon forecast (the refresh stores one per site); undefined without one.
+ */
+function slotCarbonGPerKwh(site: Site, forecasts: readonly Forecast[], nowMs: number): number | undefined {
+  if (site.carbon.kind === "fixed" || site.power.kind === "wind") return siteCarbonIntensity(site).gPerKwh;
+  const forecast = forecasts.find((f) => (f.kind === "carbon_average" || f.kind === "carbon_marginal") && f.subject.kind === "site" && f.subject.id === site.id);
+  if (!forecast) return undefined;
+  const values = valuesOver(forecast, nowMs, nowMs + PLANNER_L_PERIOD_MS);
+  return Math.max(0, values.reduce((a, b) => a + b, 0) / values.length);
 }
 
 function slotPowerW(site: Site, forecasts: readonly Forecast[], nowMs: number, notes: string[]): number {

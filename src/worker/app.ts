@@ -1,7 +1,8 @@
-import { AutoRouter, type IRequest } from "itty-router";
+import { json, Router, type IRequest } from "itty-router";
 import { HistogramOutputPredictor, type OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { addAdminRoutes } from "./admin-api.ts";
 import { addAgentRoutes } from "./agent-api.ts";
+import { addDashboardRoutes } from "./dashboard-api.ts";
 import { CHAT, COMPLETIONS, handleInference, listModels, type EdgeContext } from "./inference.ts";
 import { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
@@ -48,11 +49,14 @@ export function createApp(options: AppOptions): EdgeApp {
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
   };
-  const router = AutoRouter({
-    // itty-router calls `missing` from its finally stage as (response, request, ...args).
-    missing: (_response: unknown, request: Request) =>
-      openAiError(404, `No route for ${request.method} ${new URL(request.url).pathname}`, { code: "not_found" }),
+  // Router, not AutoRouter: AutoRouter wraps every request in a Proxy (withParams) whose reads
+  // cost on the inference hot path; handlers read route parameters from `request.params`.
+  const router = Router({
     catch: (error: unknown) => openAiError(500, error instanceof Error ? error.message : String(error)),
+    finally: [
+      (response: unknown, request: Request) => response ?? openAiError(404, `No route for ${request.method} ${new URL(request.url).pathname}`, { code: "not_found" }),
+      json,
+    ],
   });
 
   router.get("/healthz", () => ({ status: "ok" }));
@@ -61,6 +65,18 @@ export function createApp(options: AppOptions): EdgeApp {
   router.post("/v1/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(COMPLETIONS, request, env, ctx, context));
   addAgentRoutes(router, context);
   addAdminRoutes(router, context);
+  addDashboardRoutes(router, context);
 
-  return { fetch: (request, env, ctx) => router.fetch(request, env, ctx), context };
+  // POSTs to the two inference paths skip the router (its per-request query object, route regexes
+  // and formatter stages are a measurable share of an inference request's CPU, bench/edge); the
+  // routes above still answer everything else there, e.g. a trailing slash.
+  const fail = (error: unknown) => openAiError(500, error instanceof Error ? error.message : String(error));
+  const inference = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> | null => {
+    if (request.method !== "POST") return null;
+    const path = new URL(request.url).pathname;
+    if (path === CHAT.path) return handleInference(CHAT, request, env, ctx, context).catch(fail);
+    if (path === COMPLETIONS.path) return handleInference(COMPLETIONS, request, env, ctx, context).catch(fail);
+    return null;
+  };
+  return { fetch: (request, env, ctx) => inference(request, env, ctx) ?? router.fetch(request, env, ctx), context };
 }

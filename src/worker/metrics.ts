@@ -8,6 +8,7 @@ export const METRICS = {
   greenference_retries_total: "Requests retried at the next choice after a site failed before the first byte, by the failed site.",
   greenference_energy_joules_total: "Energy of answered requests per the receipts, by site.",
   greenference_carbon_grams_total: "gCO2e of answered requests per the receipts, by site.",
+  greenference_baseline_carbon_grams_total: "gCO2e the same energy would have emitted under carbon-blind capacity-share routing (the dashboard's baseline); ControlDO adds it as counters arrive.",
 } as const;
 export type MetricName = keyof typeof METRICS;
 
@@ -20,6 +21,8 @@ export type MetricName = keyof typeof METRICS;
 export class EdgeMetrics {
   private pending = new Map<string, number>();
   private lastFlushMs = 0;
+  /** Series keys by metric name, then label name and value in turn (as many as series counted). */
+  private readonly keys = new Map<string, KeyNode>();
 
   constructor(
     private readonly now: () => number,
@@ -28,14 +31,22 @@ export class EdgeMetrics {
 
   count(name: MetricName, labels: Record<string, string | number>, by = 1): void {
     if (!(by > 0)) return;
-    const key = series(name, labels);
+    const key = this.seriesKey(name, labels);
     this.pending.set(key, (this.pending.get(key) ?? 0) + by);
   }
 
-  /** Flushes in the background of `ctx` if the interval has passed. */
-  flushInBackground(ctx: ExecutionContext, control: DurableObjectStub<ControlDO>): void {
+  /** `series(name, labels)`, built once per series: a request counts several, and the same ones again and again. */
+  private seriesKey(name: string, labels: Record<string, string | number>): string {
+    let node = this.keys.get(name);
+    if (!node) this.keys.set(name, (node = {}));
+    for (const k in labels) node = child(child(node, k), labels[k]!);
+    return (node.key ??= series(name, labels));
+  }
+
+  /** Flushes in the background of `ctx` if the interval has passed; `control` is only called then. */
+  flushInBackground(ctx: ExecutionContext, control: () => DurableObjectStub<ControlDO>): void {
     if (this.pending.size === 0 || this.now() - this.lastFlushMs < this.flushIntervalMs) return;
-    ctx.waitUntil(this.flush(control));
+    ctx.waitUntil(this.flush(control()));
   }
 
   /** Sends the pending deltas; on failure they are kept for the next flush. */
@@ -53,10 +64,34 @@ export class EdgeMetrics {
   }
 }
 
-/** The Prometheus series key: `name{a="x",b="y"}`. */
+interface KeyNode {
+  key?: string;
+  next?: Map<string | number, KeyNode>;
+}
+
+function child(node: KeyNode, part: string | number): KeyNode {
+  node.next ??= new Map();
+  let next = node.next.get(part);
+  if (!next) node.next.set(part, (next = {}));
+  return next;
+}
+
+const NEEDS_ESCAPE = /[\\"\n]/;
+
+/**
+ * The Prometheus series key: `name{a="x",b="y"}`. It is built for every counted event (several per
+ * request), so values are escaped only when they hold a character that needs it.
+ *
+ * @example
+ * series("greenference_retries_total", { site: "eu-a" }); // 'greenference_retries_total{site="eu-a"}'
+ */
 export function series(name: string, labels: Record<string, string | number>): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
-  return parts.length > 0 ? `${name}{${parts.join(",")}}` : name;
+  let parts = "";
+  for (const k in labels) {
+    const v = String(labels[k]);
+    parts += `${parts ? "," : ""}${k}="${NEEDS_ESCAPE.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v}"`;
+  }
+  return parts ? `${name}{${parts}}` : name;
 }
 
 /**

@@ -44,12 +44,12 @@ describe("admin API: forecast upload", () => {
 });
 
 describe("admin API: replan", () => {
-  it("is 409 while no planner is registered for the policy, and logs the attempt", async () => {
+  it("is 409 while the policy's planner has nothing to plan on, and logs the attempt", async () => {
     const edge = new Edge();
     await controlStub(env).setFleet(sourcesFleet("heron", { r1: { kind: "fixed", gPerKwh: 50 } }));
     const r = await edge.admin("POST", "/admin/v1/replan");
     expect(r.status).toBe(409);
-    expect(await errorOf(r)).toMatchObject({ code: "replan_skipped", message: expect.stringContaining("registerFleetPlanner") });
+    expect(await errorOf(r)).toMatchObject({ code: "replan_skipped", message: expect.stringContaining("no profile table") });
     expect((await controlStub(env).cronRuns()).replan?.[0]?.status).toBe("skipped");
   });
 
