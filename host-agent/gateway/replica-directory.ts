@@ -42,7 +42,9 @@ export const isAccepting = (e: Engine) => e.accepting && e.state === "ready" && 
  * the named instance's accepting replicas; a role=decode instance's whole decode pool (same
  * model); failing those, the accepting replicas of other (mixed) instances of the same model at
  * the site that serve the request's class (by the plan's routing, else its planned load). A request with no
- * instance named goes to any such instance.
+ * instance named goes to any such instance (any instance of the model when none is planned for the
+ * class), and so does one naming an instance the site does not run: the edge may already route by
+ * a plan the site has not applied yet.
  *
  * @example
  * const target = resolveTarget(view, { instance: "llama-a", model: "llama3.1-8b", classId: "SM" });
@@ -59,7 +61,12 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   if (q.instance !== undefined) {
     named = planned.find((i) => i.id === q.instance);
     const running = engines.filter((e) => e.launch.instanceId === q.instance);
-    if (!named && running.length === 0) return { status: 503, code: "instance_not_found", message: `instance ${q.instance} is not in site ${view.site}'s plan (${version})` };
+    if (!named && running.length === 0) {
+      // The edge routes by a plan this site has not applied yet (or no longer runs): another instance of the model may stand in.
+      const standIn = resolveTarget(view, { model: q.model, classId: q.classId });
+      if ("status" in standIn) return { status: 503, code: "instance_not_found", message: `instance ${q.instance} is not in site ${view.site}'s plan (${version}), and ${standIn.message}` };
+      return { ...standIn, rerouted: `instance ${q.instance} is not in site ${view.site}'s plan (${version})` };
+    }
     if (named?.role === "decode") {
       const pool = planned.filter((i) => i.role === "decode" && i.model === named!.model).map((i) => i.id);
       const replicas = replicasOf(new Set(pool));
@@ -74,12 +81,14 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   // Only mixed instances run a request whole: prefill- and decode-only engines are not stand-ins.
   const sameModel = planned.filter((i) => i.model === model && i.id !== q.instance && i.role === "mixed");
   if (q.instance === undefined && sameModel.length === 0) return { status: 404, code: "model_not_found", message: `The model \`${model}\` is not served at site ${view.site} (${version}).` };
-  const serving = q.classId === undefined ? sameModel : sameModel.filter((i) => servesClass(slice!, view.site, i, q.classId!));
+  const forClass = q.classId === undefined ? sameModel : sameModel.filter((i) => servesClass(slice!, view.site, i, q.classId!));
+  // While a plan change is on its way, no instance may be planned for the class yet: any instance of the model then serves it.
+  const serving = forClass.length > 0 || q.instance !== undefined ? forClass : sameModel;
   const replicas = replicasOf(new Set(serving.map((i) => i.id)));
   const why = q.instance === undefined ? undefined : `instance ${q.instance} has no replica accepting requests (${describe(engines.filter((e) => e.launch.instanceId === q.instance))})`;
   if (replicas.length > 0) return { group: `model:${model}:${q.classId ?? "*"}`, replicas, decode: false, ...(why ? { rerouted: why } : {}) };
-  const forClass = q.classId === undefined ? "" : ` serves class ${q.classId}`;
-  const other = `${q.instance === undefined ? "no" : "no other"} instance of ${model} at site ${view.site}${forClass} has a replica accepting requests`;
+  const ofClass = q.classId === undefined ? "" : ` serves class ${q.classId}`;
+  const other = `${q.instance === undefined ? "no" : "no other"} instance of ${model} at site ${view.site}${ofClass} has a replica accepting requests`;
   return { status: 503, code: "no_replica", message: why ? `${why}, and ${other}` : other };
 }
 

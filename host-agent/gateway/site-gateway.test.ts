@@ -123,12 +123,16 @@ describe("site gateway: refusals say why", () => {
     expect(metric("greenference_gateway_rejected_total")).toBe(2);
   });
 
-  it("answers 503 for an instance the plan does not have, and for a drained one with nowhere else to go", async () => {
+  it("serves an instance the site does not run on a stand-in (the edge may route by a newer plan), and answers 503 when it has none or a drained one has nowhere else to go", async () => {
     const engines = await simEngines(["a", 0, 0], ["b", 0, 1]);
     const { url } = await gatewayOver(engines, [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }]);
     const unknown = await chat(url, "zzz");
-    expect(unknown.status).toBe(503);
-    expect(await unknown.json()).toMatchObject({ error: { code: "instance_not_found", type: "server_error", message: "instance zzz is not in site wind-a's plan (plan 1)" } });
+    expect(unknown.status).toBe(200);
+    expect(unknown.headers.get("x-greenference-rerouted-reason")).toBe("instance zzz is not in site wind-a's plan (plan 1)");
+    await unknown.text();
+    const unknownModel = await chat(url, "zzz", { model: "bloom-176b" });
+    expect(unknownModel.status).toBe(503);
+    expect(await unknownModel.json()).toMatchObject({ error: { code: "instance_not_found", type: "server_error", message: expect.stringMatching(/^instance zzz is not in site wind-a's plan \(plan 1\), and /) } });
     await engines[0]!.drain(0);
     // b runs the same model but the plan does not give it class SM.
     const drained = await chat(url, "a");
