@@ -2,8 +2,9 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 /**
- * One config, three projects: the pure core and the host agent/CLI run on Node; Worker, Durable
- * Object and cron code runs inside workerd through the Workers Vitest integration.
+ * One config, four projects: the pure core and the host agent/CLI run on Node; Worker, Durable
+ * Object and cron code runs inside workerd through the Workers Vitest integration; e2e runs the
+ * whole local stack (test/e2e).
  */
 export default defineConfig({
   test: {
@@ -17,6 +18,18 @@ export default defineConfig({
           environment: "node",
           include: ["host-agent/**/*.test.ts", "cli/**/*.test.ts", "test/node/**/*.test.ts"],
           testTimeout: 60_000,
+        },
+      },
+      {
+        // The whole system on loopback: wrangler dev, host agent processes, browser. One file at a
+        // time (each starts its own stack); `npm test` runs this project after the others.
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 240_000,
+          fileParallelism: false,
         },
       },
       {

@@ -3,7 +3,6 @@ import { CliError } from "./cli-error.ts";
 
 /** One subcommand of the CLI. */
 export interface Command {
-  summary: string;
   run(argv: string[]): Promise<number | void>;
 }
 

@@ -24,7 +24,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return (await command.run(rest)) ?? 0;
+    return (await (await command.load()).run(rest)) ?? 0;
   } catch (error) {
     if (error instanceof CliError || (error instanceof Error && error.name === "DataError")) {
       console.error(`greenference ${name}: ${error.message}`);

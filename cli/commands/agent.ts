@@ -32,7 +32,6 @@ Prints one JSON line when running ({"running":true,...}) and one when stopped (S
 
 /** `greenference agent`: the host agent daemon. */
 export const agent: Command = {
-  summary: "run the host agent of a GPU site (plan applier, engines, telemetry, local API)",
   async run(argv) {
     const options = Object.fromEntries(CONFIG_KEYS.map((k) => [flagOf(k), { type: "string" as const }]));
     const { values } = parseFlags(argv, { ...options, config: { type: "string" }, "print-config": { type: "boolean", default: false } }, usage);

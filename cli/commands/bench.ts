@@ -1,21 +1,32 @@
+import { agentBenchTable, runAgentBench, type AgentBenchResult } from "../../bench/agent-bench.ts";
+import { runE2eBench } from "../../bench/e2e-bench.ts";
 import { runEdgeBench } from "../../bench/edge-bench.ts";
 import { runSimBench } from "../../bench/sim-bench.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference bench <sim> [--data DIR] [--json]
+const usage = `usage: greenference bench <sim|edge|agent|e2e> [--data DIR] [--json]
 
 Benchmarks; each prints its figures, the last line as JSON.
-  sim   fleet simulator on a synthetic week of 4 Heron-sized sites, and engine-simulator speed`;
+  sim   fleet simulator on a synthetic week of 4 Heron-sized sites, and engine-simulator speed
+  edge  routing decision, Worker throughput, bundle size
+  agent host agent: EcoFreq decision, NVML FFI call (fake NVML library), telemetry cycle
+  e2e   the local stack (wrangler dev, 3 agents) under load with one agent killed: lost, retried, recovery, edge hop latency`;
 
 const benches: Record<string, (data: string) => Promise<object>> = {
   sim: (data) => runSimBench(data, () => performance.now()),
   edge: (data) => runEdgeBench(data),
+  agent: () => runAgentBench(),
+  e2e: (data) => runE2eBench({ dataDir: data, log: (l) => console.error(l) }),
+};
+
+/** Short tables for people; with --json they go to stderr so stdout holds only the JSON. */
+const tables: Record<string, (result: object) => string> = {
+  agent: (r) => agentBenchTable(r as AgentBenchResult),
 };
 
 /** `greenference bench <name>`. */
 export const bench: Command = {
-  summary: "run a benchmark (sim)",
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);
@@ -23,7 +34,9 @@ export const bench: Command = {
     const run = name ? benches[name] : undefined;
     if (!run) throw new CliError(`name a benchmark: ${Object.keys(benches).join(", ")}\n${usage}`);
     const result = await run(values.data);
-    printResult(result, values.json, () => `bench ${name}:\n${JSON.stringify(result, null, 2)}`);
+    const table = tables[name!]?.(result);
+    if (table && values.json) console.error(table);
+    printResult(result, values.json, () => table ?? `bench ${name}:\n${JSON.stringify(result, null, 2)}`);
     return 0;
   },
 };

@@ -13,7 +13,6 @@ simulated by the model. --data defaults to ../shared/data.`;
 
 /** `greenference calibrate`: the model's calibration report. */
 export const calibrate: Command = {
-  summary: "check the performance/power model against its calibration data",
   async run(argv) {
     const { values } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, seed: { type: "string", default: "7" }, requests: { type: "string", default: "300" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);

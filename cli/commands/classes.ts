@@ -12,7 +12,6 @@ at least p% of requests at or below it; a length equal to an edge falls in the l
 
 /** `greenference classes`: class edges and shares of a trace. */
 export const classes: Command = {
-  summary: "request classes (length percentiles and shares) of a trace",
   async run(argv) {
     const { values } = parseFlags(
       argv,

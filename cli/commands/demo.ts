@@ -8,14 +8,13 @@ import { parseFlags, printResult, positiveInt, type Command } from "../command.t
 
 const usage = `usage: greenference demo [--model ID] [--gpu a100|h100] [--tokens-per-second N] [--seed N] [--json]
 
-What \`npm start\` runs until the local end-to-end stack lands: a simulated server of 8 GPUs serves
+A quick look at the model without starting anything: a simulated server of 8 GPUs serves
 each request class at a steady load; for each class it finds the (TP, clock) with the least energy
 per request that still meets the SLO (p99 TTFT and TBT within 5x of unloaded), and compares it with
 the default of running TP8 at max clock. Everything here is simulated by the calibrated model.`;
 
 /** `greenference demo`: per-class energy-optimal configuration vs the max-clock default. */
 export const demo: Command = {
-  summary: "simulated per-class energy-optimal (TP, clock) vs max clock (what npm start runs for now)",
   async run(argv) {
     const { values } = parseFlags(argv, { model: { type: "string", default: "llama2-70b" }, gpu: { type: "string", default: "h100" }, "tokens-per-second": { type: "string", default: "2000" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);

@@ -29,7 +29,6 @@ Llama2-70B profile) and prints solve time, size and the gap to the LP bound.`;
 
 /** \`greenference plan\`: planner benchmarks (and, later, one plan for a fleet file). */
 export const plan: Command = {
-  summary: "plan a fleet file with a registered policy (--fleet), or benchmark Planner-L (--bench)",
   async run(argv) {
     const { values } = parseFlags(
       argv,

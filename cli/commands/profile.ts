@@ -19,7 +19,6 @@ Real profiling on GPUs is done by the host agent.`;
 
 /** `greenference profile`: writes a profile table. */
 export const profile: Command = {
-  summary: "produce a profile table (--virtual: from the calibrated model)",
   async run(argv) {
     const { values } = parseFlags(
       argv,

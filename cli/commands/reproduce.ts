@@ -24,7 +24,6 @@ simulated.
 
 /** `greenference reproduce`: the reproduction suite. */
 export const reproduce: Command = {
-  summary: "re-run the seed papers' experiments (simulated) and regenerate docs/RESULTS.md",
   async run(argv) {
     const { values, positionals } = parseFlags(
       argv,

@@ -17,7 +17,6 @@ and SVG plots there. All results are simulated.`;
 
 /** `greenference sim`: run a scenario. */
 export const sim: Command = {
-  summary: "run a fleet simulation scenario (simulated results, plots with --out)",
   async run(argv) {
     const { values } = parseFlags(argv, { scenario: { type: "string" }, out: { type: "string" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);

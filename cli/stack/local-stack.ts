@@ -1,0 +1,304 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { carbonSeries, windSeries, type GridValueSeries } from "../../src/core/data/grid-series.ts";
+import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
+import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
+import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
+import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
+import type { Fleet } from "../../src/core/schemas/fleet.ts";
+import { ProfileTable } from "../../src/core/schemas/profile.ts";
+import { classShares } from "../../src/core/workload/class-scheme.ts";
+import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
+import { CarbonProvider } from "./carbon-provider.ts";
+import { freePort } from "./free-port.ts";
+import { LoadGenerator } from "./load-generator.ts";
+import { fullSitePowerW, localFleet, windScaling, type WindScaling } from "./local-fleet.ts";
+import { ManagedProcess } from "./managed-process.ts";
+import { SeriesClock, valueAt } from "./series-clock.ts";
+import type { StackConfig, StackSite } from "./stack-config.ts";
+import { startWranglerDev } from "./wrangler-dev.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "cli", "bin.js");
+
+/** One simulated GPU site: a host agent process on simulated GPUs and engines. */
+export interface StackSiteHandle {
+  site: StackSite;
+  ingressUrl: string;
+  localApiUrl: string;
+  readToken: string;
+  process: ManagedProcess | null;
+}
+
+export interface LocalStackOptions {
+  config: StackConfig;
+  /** Progress and child output. */
+  log: (line: string) => void;
+  /** Start the load generator (npm start does; tests drive their own requests). */
+  load: boolean;
+  /** Milliseconds between agent heartbeats and plan pulls (1 s locally, so faults show quickly). */
+  agentBeatMs?: number;
+  /** Post forecasts and fire the crons on the sped-up clock (default true); tests that set their own plan turn it off. */
+  autopilot?: boolean;
+}
+
+/**
+ * The whole system on one machine: `wrangler dev` (the edge Worker, its Durable Objects, cron
+ * reachable at /__scheduled), a local Electricity Maps stand-in replaying grid carbon, one host
+ * agent process per simulated site behind its site gateway, and (optionally) a load generator
+ * replaying the Azure conversation trace. Wind envelopes and carbon run `speed` times faster than
+ * real time; the stack posts the wind sites' power forecasts and fires the forecast and planner
+ * crons on that clock.
+ *
+ * @example
+ * const stack = await LocalStack.start({ config: StackConfig.parse({}), log: console.error, load: true });
+ * stack.dashboardUrl; await stack.stop();
+ */
+export class LocalStack {
+  readonly adminToken = `adm_${randomBytes(16).toString("hex")}`;
+  edgeUrl = "";
+  sites: StackSiteHandle[] = [];
+  carbon: CarbonProvider | null = null;
+  load: LoadGenerator | null = null;
+  fleet: Fleet | null = null;
+  clock: SeriesClock;
+  /** Site power overrides (fault injection): the posted envelope is this many watts instead of the series. */
+  readonly powerOverrideW = new Map<string, number>();
+  private edge: ManagedProcess | null = null;
+  private timers: NodeJS.Timeout[] = [];
+  private stateDir = "";
+  private ownsStateDir = false;
+  private wind = new Map<string, { series: GridValueSeries; scaling: WindScaling }>();
+  private siteTokens = new Map<string, string>();
+  private stopped = false;
+
+  private constructor(private readonly o: LocalStackOptions) {
+    this.clock = new SeriesClock({ wallStartMs: Date.now(), seriesStartMs: Date.parse(o.config.seriesStart), speed: o.config.speed });
+  }
+
+  get config(): StackConfig {
+    return this.o.config;
+  }
+
+  get dashboardUrl(): string {
+    return `${this.edgeUrl}/dashboard`;
+  }
+
+  static async start(o: LocalStackOptions): Promise<LocalStack> {
+    const stack = new LocalStack(o);
+    try {
+      await stack.boot();
+    } catch (error) {
+      await stack.stop();
+      throw error;
+    }
+    return stack;
+  }
+
+  /** An admin API call with the stack's admin token; throws with the error body unless 2xx. */
+  async admin<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const r = await fetch(`${this.edgeUrl}${path}`, { method, headers: { authorization: `Bearer ${this.adminToken}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text.slice(0, 400)}`);
+    return (text ? JSON.parse(text) : null) as T;
+  }
+
+  /** Fires a cron trigger through wrangler's test endpoint (the real scheduled handler runs). */
+  async cron(expression: "*/5 * * * *" | "*/15 * * * *"): Promise<void> {
+    const r = await fetch(`${this.edgeUrl}/__scheduled?cron=${encodeURIComponent(expression)}`);
+    await r.text();
+  }
+
+  /** Posts every site's power forecast for the next planning slot (wind series, grid caps, overrides). */
+  async postPowerForecasts(): Promise<void> {
+    const now = Date.now();
+    const slotMs = (this.config.replanEverySeriesS * 1000) / this.config.speed;
+    const steps = 6;
+    const forecasts = this.sites.map((s) => ({
+      kind: "power_available",
+      unit: "W",
+      source: this.powerOverrideW.has(s.site.id) ? "local-stack:override" : s.site.kind === "wind" ? `replay:${s.site.region}-2022H1.csv:WND` : "local-stack:grid-cap",
+      issuedAtMs: now,
+      subject: { kind: "site", id: s.site.id },
+      points: Array.from({ length: steps + 1 }, (_, i) => {
+        const t = Math.round(now + (i * slotMs) / steps);
+        return { tMs: t, value: Math.round(this.envelopeW(s.site, t)) };
+      }),
+    }));
+    await this.admin("POST", "/admin/v1/forecasts", forecasts);
+  }
+
+  /** The power a site may draw at a wall time: its override, its wind envelope, or its grid cap. */
+  envelopeW(site: StackSite, wallMs: number): number {
+    const override = this.powerOverrideW.get(site.id);
+    if (override !== undefined) return override;
+    const wind = this.wind.get(site.id);
+    if (!wind) return fullSitePowerW(this.config, site);
+    const mw = valueAt(wind.series.epochMs, wind.series.values, this.clock.seriesAt(wallMs));
+    return Math.min(wind.scaling.peakW, mw * wind.scaling.wattsPerMw);
+  }
+
+  /** Fault injection: the site's envelope becomes `watts` (null: back to its series), and the fleet replans now. */
+  async setPowerOverride(siteId: string, watts: number | null): Promise<void> {
+    if (watts === null) this.powerOverrideW.delete(siteId);
+    else this.powerOverrideW.set(siteId, watts);
+    await this.postPowerForecasts();
+    await this.cron("*/15 * * * *");
+  }
+
+  /** The agent token the edge issued for a site. */
+  siteToken(siteId: string): string {
+    const token = this.siteTokens.get(siteId);
+    if (!token) throw new Error(`no site ${siteId} in the stack`);
+    return token;
+  }
+
+  /** Starts (or restarts) a site's host agent and waits until it runs. */
+  async startAgent(handle: StackSiteHandle): Promise<void> {
+    const c = this.config;
+    const beat = String(this.o.agentBeatMs ?? 1000);
+    const [ingressHost, ingressPort] = hostPort(handle.ingressUrl);
+    const [apiHost, apiPort] = hostPort(handle.localApiUrl);
+    const p = ManagedProcess.start({
+      name: `agent ${handle.site.id}`,
+      command: process.execPath,
+      args: [CLI, "agent", "--site", handle.site.id, "--edge", this.edgeUrl, "--gpu", "sim", "--engine", "sim", "--sim-gpus", String(handle.site.gpus), "--sim-gpu-type", c.gpuType, "--sim-speed", String(c.engineSpeed), "--ingress", `${ingressHost}:${ingressPort}`, "--listen", `${apiHost}:${apiPort}`, "--heartbeat-ms", beat, "--plan-poll-ms", beat, "--drain-timeout-ms", "30000"],
+      cwd: ROOT,
+      env: { ...process.env, GREENFERENCE_TOKEN: this.siteTokens.get(handle.site.id)!, GREENFERENCE_READ_TOKEN: handle.readToken, GREENFERENCE_CONTROL_TOKEN: `ctl_${randomBytes(16).toString("hex")}` },
+      onLine: (line) => this.o.log(`[${handle.site.id}] ${line}`),
+    });
+    handle.process = p;
+    await p.waitForLine(/"running":true/, 60_000);
+  }
+
+  /** Stops everything it started, newest first; safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.timers.forEach((t) => clearInterval(t));
+    await this.load?.stop(10_000);
+    await Promise.all(this.sites.map((s) => s.process?.stop(8_000)));
+    await this.edge?.stop(5_000);
+    await this.carbon?.close();
+    if (this.ownsStateDir) await rm(this.stateDir, { recursive: true, force: true });
+  }
+
+  private async boot(): Promise<void> {
+    const c = this.config;
+    const log = this.o.log;
+    this.ownsStateDir = c.stateDir === undefined;
+    this.stateDir = c.stateDir ?? (await mkdtemp(join(tmpdir(), "greenference-stack-")));
+    await mkdir(this.stateDir, { recursive: true });
+    const data = (p: string) => (isAbsolute(p) ? p : resolve(ROOT, c.dataDir, p));
+
+    log(`reading grid series and the trace from ${resolve(ROOT, c.dataDir)}`);
+    const grids = new Map<string, Awaited<ReturnType<typeof loadGrid>>>();
+    for (const region of new Set(c.sites.map((s) => s.region))) grids.set(region, await loadGrid(data(`grid-2022/${region}-2022H1.csv`)));
+    const trace = await loadAzureTrace(data(c.trace));
+    const zones: Record<string, GridValueSeries> = {};
+    for (const s of c.sites) {
+      const rows = grids.get(s.region)!.rows;
+      if (s.kind === "wind") {
+        const series = windSeries(rows);
+        this.wind.set(s.id, { series, scaling: windScaling(c, s, series) });
+      } else zones[s.region] = carbonSeries(rows);
+    }
+    const profile = await this.profileTable(log);
+
+    const edgePort = c.edgePort === 0 ? await freePort() : c.edgePort;
+    this.carbon = await CarbonProvider.start({ zones, clock: this.clock, token: "local-stack" });
+    log(`local carbon provider (Electricity Maps v3 API) on ${this.carbon.url}`);
+    log(`starting wrangler dev on 127.0.0.1:${edgePort}`);
+    const edge = await startWranglerDev({
+      port: edgePort,
+      persistDir: join(this.stateDir, "wrangler"),
+      vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", ELECTRICITYMAPS_API_URL: this.carbon.url, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
+      log: (line) => log(`[edge] ${line}`),
+    });
+    this.edge = edge.process;
+    this.edgeUrl = edge.url;
+
+    for (const site of c.sites) {
+      this.sites.push({ site, ingressUrl: `http://127.0.0.1:${await freePort()}`, localApiUrl: `http://127.0.0.1:${await freePort()}`, readToken: `rd_${randomBytes(16).toString("hex")}`, process: null });
+    }
+    const peaks = Object.fromEntries([...this.wind].map(([id, w]) => [id, w.scaling.peakW]));
+    this.fleet = localFleet(c, Object.fromEntries(this.sites.map((s) => [s.site.id, s.ingressUrl])), peaks);
+    await this.admin("PUT", "/admin/v1/fleet", this.fleet);
+    await this.admin("PUT", "/admin/v1/profile", profile);
+    for (const s of this.sites) this.siteTokens.set(s.site.id, (await this.admin<{ token: string }>("POST", `/admin/v1/sites/${s.site.id}/token`)).token);
+
+    // The operator's load forecast: the trace's class mix at the generator's rate (measured demand takes over once requests flow).
+    const capped = trace.requests.map((r) => ({ inputTokens: r.inputTokens, outputTokens: Math.min(r.outputTokens, c.maxOutputTokens) }));
+    const shares = classShares(this.fleet.classScheme, capped);
+    const loadRps = Math.max(c.loadRps, 0.5);
+    await this.admin("POST", "/admin/v1/forecasts", Object.entries(shares).filter(([, share]) => share > 0).map(([id, share]) => ({ kind: "load", unit: "req/s", source: "local-stack:trace-mix", issuedAtMs: Date.now(), subject: { kind: "class", id }, points: [{ tMs: Date.now(), value: share * loadRps }] })));
+    await this.postPowerForecasts();
+    await this.cron("*/5 * * * *");
+    await this.cron("*/15 * * * *");
+    const plan = await this.admin<{ version: number }>("GET", "/admin/v1/plan").catch((e: unknown) => {
+      throw new Error(`the first plan was not made: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    log(`plan version ${plan.version} made by ${this.fleet.policy.kind}`);
+
+    log(`starting ${this.sites.length} host agents (simulated ${c.gpuType} GPUs and engines)`);
+    await Promise.all(this.sites.map((s) => this.startAgent(s)));
+    await this.waitUntilRoutable(90_000);
+
+    if (this.o.autopilot === false) return this.startLoad(trace);
+    const tick = (ms: number, run: () => Promise<void>) =>
+      this.timers.push(setInterval(() => void run().catch((e: unknown) => log(`stack: ${e instanceof Error ? e.message : String(e)}`)), ms));
+    tick((c.refreshEverySeriesS * 1000) / c.speed, async () => {
+      await this.postPowerForecasts();
+      await this.cron("*/5 * * * *");
+    });
+    tick((c.replanEverySeriesS * 1000) / c.speed, () => this.cron("*/15 * * * *"));
+    this.startLoad(trace);
+  }
+
+  /** The load generator (started only when the options ask for load; tests may still use it to send requests). */
+  private startLoad(trace: RequestTrace): void {
+    const c = this.config;
+    this.load = new LoadGenerator({ edgeUrl: this.edgeUrl, model: c.model, trace, rps: c.loadRps, maxOutputTokens: c.maxOutputTokens, streamShare: 0.5, seed: c.seed });
+    if (this.o.load) this.load.start();
+  }
+
+  /** Waits until every site heartbeats and has applied a plan. */
+  private async waitUntilRoutable(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      const sites = await this.admin<{ site: string; health: { healthy: boolean; appliedPlanVersion: number | null } }[]>("GET", "/admin/v1/sites");
+      const waiting = sites.filter((s) => !s.health.healthy || s.health.appliedPlanVersion === null).map((s) => s.site);
+      if (waiting.length === 0) return;
+      last = waiting.join(", ");
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    throw new Error(`sites not healthy with a plan applied after ${timeoutMs / 1000} s: ${last}`);
+  }
+
+  /** The virtual profile table of the model on the GPU type, cached under out/cache (it takes seconds to make). */
+  private async profileTable(log: (line: string) => void): Promise<ProfileTable> {
+    const c = this.config;
+    const file = join(ROOT, "out", "cache", `profile-${c.model}-${c.gpuType}-tp${c.tps.join("_")}-seed${c.seed}.json`);
+    if (existsSync(file)) {
+      const cached = ProfileTable.safeParse(JSON.parse(await readFile(file, "utf8")));
+      if (cached.success) return cached.data;
+    }
+    log(`profiling ${c.model} on ${c.gpuType} in the simulator (TP ${c.tps.join(", ")}; cached in ${file})`);
+    const gpu = gpuSpec(c.gpuType);
+    const table = virtualProfile({ llm: llmSpec(c.model), gpu, tps: c.tps, clocksMhz: defaultClocks(gpu), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 200, seed: c.seed });
+    await mkdir(join(ROOT, "out", "cache"), { recursive: true });
+    await writeFile(file, JSON.stringify(table));
+    return table;
+  }
+}
+
+function hostPort(url: string): [string, number] {
+  const u = new URL(url);
+  return [u.hostname, Number(u.port)];
+}

@@ -1,0 +1,67 @@
+import { z } from "zod";
+
+/** One simulated site of the local stack: a wind farm (its region's WND series) or a grid connection. */
+export const StackSite = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("wind"),
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
+    /** Balancing authority whose WND column (../shared/data/grid-2022/<region>-2022H1.csv) drives the envelope. */
+    region: z.string().min(1),
+    gpus: z.number().int().positive().max(64),
+    /** The farm is right-sized so this percentile of its generation runs every GPU flat out (Heron). */
+    rightSizingPercentile: z.number().min(1).max(99).default(20),
+  }),
+  z.object({
+    kind: z.literal("grid"),
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
+    /** Balancing authority whose avg_CI column the local carbon provider serves for this site. */
+    region: z.string().min(1),
+    gpus: z.number().int().positive().max(64),
+  }),
+]);
+export type StackSite = z.infer<typeof StackSite>;
+
+/**
+ * Everything `greenference start` runs with; every field has a default, so `npm start` needs no
+ * file. `--config FILE` (JSON) and flags override it.
+ */
+export const StackConfig = z.object({
+  /** The shared data folder (grid series, the Azure trace). */
+  dataDir: z.string().min(1).default("../shared/data"),
+  /** Port of `wrangler dev`; 0 picks a free one. */
+  edgePort: z.number().int().min(0).max(65535).default(8787),
+  /** Series seconds per wall second: wind and carbon move this much faster than real time. */
+  speed: z.number().positive().max(3600).default(60),
+  /** Where in the 2022H1 series the replay starts. */
+  seriesStart: z.iso.datetime({ offset: true }).default("2022-03-01T00:00:00Z"),
+  sites: z
+    .array(StackSite)
+    .min(1)
+    .default([
+      { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 8, rightSizingPercentile: 20 },
+      { kind: "wind", id: "wind-erco", region: "ERCO", gpus: 8, rightSizingPercentile: 20 },
+      { kind: "grid", id: "grid-ciso", region: "CISO", gpus: 8 },
+    ]),
+  gpuType: z.enum(["H100-80GB", "A100-80GB"]).default("H100-80GB"),
+  model: z.string().min(1).default("llama3.1-8b"),
+  /** TP degrees profiled and planned. */
+  tps: z.array(z.number().int().positive()).min(1).default([1, 2]),
+  /** The fleet policy: the combined planner by default; Heron's and DynamoLLM's planners run in the Worker too. */
+  policy: z.enum(["greenference", "heron", "dynamollm"]).default("greenference"),
+  /** Requests per wall second the load generator sends (the trace's arrivals rescaled to this mean). */
+  loadRps: z.number().nonnegative().default(2),
+  /** Request trace replayed by the load generator (Azure format); relative to dataDir unless absolute. */
+  trace: z.string().min(1).default("azure-llm-2023/AzureLLMInferenceTrace_conv.csv"),
+  /** Output tokens are capped at this in generated requests, so a request lasts seconds, not minutes. */
+  maxOutputTokens: z.number().int().positive().default(400),
+  /** Planner-L runs every this many series seconds (Heron: 15 minutes). */
+  replanEverySeriesS: z.number().positive().default(900),
+  /** Forecast refresh (carbon) runs every this many series seconds. */
+  refreshEverySeriesS: z.number().positive().default(300),
+  /** Simulated engine seconds per wall second (1: requests take as long as on the GPU). */
+  engineSpeed: z.number().positive().max(100).default(1),
+  seed: z.number().int().nonnegative().default(1),
+  /** Folder for wrangler's local state and the cached profile table; a fresh one per run when absent. */
+  stateDir: z.string().min(1).optional(),
+});
+export type StackConfig = z.infer<typeof StackConfig>;

@@ -1,0 +1,40 @@
+import type { LocalStack } from "./local-stack.ts";
+
+/**
+ * A plan set through the admin API (tests and bench e2e): one TP1 instance per site at max clock, every class
+ * routed to all sites with the given weights. Returns once every agent has applied it.
+ */
+export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>): Promise<number> {
+  const current = await stack.admin<{ version: number }>("GET", "/admin/v1/plan").catch(() => ({ version: 0 }));
+  const version = current.version + 1;
+  const classes = stack.fleet!.classes.map((c) => c.id as string);
+  const now = Date.now();
+  const plan = {
+    version,
+    createdAtMs: now,
+    validUntilMs: now + 3_600_000,
+    policy: stack.fleet!.policy.kind,
+    sites: stack.sites.map((s) => ({
+      site: s.site.id,
+      powerCapW: 20_000,
+      instances: [{ id: "i0", model: stack.config.model, variant: "base", tp: 1, replicas: 2, gpus: [0, 1], clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, 1])) }],
+    })),
+    routing: Object.fromEntries(classes.map((c) => [c, stack.sites.map((s) => ({ site: s.site.id, instance: "i0", weight: weights[s.site.id] ?? 0 })).filter((t) => t.weight > 0)])),
+  };
+  await stack.admin("PUT", "/admin/v1/plan", plan);
+  await waitFor(async () => {
+    const sites = await stack.admin<{ site: string; health: { healthy: boolean; appliedPlanVersion: number | null } }[]>("GET", "/admin/v1/sites");
+    return sites.every((s) => !(s.site in weights) || (weights[s.site]! > 0 ? s.health.healthy && s.health.appliedPlanVersion === version : true));
+  }, 60_000, `plan ${version} applied at every weighted site`);
+  return version;
+}
+
+/** Polls `check` every 200 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+}
