@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CRON_HANDLERS } from "../../functions/cron-map.ts";
 import { carbonSeries, windSeries, type GridValueSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
@@ -108,10 +109,21 @@ export class LocalStack {
     return (text ? JSON.parse(text) : null) as T;
   }
 
-  /** Fires a cron trigger through wrangler's test endpoint (the real scheduled handler runs). */
-  async cron(expression: "*/5 * * * *" | "*/15 * * * *"): Promise<void> {
+  /**
+   * Fires a cron trigger through wrangler's test endpoint (the real scheduled handler runs) and
+   * waits until its run is recorded: the endpoint answers before the handler's waitUntil work ends.
+   */
+  async cron(expression: keyof typeof CRON_HANDLERS, timeoutMs = 60_000): Promise<void> {
+    const handler = CRON_HANDLERS[expression];
+    const latest = async () => (await this.admin<{ cronRuns: Record<string, { recordedAtMs: number }[]> }>("GET", "/admin/v1/history")).cronRuns[handler]?.[0]?.recordedAtMs ?? 0;
+    const before = await latest();
     const r = await fetch(`${this.edgeUrl}/__scheduled?cron=${encodeURIComponent(expression)}`);
     await r.text();
+    const deadline = Date.now() + timeoutMs;
+    while ((await latest()) <= before) {
+      if (Date.now() > deadline) throw new Error(`cron ${expression} (${handler}) recorded no run within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /** Posts every site's power forecast for the next planning slot (wind series, grid caps, overrides). */
