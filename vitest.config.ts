@@ -10,7 +10,9 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: "core", environment: "node", include: ["src/core/**/*.test.ts"] },
+        // Harness timeouts, not assertions: the three projects share 2 cores in CI, and a first test
+        // in a fresh workerd isolate can take seconds there.
+        test: { name: "core", environment: "node", include: ["src/core/**/*.test.ts"], testTimeout: 30_000 },
       },
       {
         test: {
@@ -34,7 +36,7 @@ export default defineConfig({
       },
       {
         plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
-        test: { name: "worker", include: ["test/worker/**/*.test.ts"] },
+        test: { name: "worker", include: ["test/worker/**/*.test.ts"], testTimeout: 30_000 },
       },
     ],
   },
