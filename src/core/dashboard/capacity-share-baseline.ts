@@ -9,7 +9,8 @@ export const CAPACITY_SHARE_BASELINE = {
     "The same requests with the same energy (per the edge's receipts), spread over all fleet sites in proportion to their GPU count " +
     "(all GPU types counted alike) regardless of carbon: each joule counts at the GPU-weighted mean carbon intensity of the fleet's sites " +
     "(the intensities routing used) when the edge flushed its counters, within seconds of the request. " +
-    "Baseline energy is not reported: running at max clock would change it, and the Worker holds no profile table to scale it by.",
+    "This baseline moves load, not clocks, so its energy is the measured energy by construction and is not reported apart; " +
+    "an energy baseline (e.g. every instance at max clock) would need each request's energy at another clock, which the edge does not record.",
 } as const;
 
 /**
