@@ -13,6 +13,8 @@ export interface E2eBenchOptions {
   beforeKillS?: number;
   afterKillS?: number;
   loadRps?: number;
+  /** Leave wrangler dev's DevTools network capture on (see cli/stack/devtools-network.ts). */
+  devtoolsNetworkCapture?: boolean;
   log?: (line: string) => void;
 }
 
@@ -32,6 +34,7 @@ export async function runE2eBench(o: E2eBenchOptions) {
     engineSpeed: 10,
     maxOutputTokens: 64,
     loadRps: o.loadRps ?? 8,
+    devtoolsNetworkCapture: o.devtoolsNetworkCapture ?? false,
     sites: [
       { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 4 },
       { kind: "wind", id: VICTIM, region: "ERCO", gpus: 4 },
@@ -70,7 +73,7 @@ export async function runE2eBench(o: E2eBenchOptions) {
       recovery_s: round(Math.max(unhealthyAfterS, lastTouchS), 2),
       unhealthy_after_s: round(unhealthyAfterS, 2),
       added_latency_ms: added,
-      inputs: { sites: config.sites.map((s) => s.id), killed: VICTIM, load_rps: config.loadRps, before_kill_s: o.beforeKillS ?? 8, after_kill_s: o.afterKillS ?? 12, engine_speed: config.engineSpeed, heartbeat_timeout_s: 5, agent_heartbeat_ms: 1000, latency_pairs: o.latencyPairs ?? 200 },
+      inputs: { sites: config.sites.map((s) => s.id), killed: VICTIM, load_rps: config.loadRps, before_kill_s: o.beforeKillS ?? 8, after_kill_s: o.afterKillS ?? 12, engine_speed: config.engineSpeed, heartbeat_timeout_s: 5, agent_heartbeat_ms: 1000, latency_pairs: o.latencyPairs ?? 200, devtools_network_capture: config.devtoolsNetworkCapture },
     };
   } finally {
     await stack.stop();

@@ -5,19 +5,25 @@ import { runSimBench } from "../../bench/sim-bench.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference bench <sim|edge|agent|e2e> [--data DIR] [--json]
+const usage = `usage: greenference bench <sim|edge|agent|e2e> [--data DIR] [--devtools-network] [--json]
 
 Benchmarks; each prints its figures, the last line as JSON.
   sim   fleet simulator on a synthetic week of 4 Heron-sized sites, and engine-simulator speed
   edge  routing decision, Worker throughput, bundle size
   agent host agent: EcoFreq decision, NVML FFI call (fake NVML library), telemetry cycle
-  e2e   the local stack (wrangler dev, 3 agents) under load with one agent killed: lost, retried, recovery, edge hop latency`;
+  e2e   the local stack (wrangler dev, 3 agents) under load with one agent killed: lost, retried, recovery, edge hop latency
+        (--devtools-network: with wrangler's DevTools network capture left on, as plain \`wrangler dev\` has it)`;
 
-const benches: Record<string, (data: string) => Promise<object>> = {
-  sim: (data) => runSimBench(data, () => performance.now()),
-  edge: (data) => runEdgeBench(data),
+interface BenchFlags {
+  data: string;
+  devtoolsNetwork: boolean;
+}
+
+const benches: Record<string, (f: BenchFlags) => Promise<object>> = {
+  sim: (f) => runSimBench(f.data, () => performance.now()),
+  edge: (f) => runEdgeBench(f.data),
   agent: () => runAgentBench(),
-  e2e: (data) => runE2eBench({ dataDir: data, log: (l) => console.error(l) }),
+  e2e: (f) => runE2eBench({ dataDir: f.data, devtoolsNetworkCapture: f.devtoolsNetwork, log: (l) => console.error(l) }),
 };
 
 /** Short tables for people; with --json they go to stderr so stdout holds only the JSON. */
@@ -28,12 +34,12 @@ const tables: Record<string, (result: object) => string> = {
 /** `greenference bench <name>`. */
 export const bench: Command = {
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, json: { type: "boolean", default: false } }, usage);
+    const { values, positionals } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, "devtools-network": { type: "boolean", default: false }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);
     const name = positionals[0];
     const run = name ? benches[name] : undefined;
     if (!run) throw new CliError(`name a benchmark: ${Object.keys(benches).join(", ")}\n${usage}`);
-    const result = await run(values.data);
+    const result = await run({ data: values.data, devtoolsNetwork: values["devtools-network"] });
     const table = tables[name!]?.(result);
     if (table && values.json) console.error(table);
     printResult(result, values.json, () => table ?? `bench ${name}:\n${JSON.stringify(result, null, 2)}`);

@@ -7,7 +7,7 @@ import { StackConfig } from "../stack/stack-config.ts";
 import { summariseOutcomes } from "../stack/outcome-summary.ts";
 
 const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy greenference|heron|dynamollm]
-                         [--data DIR] [--duration S] [--verbose]
+                         [--data DIR] [--duration S] [--devtools-network] [--verbose]
 
 What \`npm start\` runs: the whole system on this machine. wrangler dev serves the edge Worker with its
 Durable Objects and cron; three simulated GPU sites (two wind farms replaying the BPAT and ERCO wind
@@ -15,7 +15,8 @@ series, one grid site replaying CISO carbon) each run a host agent on simulated 
 load generator replays the Azure conversation trace through the edge. Wind and carbon run --speed
 times faster than real time (default 60: an hour of series per minute); engines run in real time.
 Prints the dashboard URL and a curl example; Ctrl-C stops every process it started. --duration stops
-it after S seconds. Defaults need no file; --config FILE (JSON, keys as in cli/stack/stack-config.ts)
+it after S seconds. --devtools-network keeps wrangler's DevTools network capture on (off by default:
+it adds about 4 ms to every request the edge forwards). Defaults need no file; --config FILE (JSON, keys as in cli/stack/stack-config.ts)
 overrides them, and flags override the file.`;
 
 /** `greenference start` (npm start): the local end-to-end stack. */
@@ -23,7 +24,7 @@ export const start: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { config: { type: "string" }, port: { type: "string" }, speed: { type: "string" }, "load-rps": { type: "string" }, policy: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, verbose: { type: "boolean", default: false } },
+      { config: { type: "string" }, port: { type: "string" }, speed: { type: "string" }, "load-rps": { type: "string" }, policy: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, "devtools-network": { type: "boolean", default: false }, verbose: { type: "boolean", default: false } },
       usage,
     );
     if (values.help) return void console.log(usage);
@@ -34,6 +35,7 @@ export const start: Command = {
       ...(values["load-rps"] !== undefined ? { loadRps: Number(values["load-rps"]) } : {}),
       ...(values.policy !== undefined ? { policy: values.policy } : {}),
       ...(values.data !== undefined ? { dataDir: values.data } : {}),
+      ...(values["devtools-network"] ? { devtoolsNetworkCapture: true } : {}),
     };
     const parsed = StackConfig.safeParse({ ...fromFile, ...flags });
     if (!parsed.success) throw new CliError(`invalid stack configuration: ${z.prettifyError(parsed.error)}`);

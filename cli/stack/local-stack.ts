@@ -229,6 +229,8 @@ export class LocalStack {
     const edge = await startWranglerDev({
       port: edgePort,
       persistDir: join(this.stateDir, "wrangler"),
+      inspectorPort: await freePort(),
+      devtoolsNetworkCapture: c.devtoolsNetworkCapture,
       vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", ELECTRICITYMAPS_API_URL: this.carbon.url, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
       log: (line) => log(`[edge] ${line}`),
     });
