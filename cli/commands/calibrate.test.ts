@@ -11,6 +11,8 @@ describe("greenference calibrate", () => {
     expect(j.a100_8b.sweet_spot_mhz).toBeGreaterThan(0);
     expect(j.dynamollm_table1.classes).toHaveLength(9);
     expect(j.dynamollm_table1.matches).toBe(j.dynamollm_table1.classes.filter((c: { match: boolean }) => c.match).length);
+    expect(j.dynamollm_table1.feasible_cells).toBe(108);
+    expect(j.dynamollm_table1.feasible_agreement).toBe(j.dynamollm_table1.classes.reduce((n: number, c: { feasible_agreement: number }) => n + c.feasible_agreement, 0));
   });
 
   it("names the missing file when --data points nowhere", async () => {

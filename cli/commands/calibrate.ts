@@ -30,7 +30,7 @@ function humanReport(r: ReturnType<typeof calibrationReport>): string {
     "Calibration of the performance and power model (simulated)",
     `splitwise (${r.splitwise.rows} rows, ${r.splitwise.excluded_rows} beyond KV capacity left out): prompt APE p50 ${pct(r.splitwise.prompt_ape_p50)} p90 ${pct(r.splitwise.prompt_ape_p90)}; token APE p50 ${pct(r.splitwise.token_ape_p50)} p90 ${pct(r.splitwise.token_ape_p90)}`,
     `A100 + 8B decode: sweet spot ${r.a100_8b.sweet_spot_mhz} MHz; 1005->1410 MHz: ITL ${pct(r.a100_8b.itl_change_1005_to_1410)}, energy ${pct(r.a100_8b.energy_change_1005_to_1410)}`,
-    `DynamoLLM Table I: ${r.dynamollm_table1.matches}/${r.dynamollm_table1.of} classes match`,
+    `DynamoLLM Table I (${r.dynamollm_table1.layout}): ${r.dynamollm_table1.matches}/${r.dynamollm_table1.of} classes match; SLO verdict agrees on ${r.dynamollm_table1.feasible_agreement}/${r.dynamollm_table1.feasible_cells} cells`,
     ...r.dynamollm_table1.classes.map((c) => `  ${c.classId}: paper TP${c.paper.tp}@${c.paper.mhz}  ours ${c.ours ? `TP${c.ours.tp}@${c.ours.mhz}` : "none meets the SLO"}${c.match ? "  match" : ""}`),
     `goals met: ${Object.entries(r.goals_met).map(([k, v]) => `${k}=${v ? "yes" : "NO"}`).join(" ")}`,
   ];

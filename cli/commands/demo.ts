@@ -24,7 +24,7 @@ export const demo: Command = {
     const seed = positiveInt(values.seed, "--seed");
     const clocks = defaultClocks(gpu);
     const classes = DYNAMOLLM_CLASS_LENGTHS.map((cls) => {
-      const r = energyOptimalConfig({ llm, gpu, cls, tokensPerSecond, serverGpus: 8, tps: [2, 4, 8], clocksMhz: clocks, sloMultiple: 5, requests: 200, seed });
+      const r = energyOptimalConfig({ llm, gpu, cls, tokensPerSecond, layout: { kind: "fill-server", gpus: 8 }, tps: [2, 4, 8], clocksMhz: clocks, sloMultiple: 5, referenceTp: 8, requests: 200, seed });
       const baseline = r.evaluations.find((e) => e.tp === 8 && e.mhz === gpu.maxMhz)!;
       const best = r.best;
       return {

@@ -5,7 +5,8 @@ import { gpuSpecs } from "../model/gpu-specs.ts";
 import { llmSpecs } from "../model/llm-specs.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../profiling/class-lengths.ts";
 import { a100SweetSpot } from "./a100-sweet-spot.ts";
-import { CALIBRATION_GOALS } from "./calibration-report.ts";
+import { CALIBRATION_GOALS, DYNAMOLLM_LAYOUT } from "./calibration-report.ts";
+import { DYNAMOLLM_TABLE_I, paperMeetsSlo } from "./dynamollm-table1.ts";
 import { energyOptimalConfig } from "./energy-optimal-config.ts";
 import { splitwiseAccuracy } from "./splitwise-accuracy.ts";
 import { parseSplitwise } from "./splitwise-rows.ts";
@@ -48,11 +49,31 @@ describe("calibration against GreenServe (A100, Llama-3.1-8B decode, moderate ba
   });
 });
 
-describe("DynamoLLM Table I experiment on the model", () => {
-  it("finds TP2 infeasible and TP8 feasible for long-input long-output requests at 2000 TPS", () => {
+describe("DynamoLLM Table I experiment on the model (one instance under 2000 TPS)", () => {
+  const search = (classId: string, tps: number[], clocksMhz: number[]) => {
+    const cls = DYNAMOLLM_CLASS_LENGTHS.find((c) => c.classId === classId)!;
+    return energyOptimalConfig({ llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], cls, tokensPerSecond: 2000, layout: DYNAMOLLM_LAYOUT, tps, clocksMhz, sloMultiple: 5, referenceTp: 8, requests: 300, seed: 7 });
+  };
+  const row = (classId: string) => DYNAMOLLM_TABLE_I.find((r) => r.classId === classId)!;
+
+  it("rules out every cell Table I rules out for TP2 on medium and long classes and TP4 on LM, LL", () => {
+    for (const [classId, tps] of [["MM", [2]], ["ML", [2]], ["LS", [2]], ["LM", [2, 4]], ["LL", [2, 4]]] as const) {
+      for (const e of search(classId, [...tps], [800, 1200, 1600, 1980]).evaluations) {
+        expect(paperMeetsSlo(row(classId), e.tp, e.mhz)).toBe(false);
+        expect(e.meetsSlo, `${classId} TP${e.tp}@${e.mhz}`).toBe(false);
+      }
+    }
+  });
+
+  it("finds TP8 at max clock within the SLO for every class, as Table I does", () => {
+    for (const { classId } of DYNAMOLLM_TABLE_I) expect(search(classId, [8], [1980]).best, classId).toBeDefined();
+  });
+
+  it("lays a configuration out on the server when asked: 4 x TP2 share the load and keep up with LL where one TP2 cannot", () => {
     const cls = DYNAMOLLM_CLASS_LENGTHS.find((c) => c.classId === "LL")!;
-    const r = energyOptimalConfig({ llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], cls, tokensPerSecond: 2000, serverGpus: 8, tps: [2, 8], clocksMhz: [1980], sloMultiple: 5, requests: 120, seed: 7 });
-    expect(r.evaluations.find((e) => e.tp === 2)!.meetsSlo).toBe(false);
-    expect(r.evaluations.find((e) => e.tp === 8)!.meetsSlo).toBe(true);
+    const base = { llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], cls, tokensPerSecond: 2000, tps: [2], clocksMhz: [1980], sloMultiple: 5, referenceTp: 8, requests: 200, seed: 7 };
+    const one = energyOptimalConfig({ ...base, layout: { kind: "one-instance" } }).evaluations[0]!;
+    const server = energyOptimalConfig({ ...base, layout: { kind: "fill-server", gpus: 8 } }).evaluations[0]!;
+    expect(server.ttftSlowdownP99).toBeLessThan(one.ttftSlowdownP99 / 2);
   });
 });

@@ -27,3 +27,13 @@ export const DYNAMOLLM_TABLE_I: readonly TableIRow[] = [
   { classId: "LM", best: { tp: 8, mhz: 1200 }, feasible: cells("8@1.2 8@1.6 8@2.0") },
   { classId: "LL", best: { tp: 8, mhz: 1600 }, feasible: cells("8@1.2 8@1.6 8@2.0") },
 ];
+
+/**
+ * Whether Table I shows a cell as meeting the SLO (a non-empty cell).
+ *
+ * @example
+ * paperMeetsSlo(DYNAMOLLM_TABLE_I[0]!, 2, 800); // false: SS at TP2 0.8 GHz is a grey box
+ */
+export function paperMeetsSlo(row: TableIRow, tp: number, mhz: number): boolean {
+  return row.feasible.some((c) => c.tp === tp && c.mhz === mhz);
+}

@@ -19,41 +19,57 @@ export interface ConfigEvaluation {
   tbtSlowdownP99: number;
 }
 
+/**
+ * How a (TP, clock) configuration is deployed for the experiment.
+ * - `one-instance`: one TP-t instance takes the whole load and the energy is that of its t GPUs.
+ *   This is DynamoLLM §III's characterisation (Tables I-III): "TP8 requires more GPUs ... and, thus,
+ *   consumes more energy. TP2 uses fewer GPUs but increases the execution time", "under high load,
+ *   the system cannot operate on TP2"; Heron §5.1, from the same group, states it outright: "the GPU
+ *   instance (e.g. TP8 needs 8) caters to a Poisson arrival of requests with load l".
+ * - `fill-server`: a server of `gpus` GPUs runs gpus / t instances that share the load equally
+ *   (4 x TP2, 2 x TP4 or 1 x TP8 on a DGX H100), so every configuration uses the whole server.
+ */
+export type InstanceLayout = { kind: "one-instance" } | { kind: "fill-server"; gpus: number };
+
 export interface EnergyOptimalSearch {
   llm: LlmSpec;
   gpu: GpuSpec;
   cls: ClassLengths;
-  /** Offered load of the whole server in tokens per second (input + output), DynamoLLM's "2000 TPS". */
+  /** Offered load in tokens per second (input + output), DynamoLLM's "2000 TPS". */
   tokensPerSecond: number;
-  /** GPUs in the server: a TP-t configuration runs serverGpus / t instances that share the load. */
-  serverGpus: number;
+  /** Who serves that load: see `InstanceLayout`. */
+  layout: InstanceLayout;
   tps: readonly number[];
   clocksMhz: readonly number[];
   /** SLO: p99 TTFT and TBT within this multiple of the request's unloaded latency (DynamoLLM §III: 5x). */
   sloMultiple: number;
+  /** TP of the unloaded reference, run at max clock (Heron §5.1: "in isolation at TP8 and 2 GHz"). */
+  referenceTp: number;
   requests: number;
   seed: number;
 }
 
 /**
- * DynamoLLM's per-class experiment on the model: a server of `serverGpus` GPUs runs as many
- * instances of each (TP, clock) as fit (4 x TP2, 2 x TP4 or 1 x TP8 on a DGX H100) and they share
- * the class's load equally, so one instance is simulated at its share. A configuration meets the
+ * DynamoLLM's per-class experiment on the model: each (TP, clock) serves the class's load as
+ * `layout` says (one instance is simulated at its share of the load). A configuration meets the
  * SLO when it keeps up and the p99 of each request's TTFT and mean TBT, each over what that request
- * takes alone on TP8 at max clock, is within `sloMultiple`. Among those, the least energy per
- * request (the same for one instance as for the server) wins.
+ * takes alone on `referenceTp` at max clock, is within `sloMultiple`. Among those, the least energy per
+ * request (the same for one instance as for a server of identical instances) wins.
+ *
+ * @example
+ * energyOptimalConfig({ llm, gpu, cls, tokensPerSecond: 2000, layout: { kind: "one-instance" }, tps: [2, 4, 8], clocksMhz: [1200, 1980], sloMultiple: 5, referenceTp: 8, requests: 300, seed: 7 }).best
  */
 export function energyOptimalConfig(s: EnergyOptimalSearch): { best?: ConfigEvaluation; evaluations: ConfigEvaluation[] } {
   const mean = meanLengths(s.cls);
-  const reference = { llm: s.llm, gpu: s.gpu, tp: Math.max(...s.tps), mhz: s.gpu.maxMhz };
+  const reference = { llm: s.llm, gpu: s.gpu, tp: s.referenceTp, mhz: s.gpu.maxMhz };
   const unloadedTtftS = (r: EngineRequest) => prefillTime(reference, [r.inputTokens]).ms / 1e3;
   const unloadedTbtS = (r: EngineRequest) => decodeTime(reference, 1, r.inputTokens + r.outputTokens / 2).ms / 1e3;
-  const serverRps = s.tokensPerSecond / (mean.inputTokens + mean.outputTokens);
+  const offeredRps = s.tokensPerSecond / (mean.inputTokens + mean.outputTokens);
   // The same arrival stream (rescaled in time) for every configuration: a paired comparison.
   const base = poissonRequests(forkRng(seededRng(s.seed), 1), 1, s.requests, (r) => sampleLengths(r, s.cls, s.llm.maxContext));
   const evaluations: ConfigEvaluation[] = [];
   for (const tp of s.tps) {
-    const rateRps = serverRps / Math.floor(s.serverGpus / tp);
+    const rateRps = s.layout.kind === "one-instance" ? offeredRps : offeredRps / Math.floor(s.layout.gpus / tp);
     const requests = base.map((r) => ({ ...r, arrivalS: r.arrivalS / rateRps }));
     for (const mhz of s.clocksMhz) {
       const run = simulateEngine({ llm: s.llm, gpu: s.gpu, tp, clock: mhz }, requests);
