@@ -8,10 +8,13 @@ import { FreeshPoolInput, type FreeshConfigPoint } from "../../src/core/planning
 import { solveFreeshPool, type FreeshPoolResult } from "../../src/core/planning/freesh/pool-solve.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../src/core/ports/rng.ts";
+import type { Plan } from "../../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../../src/core/schemas/profile.ts";
+import { combinedInput, combinedPlan, combinedProfile } from "./freesh-combined.ts";
 import { binLengths, probeProfile, servingModes, type ServingMode } from "./freesh-profile.ts";
 import { serveEpisode, type EpisodeServing, type Knobs, type ServedRequest, type Worker } from "./freesh-serving.ts";
 
-export const HOUR_SYSTEMS = ["FREESH", "Baseline", "w/o MultiParti", "w/o TPchange", "w/o MIAD", "w/o LLF"] as const;
+export const HOUR_SYSTEMS = ["FREESH", "Baseline", "w/o MultiParti", "w/o TPchange", "w/o MIAD", "w/o LLF", "Greenference combined"] as const;
 export type HourSystem = (typeof HOUR_SYSTEMS)[number];
 
 export interface HourOptions {
@@ -45,6 +48,8 @@ export interface HourResult {
   beta: number;
   requests: number;
   freeshPartitions: string[];
+  /** Per episode, the load the combined planner could not place, req/s. */
+  combinedShortfallRps: number[];
   systems: SystemResult[];
 }
 
@@ -56,8 +61,8 @@ export interface HourResult {
  * forecast's total rate ÷ β with lengths resampled from the trace; β is the first of `betas` at
  * which every plan covers α x the forecast (the engine model's 70B is slower than FREESH's
  * measured vLLM, so the stored run's ÷ 2 does not fit the three sites). Systems: FREESH (all
- * knobs), Baseline (no classifier and no knobs: one type-blind pool sized for the hour's peak,
- * energy-optimal and placed site by site in file order, top clocks, FCFS), and FREESH without
+ * knobs), Baseline (no classifier and no knobs: one type-blind pool of TP4 workers sized for the
+ * hour's peak, taken site by site in file order, top clocks, FCFS), and FREESH without
  * one knob each (the other partition; E1's plan kept for E2; top clocks; FCFS).
  */
 export function runFreeshHour(o: HourOptions): HourResult {
@@ -76,8 +81,8 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const inputs = episodes.map((episode, e) => withProfile(freeshEpisodeInput(data, { episode }), parts, profiles.slo.latency_scale, shares, totals[e]!));
     const freesh = inputs.map((input) => solveFreeshPool(input, solver));
     const other = inputs.map((input, e) => solveFreeshPool({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }, solver));
-    const baseline = baselinePlan(inputs[0]!, totals.flat(), blind, solver);
-    const covered = [...freesh, ...other, baseline.result].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
+    const baseline = baselinePlan(inputs[0]!, totals.flat(), blind);
+    const covered = baseline.covered && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
     return { inputs, freesh, other, baseline, covered };
   };
   const betas = o.betas ?? [2, 3, 4, 6, 8];
@@ -97,13 +102,16 @@ export function runFreeshHour(o: HourOptions): HourResult {
     return { workers: workersOf(input, r), classify: (l) => 2 * Number(l.inputTokens >= t.input) + Number(l.outputTokens >= t.output) };
   };
   const freeshPlans = plans.freesh.map((r, e) => asServing(plans.inputs[e]!, r));
+  o.progress("freesh: profiling and planning the Greenference combined policy");
+  const combined = combinedPlans(o, plans.inputs, plans.freesh, parts, modes, asServing);
   const systems: Record<HourSystem, { plans: EpisodeServing[]; knobs: Knobs }> = {
-    FREESH: { plans: freeshPlans, knobs: { miad: true, llf: true } },
-    Baseline: { plans: episodes.map(() => ({ workers: plans.baseline.workers, classify: () => 0 })), knobs: { miad: false, llf: false } },
-    "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.inputs[e]!, r)), knobs: { miad: true, llf: true } },
-    "w/o TPchange": { plans: episodes.map(() => freeshPlans[0]!), knobs: { miad: true, llf: true } },
-    "w/o MIAD": { plans: freeshPlans, knobs: { miad: false, llf: true } },
-    "w/o LLF": { plans: freeshPlans, knobs: { miad: true, llf: false } },
+    FREESH: { plans: freeshPlans, knobs: { clock: "miad", llf: true } },
+    Baseline: { plans: episodes.map(() => ({ workers: plans.baseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
+    "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.inputs[e]!, r)), knobs: { clock: "miad", llf: true } },
+    "w/o TPchange": { plans: episodes.map(() => freeshPlans[0]!), knobs: { clock: "miad", llf: true } },
+    "w/o MIAD": { plans: freeshPlans, knobs: { clock: "top", llf: true } },
+    "w/o LLF": { plans: freeshPlans, knobs: { clock: "miad", llf: false } },
+    "Greenference combined": { plans: combined.plans, knobs: { clock: "ecofreq", llf: false } },
   };
   const results = HOUR_SYSTEMS.map((system) => {
     o.progress(`freesh: serving the hour, ${system}`);
@@ -126,7 +134,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
     });
     return { system, energyKwh: energyJ / 3.6e6, emissions, served, untyped, plans: byEpisode.map((p) => describe(p.workers, modes, system === "Baseline" ? ["all"] : profiles.types)) };
   });
-  return { beta, requests: workload.reduce((n, w) => n + w.length, 0), freeshPartitions: plans.freesh.map((r) => r.partitionName), systems: results };
+  return { beta, requests: workload.reduce((n, w) => n + w.length, 0), freeshPartitions: plans.freesh.map((r) => r.partitionName), combinedShortfallRps: combined.shortfallRps, systems: results };
 }
 
 /**
@@ -163,32 +171,54 @@ function workersOf(input: FreeshPoolInput, r: FreeshPoolResult): Worker[] {
   return r.workers.flatMap((w) => Array.from({ length: w.workers }, () => ({ site: w.site, type: w.type, mode: w.mode, point: input.partitions[w.partition]!.configs[w.type]![w.mode]! })));
 }
 
+/** The Baseline's one tensor-parallel degree: TP4, the only one profiles.json gives both GPU kinds (A100x4, H100x4). */
+const BASELINE_TP = 4;
+
 /**
- * The Baseline's pool: all requests one type, sized once for the hour's peak total forecast by the
- * pool MILP under the energy objective (so no partition, no type, no carbon), then its workers
- * placed site by site in file order, largest first: where they run is not chosen for emissions.
+ * The Baseline's pool. FREESH §4.1 defines it as "without the request classifier nor any of the
+ * proposed control knobs": no type (knobs 2-3), no work-mode choice (knob 4), no location choice
+ * (knob 1), top clocks, FCFS; §1 describes today's practice it stands for as GPUs reserved for
+ * peak load with parallelism fixed over a long window. So: one type-blind pool of TP4 workers
+ * (`BASELINE_TP`), taken from the inventory in file order (site by site, GPU kind by kind) until
+ * their profiled capacity covers α x the hour's peak forecast. Neither the modes (for energy) nor
+ * the sites (for carbon) are chosen; `covered` is false when the inventory runs out first.
  */
-function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: FreeshConfigPoint[][], solver: LpSolver): { result: FreeshPoolResult; workers: Worker[] } {
-  const single = FreeshPoolInput.parse({
-    ...first,
-    types: ["all"],
-    partitions: [{ name: "none", configs: blind, demandQps: totals.map((d) => [d]), latencyToleranceS: [1e9] }],
-    emissions: first.sites.map(() => totals.map(() => 0)),
-    slo: { tbtMs: [Math.max(...first.slo.tbtMs)], ttftMs: [Math.max(...first.slo.ttftMs)] },
-    objective: "energy",
+function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: FreeshConfigPoint[][]): { workers: Worker[]; covered: boolean } {
+  const need = first.alpha * Math.max(...totals);
+  const workers: Worker[] = [];
+  let capacity = 0;
+  first.sites.forEach((site, n) => {
+    for (const [kind, count] of Object.entries(site.gpus)) {
+      const mode = first.modes.findIndex((m) => Object.entries(m.gpus).every(([k, g]) => g === (k === kind ? BASELINE_TP : 0)));
+      const point = blind[0]![mode];
+      if (mode < 0 || !point || point.maxQps <= 0) continue;
+      for (let k = 0; k < Math.floor(count / BASELINE_TP) && capacity < need; k++) {
+        workers.push({ site: n, type: 0, mode, point });
+        capacity += point.maxQps;
+      }
+    }
   });
-  const result = solveFreeshPool(single, solver);
-  const free = single.sites.map((s) => ({ ...s.gpus }));
-  const gpusOf = (mode: number) => Object.entries(single.modes[mode]!.gpus).filter(([, n]) => n > 0);
-  const size = (mode: number) => gpusOf(mode).reduce((a, [, n]) => a + n, 0);
-  const workers = workersOf(single, result).sort((a, b) => size(b.mode) - size(a.mode) || a.mode - b.mode);
-  const placed = workers.map((w) => {
-    const site = free.findIndex((g) => gpusOf(w.mode).every(([kind, n]) => (g[kind] ?? 0) >= n));
-    for (const [kind, n] of gpusOf(w.mode)) if (site >= 0) free[site]![kind]! -= n;
-    return { ...w, site };
+  return { workers, covered: capacity >= need };
+}
+
+/**
+ * The Greenference combined policy per episode, on FREESH's partition of that episode (it has no
+ * partition knob) with a profile of its own measured like FREESH's (`combinedProfile`), each
+ * episode's plan the previous one's successor (its reconfiguration budget applies).
+ */
+function combinedPlans(o: HourOptions, inputs: readonly FreeshPoolInput[], freesh: readonly FreeshPoolResult[], parts: FreeshConfigPoint[][][], modes: readonly ServingMode[], asServing: (input: FreeshPoolInput, r: FreeshPoolResult) => EpisodeServing): { plans: EpisodeServing[]; shortfallRps: number[] } {
+  const episodes = o.episodes ?? [24, 25];
+  const profiles = new Map<number, ProfileRow[]>();
+  let previous: Plan | undefined;
+  const out = inputs.map((input, e) => {
+    const s = freesh[e]!.partition;
+    const thresholds = o.data.profiles.partitions[input.partitions[s]!.name as "a" | "b"].thresholds_tokens;
+    if (!profiles.has(s)) profiles.set(s, combinedProfile({ llm: o.llm, modes, lengths: o.lengths, thresholds, probed: parts[s]!, requests: o.probeRequests ?? 400, seed: o.seed }, input.types));
+    const planned = combinedPlan(combinedInput(input, s, profiles.get(s)!, modes, { episode: episodes[e]!, llm: o.llm, previous }), parts[s]!, modes, o.solver);
+    previous = planned.plan;
+    return { serving: { workers: planned.workers, classify: asServing(input, freesh[e]!).classify }, shortfallRps: planned.shortfall };
   });
-  // First fit can fail where the MILP's own placement fits (fragmentation): then the MILP's stands.
-  return { result, workers: placed.every((w) => w.site >= 0) ? placed : workers };
+  return { plans: out.map((x) => x.serving), shortfallRps: out.map((x) => x.shortfallRps) };
 }
 
 /** One episode's requests, arrivals from its start: per slot, Poisson at `rates[slot]`, lengths drawn from the trace. */

@@ -6,6 +6,8 @@ import { isolatedLatencyS, llfWindowS } from "../../src/core/planning/freesh/llf
 import { MiadController, miadClockHook } from "../../src/core/planning/freesh/miad.ts";
 import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
 import { simulateRoutedEngine, type RoutedRequest } from "../../src/core/planning/freesh/queued-engine.ts";
+import { decodeFreqSet, modelDecodeFreq } from "../../src/core/scheduling/decode-target.ts";
+import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { ServingMode } from "./freesh-profile.ts";
 
 /** One worker of a plan: where it runs, the request type it serves, its mode and profile point. */
@@ -14,6 +16,8 @@ export interface Worker {
   type: number;
   mode: number;
   point: FreeshConfigPoint;
+  /** A plan's clock setting, read by the "ecofreq" clock knob (absent: the GPU's whole range). */
+  clock?: ClockSetting;
 }
 
 /** A system's plan for one episode: its workers and how it types a request. */
@@ -22,9 +26,12 @@ export interface EpisodeServing {
   classify: (r: LengthPair) => number;
 }
 
-/** FREESH's fast-timescale knobs: MIAD clocks (else the top clock) and LLF queues (else FCFS). */
+/**
+ * The fast-timescale knobs: clocks by FREESH's MIAD, at the top clock, or by EcoFreq within each
+ * worker's planned bounds (the combined policy's); LLF router queues, else FCFS.
+ */
 export interface Knobs {
-  miad: boolean;
+  clock: "miad" | "top" | "ecofreq";
   llf: boolean;
 }
 
@@ -59,7 +66,7 @@ export interface ServeOptions {
  * Serves one episode's requests (arrivals relative to its start) on a plan: each request is typed
  * by the plan's classifier and sent to a worker of its type by smooth weighted round robin over
  * the workers' profiled capacity (a type without workers goes to all of them); every worker is an
- * engine behind FREESH's router queue (LLF or FCFS) at MIAD clocks or the top clock, kept on until
+ * engine behind FREESH's router queue (LLF or FCFS) at the knob's clocks, kept on until
  * the episode ends. Energy is booked per site and slot.
  */
 export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeServing, knobs: Knobs, o: ServeOptions): ServedEpisode {
@@ -87,7 +94,7 @@ export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeSe
       const latS = isolatedLatencyS(r.outputTokens, w.point.tbtMs / 1e3, w.point.ttftMs / 1e3);
       return { arrivalS: r.arrivalS, inputTokens: r.inputTokens, outputTokens: r.outputTokens, latS, windowS: llfWindowS(latS) };
     });
-    const clock = knobs.miad ? miadClock(mode.gpu, o.tbtSloMs) : mode.gpu.maxMhz;
+    const clock = knobs.clock === "miad" ? miadClock(mode.gpu, o.tbtSloMs) : knobs.clock === "ecofreq" ? ecoFreqClock(o.llm, mode, w.clock, o.tbtSloMs) : mode.gpu.maxMhz;
     const run = simulateRoutedEngine({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock }, routed, knobs.llf ? "llf" : "fcfs", { untilS: o.durationS, slotS: o.slotS });
     run.energyBySlotJ.forEach((j, slot) => (energyJ[w.site]![slot] = (energyJ[w.site]![slot] ?? 0) + j));
     queues[k]!.forEach((i, n) => {
@@ -136,4 +143,19 @@ export function miadClock(gpu: GpuSpec, tbtSloMs: number): (state: IterationStat
     if (state.waiting > 0) queued = true;
     return tick(state);
   };
+}
+
+/**
+ * EcoFreq within a plan's clock bounds on one engine, as the project's gateway reads GreenServe's
+ * Algorithm 1 (`decodeFreqSet`, `modelDecodeFreq`): the top of the set while requests wait and
+ * for prefills, else the lowest frequency of the set whose decode iteration meets the TBT SLO.
+ *
+ * @example
+ * simulateEngine({ llm, gpu: mode.gpu, tp: mode.tp, clock: ecoFreqClock(llm, mode, { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1410 }, 150) }, requests);
+ */
+export function ecoFreqClock(llm: LlmSpec, mode: ServingMode, clock: ClockSetting | undefined, tbtSloMs: number): (state: IterationState) => number {
+  const freqs = decodeFreqSet(mode.gpu, clock);
+  const top = Math.max(...freqs);
+  const decode = modelDecodeFreq({ llm, gpu: mode.gpu, tp: mode.tp }, freqs, tbtSloMs);
+  return (state) => (state.waiting > 0 || state.phase === "prefill" ? top : decode(state.running, state.kvTokens));
 }

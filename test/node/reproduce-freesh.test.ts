@@ -6,7 +6,13 @@ describe("reproduce freesh (quick)", () => {
   it("compares the day with MinEnergy and the hour with Baseline and each ablation", async () => {
     const options = quickOptions();
     const result = await freeshReproduction.run(options);
-    expectWellFormed(result, "freesh", 13);
+    expectWellFormed({ ...result, rows: result.rows.filter((r) => r.seed === "freesh") }, "freesh", 13);
+    // The combined policy's row: a ratio of its emissions to FREESH's, judged with both SLO attainments.
+    const combined = result.rows.filter((r) => r.seed === "greenference");
+    expect(combined).toHaveLength(1);
+    expect(combined[0]).toMatchObject({ unit: "ratio", paper: 1, baseline: "FREESH" });
+    expect(combined[0]!.ours).toBeGreaterThan(0);
+    expect(combined[0]!.note).toMatch(/SLO attainment [\d.]+% vs [\d.]+%/);
     // The carbon plan is the carbon optimum: it never emits more than MinEnergy, nor uses less energy.
     expect(rowOf(result, "carbon vs MinEnergy (least-carbon tie)").ours).toBeLessThanOrEqual(1e-9);
     expect(rowOf(result, "carbon vs MinEnergy (solver's tie)").ours).toBeLessThanOrEqual(1e-9);
@@ -15,7 +21,13 @@ describe("reproduce freesh (quick)", () => {
     expect(rowOf(result, "energy w/o MIAD vs FREESH").ours).toBeGreaterThan(0);
     expect(result.inputs).toMatchObject({ dayEpisodes: 1, hour: { episodes: [24, 25], beta: 60 } });
     expect((result.inputs as { hour: { requests: number } }).hour.requests).toBeGreaterThan(1000);
-    expect(result.tables.find((t) => t.name === "freesh-hour")!.markdown).toContain("w/o TPchange");
+    const hour = result.tables.find((t) => t.name === "freesh-hour")!.markdown;
+    expect(hour).toContain("w/o TPchange");
+    expect(hour).toContain("Greenference combined");
+    // The Baseline has no work-mode knob: every worker is a type-blind TP4 instance.
+    const baselinePlan = hour.split("\n").find((l) => l.startsWith("| Baseline"))!.split("|").at(-2)!;
+    expect(baselinePlan.match(/\d:all:(A100|H100)x4 x\d+/g)?.length).toBeGreaterThan(0);
+    expect(baselinePlan).not.toMatch(/x2 x|x8 x/);
     expect(options.messages.some((m) => m.includes("serving the hour, Baseline"))).toBe(true);
   });
 

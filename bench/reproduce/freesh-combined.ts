@@ -1,0 +1,120 @@
+import type { LengthPair } from "../../src/core/data/azure-trace.ts";
+import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
+import type { FreeshConfigPoint, FreeshPoolInput } from "../../src/core/planning/freesh/pool-input.ts";
+import { GreenferenceConfig, greenferencePlanner } from "../../src/core/planning/greenference/greenference-planner.ts";
+import { mainClass } from "../../src/core/planning/plan-reading.ts";
+import { PlanningInput } from "../../src/core/planning/planning-input.ts";
+import { gpuRanges, gpuTypeAt } from "../../src/core/planning/site-gpus.ts";
+import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
+import { forkRng, randomIndex, seededRng } from "../../src/core/ports/rng.ts";
+import { profilePoint } from "../../src/core/profiling/profile-point.ts";
+import { poissonRequests } from "../../src/core/profiling/steady-load.ts";
+import type { ClassId } from "../../src/core/schemas/ids.ts";
+import type { Plan } from "../../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../../src/core/schemas/profile.ts";
+import { binLengths, type ServingMode } from "./freesh-profile.ts";
+import type { Worker } from "./freesh-serving.ts";
+
+/** Pounds per MWh (PJM's unit for e_instance.csv) to grams per kWh. */
+const G_PER_KWH_PER_LB_PER_MWH = 0.453592;
+
+/** Load levels of the combined policy's profile, as fractions of FREESH's probed max QPS of the (type, mode). */
+const LOAD_FRACTIONS = [0.25, 0.5, 0.75, 1] as const;
+/** Clocks of the profile per GPU: four from 800 MHz to the top, as `defaultClocks` spaces them. */
+const CLOCK_COUNT = 4;
+
+export interface CombinedOptions {
+  llm: LlmSpec;
+  modes: readonly ServingMode[];
+  lengths: readonly LengthPair[];
+  /** The partition's thresholds (the combined policy has no partition knob: it is given FREESH's). */
+  thresholds: { input: number; output: number };
+  /** FREESH's probed profile of that partition, `[type][mode]`: max QPS scales the load levels; its TBT and TTFT give each worker's Lat. */
+  probed: FreeshConfigPoint[][];
+  requests: number;
+  seed: number;
+}
+
+/**
+ * The combined policy's profile table on the FREESH scenario: every (mode, type) of the partition
+ * at `CLOCK_COUNT` clocks and `LOAD_FRACTIONS` of FREESH's probed max QPS, measured on the same
+ * engine model with the trace's lengths of the type (Poisson arrivals), as Heron-style rows.
+ */
+export function combinedProfile(o: CombinedOptions, types: readonly string[]): ProfileRow[] {
+  const root = seededRng(o.seed * 7907 + 13);
+  return types.flatMap((classId, r) => {
+    const bin = binLengths(o.lengths, o.thresholds, r);
+    return o.modes.flatMap((mode, m) => {
+      const capacity = o.probed[r]?.[m]?.maxQps ?? 0;
+      if (bin.length === 0 || !(capacity > 0)) return [];
+      const step = (mode.gpu.maxMhz - 800) / (CLOCK_COUNT - 1);
+      const clocks = Array.from({ length: CLOCK_COUNT }, (_, i) => Math.round((800 + i * step) / mode.gpu.clockStepMhz) * mode.gpu.clockStepMhz);
+      return clocks.flatMap((mhz) =>
+        LOAD_FRACTIONS.map((fraction, l) => {
+          const loadRps = capacity * fraction;
+          const rng = forkRng(root, ((r * 17 + m) * 31 + l) * 4099 + mhz);
+          const requests = poissonRequests(rng, loadRps, o.requests, (x) => {
+            const { inputTokens, outputTokens } = bin[randomIndex(x, bin.length)]!;
+            return { inputTokens, outputTokens };
+          });
+          const p = profilePoint({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock: mhz }, requests);
+          return { model: o.llm.id, variant: "base", gpu: mode.gpu.type, tp: mode.tp, mhz, classId: classId as ClassId, loadRps, ttftMs: p.ttftMs, tbtMs: p.tbtMs, e2eMs: p.e2eMs, peakPowerW: p.peakPowerW, avgPowerW: p.avgPowerW, energyPerRequestJ: p.energyPerRequestJ, stable: p.stable } satisfies ProfileRow;
+        }),
+      );
+    });
+  });
+}
+
+/**
+ * One episode of the FREESH hour as the combined planner's input: FREESH's three sites with their
+ * GPUs (no power envelope: FREESH's testbed has none), each site's intensity the mean of its
+ * e_instance.csv rates over the episode in gCO2/kWh (for a plan held over the episode this is
+ * FREESH's objective 1a up to a constant; negative rates, which the schema cannot hold, count as
+ * 0), FREESH's types of the partition with Table 7's SLOs, and per type α x the episode's peak
+ * forecast (FREESH's 1b holds per step; the combined planner plans a slot's peak).
+ */
+export function combinedInput(input: FreeshPoolInput, partition: number, profile: readonly ProfileRow[], modes: readonly ServingMode[], o: { episode: number; llm: LlmSpec; previous?: Plan }): PlanningInput {
+  const gpuOf = new Map(input.modes.map((m, i) => [Object.entries(m.gpus).find(([, n]) => n > 0)![0], modes[i]!.gpu.type]));
+  const demand = input.partitions[partition]!.demandQps;
+  const horizonMs = demand.length * input.stepHours * 3600e3;
+  return PlanningInput.parse({
+    version: o.episode,
+    nowMs: o.episode * horizonMs,
+    horizonMs,
+    model: o.llm.id,
+    sites: input.sites.map((s, n) => ({
+      id: `site-${n}`,
+      gpus: Object.entries(s.gpus).flatMap(([kind, count]) => (count > 0 && gpuOf.has(kind) ? [{ type: gpuOf.get(kind)!, count }] : [])),
+      powerW: 1e12,
+      carbonGPerKwh: Math.max(0, (G_PER_KWH_PER_LB_PER_MWH * input.emissions[n]!.reduce((a, b) => a + b, 0)) / input.emissions[n]!.length),
+    })),
+    classes: input.types.map((id, r) => ({ id, inputBin: r >> 1, outputBin: r & 1, slo: { ttftMs: input.slo.ttftMs[r]!, tbtMs: input.slo.tbtMs[r]! }, demandRps: input.alpha * Math.max(...demand.map((step) => step[r] ?? 0)) })),
+    profile,
+    previous: o.previous,
+  });
+}
+
+/**
+ * The combined policy's plan for one episode (default weights: carbon first, latency priced) and
+ * its workers for `serveEpisode`: each replica a worker of its class and mode, weighted in routing
+ * by its planned load, carrying its EcoFreq bounds; Lat (for LLF windows and the 5 x Lat SLO) is
+ * FREESH's probed point of the same (type, mode), so both systems are judged alike.
+ */
+export function combinedPlan(input: PlanningInput, probed: FreeshConfigPoint[][], modes: readonly ServingMode[], solver: LpSolver): { plan: Plan; workers: Worker[]; shortfall: number } {
+  const { plan } = greenferencePlanner(GreenferenceConfig.parse({ kind: "greenference" })).plan(input, solver);
+  const types = input.classes.map((c) => c.id as string);
+  const workers = plan.sites.flatMap((sp) => {
+    const n = input.sites.findIndex((s) => s.id === sp.site);
+    const ranges = gpuRanges(input.sites[n]!.gpus);
+    return sp.instances.flatMap((inst) => {
+      const classId = mainClass(inst.loadRps);
+      const gpu = gpuTypeAt(ranges, inst.gpus[0]!);
+      const mode = modes.findIndex((m) => m.gpu.type === gpu && m.tp === inst.tp);
+      const type = types.indexOf(classId ?? "");
+      if (!classId || mode < 0 || type < 0) return [];
+      const point = { ...probed[type]![mode]!, maxQps: (inst.loadRps[classId] ?? 0) / inst.replicas };
+      return Array.from({ length: inst.replicas }, () => ({ site: n, type, mode, point, clock: inst.clock }));
+    });
+  });
+  return { plan, workers, shortfall: Object.values(plan.shortfall).reduce((a, b) => a + (b ?? 0), 0) };
+}
