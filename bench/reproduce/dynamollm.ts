@@ -22,6 +22,7 @@ import { WEEK_S, WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/worklo
 import type { ReproduceOptions, SeedReproduction, SeedResult } from "./experiment.ts";
 import { dynamoCluster, singlePoolRpsPerNode, type DynamoCluster } from "./dynamollm-cluster.ts";
 import { combinedRow } from "./combined-rows.ts";
+import { ecoFreqCorrector } from "./dynamollm-ecofreq.ts";
 import { peakDemandPlanner } from "./peak-demand.ts";
 import { change, experimentRow } from "./rows.ts";
 
@@ -62,16 +63,20 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
   const hourS = Math.min(size.hourS ?? full.coveredS, full.coveredS);
   const fiveMinute = traceRates(cluster.trace.requests, cluster.scheme, 1, POOL_EPOCH_S);
   const hourPeak = perClass(cluster, (c) => Math.max(...Array.from({ length: Math.ceil(hourS / POOL_EPOCH_S) }, (_, i) => fiveMinute.rateRps(i * POOL_EPOCH_S, c))));
+  const grid = carbonSeries((await loadGrid(carbonPath)).rows);
+  // The hour's grid: the carbon file's first hour. DynamoLLM's systems do not read it (the hour
+  // compares energy); the combined policy prices carbon, and at 0 g/kWh its objective would be
+  // latency alone (top clocks on every GPU). A constant intensity makes its carbon term energy.
+  const hourCarbon = constantSeries(`${carbonPath} avg_CI, hour 0`, "gCO2/kWh", grid.values[0]!, hourS);
   const hour = new Map<System, Run>();
   for (const s of SYSTEMS) {
     o.progress(`conversation hour on ${HOUR_SERVERS} servers: ${s.label}`);
-    hour.set(s.system, run(cluster, full, s.system, solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: constantSeries("none", "gCO2/kWh", 0, hourS), seed: o.seed }));
+    hour.set(s.system, run(cluster, full, s.system, solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: hourCarbon, seed: o.seed }));
   }
 
   o.progress(`conversation hour on ${HOUR_SERVERS} servers: Greenference combined policy`);
-  const combined = run(cluster, full, "greenference", solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: constantSeries("none", "gCO2/kWh", 0, hourS), seed: o.seed });
+  const combined = run(cluster, full, "greenference", solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: hourCarbon, seed: o.seed });
 
-  const grid = carbonSeries((await loadGrid(carbonPath)).rows);
   const carbon: TimeSeries = { name: `${carbonPath} avg_CI`, unit: "gCO2/kWh", startS: 0, intervalS: 3600, values: grid.values.slice(0, Math.ceil(size.weekS / 3600)) };
   const peakRps = WEEK_SERVERS * singlePoolRpsPerNode(cluster);
   const template = weekRateTemplate({ ...WORKLOAD_SHAPES.conversation, label: "synthetic conversation week", meanRatePerS: peakRps / WORKLOAD_SHAPES.conversation.peakToAverage });
@@ -88,7 +93,8 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
 /**
  * One system on one cluster: its planner every 5 minutes (the pool managers' epoch) sizing for
  * the peak of the coming 5 minutes, the cluster manager's forecast a load template of the same
- * workload, and the instance managers every 5 s.
+ * workload, and the instance managers every 5 s. The combined policy plans every 5 min too, its
+ * sites running EcoFreq within the planned clock bounds every 5 s (`ecoFreqCorrector`).
  */
 function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "greenference", solver: LpSolver, o: { servers: number; durationS: number; stepS: number; provisionRps: Record<ClassId, number>; carbon: TimeSeries; seed: number }): Run {
   const samples = Array.from({ length: Math.ceil(o.durationS / 300) }, (_, i) => ({ tMs: i * 300_000, rps: perClass(cluster, (c) => workload.rateRps(i * 300, c)) }));
@@ -102,7 +108,7 @@ function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "
     model: cluster.model,
     slo: cluster.slo,
     planner: fleetPlanner,
-    corrector: instanceManagerCorrector({ profile: cluster.profile, model: cluster.model }),
+    corrector: system === "greenference" ? ecoFreqCorrector({ profile: cluster.profile, model: cluster.model }) : instanceManagerCorrector({ profile: cluster.profile, model: cluster.model }),
     durationS: o.durationS,
     stepS: o.stepS,
     recordEveryS: 300,
@@ -172,6 +178,7 @@ function report(cluster: DynamoCluster, hour: Map<System, Run>, combined: Run, w
     week: { duration_s: inp.weekS, servers: WEEK_SERVERS, mean_rps: Math.round(inp.meanWeekRps * 100) / 100, shape: "synthetic conversation week (peak 1.7x mean, 3.3x valley), the trace's class mix; its peak is what 40 SinglePool servers serve", step_s: inp.weekStepS },
     carbon: `${inp.carbonPath} avg_CI, hours 0 to ${Math.ceil(inp.weekS / 3600)} (2022-01-01 on for grid-2022), ${inp.carbonFilled} empty cells filled`,
     planners: "every 5 min (pool managers) for each class's peak of the coming 5 min; cluster manager's forecast: a load template of the same workload (perfect); instance managers every 5 s",
+    combined: "Greenference's planner (default weights) every 5 min for each class's peak of the coming 5 min, the hour's grid at the carbon file's first hour; EcoFreq within the planned clock bounds every 5 s (least-power clock meeting the SLO at the load of the moment)",
     reconfiguration: "the fleet simulator's defaults (instance start 60 s, TP change 90 s, clock change 1 s)",
     seed: inp.seed,
   };

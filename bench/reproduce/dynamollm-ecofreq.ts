@@ -1,0 +1,56 @@
+import { INSTANCE_EPOCH_S, instanceManagerClock } from "../../src/core/planning/dynamollm/instance-manager.ts";
+import { mainClass } from "../../src/core/planning/plan-reading.ts";
+import { rowsOf } from "../../src/core/profiling/profile-lookup.ts";
+import type { ClassId } from "../../src/core/schemas/ids.ts";
+import type { PlanDelta } from "../../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../../src/core/schemas/profile.ts";
+import type { FleetCorrector } from "../../src/core/sim/fleet/fleet-types.ts";
+
+/**
+ * The combined policy's site loop in the flow-level fleet simulator: every 5 s (the epoch of
+ * DynamoLLM's instance managers, so both systems' local loops run equally often), each instance
+ * the plan gave EcoFreq bounds runs at the least-power clock within those bounds that meets its
+ * class's SLO at its load of the moment (the plan's load scaled per class to the demand now), as
+ * EcoFreq lowers the clock when the SLO has slack (GreenServe §V-C, Alg. 1; its queue check, the
+ * top clock while requests wait, has no counterpart in a flow-level model). Without this the
+ * simulator runs a clock policy at its upper bound, the planned clock for the 5-minute peak. The
+ * bounds are the plan's, remembered per plan version: the corrector only moves the upper one it
+ * hands out.
+ *
+ * @example
+ * simulateFleet({ ...config, corrector: ecoFreqCorrector({ profile, model: "llama2-70b" }) });
+ */
+export function ecoFreqCorrector(o: { profile: readonly ProfileRow[]; model: string; variant?: string }): FleetCorrector {
+  let planned: { version: number; bounds: Map<string, { minMhz: number; maxMhz: number }> } | undefined;
+  return {
+    name: "ecofreq within planned bounds",
+    cadenceS: INSTANCE_EPOCH_S,
+    correct(ctx) {
+      const plan = ctx.current;
+      if (planned?.version !== plan.version) {
+        const bounds = new Map<string, { minMhz: number; maxMhz: number }>();
+        for (const s of plan.sites) for (const e of s.instances) if (e.clock.mode === "policy" && e.clock.policy === "ecofreq") bounds.set(`${s.site}/${e.id}`, { minMhz: e.clock.minMhz, maxMhz: e.clock.maxMhz });
+        planned = { version: plan.version, bounds };
+      }
+      const routed = new Map<string, number>();
+      for (const [c, targets] of Object.entries(plan.routing)) routed.set(c, (targets ?? []).reduce((s, t) => s + t.weight, 0));
+      const clocks: PlanDelta["clocks"] = [];
+      for (const s of plan.sites) {
+        const gpu = ctx.sites.find((x) => x.id === s.site)?.gpu.type;
+        for (const e of s.instances) {
+          const bounds = planned.bounds.get(`${s.site}/${e.id}`);
+          const classId = mainClass(e.loadRps);
+          const slo = classId && ctx.slo[classId];
+          if (!bounds || !gpu || !classId || !slo || e.clock.mode !== "policy") continue;
+          const rows = rowsOf(o.profile, { model: o.model, variant: o.variant ?? "base", gpu, tp: e.tp, classId });
+          if (rows.length === 0) continue;
+          let load = 0;
+          for (const [c, rps] of Object.entries(e.loadRps)) load += (rps * (ctx.demandRps[c as ClassId] ?? 0)) / Math.max(1e-12, routed.get(c) ?? 0);
+          const { mhz } = instanceManagerClock(rows, load / e.replicas, slo, bounds);
+          if (mhz !== e.clock.maxMhz) clocks.push({ site: s.site, instance: e.id, clock: { mode: "policy", policy: "ecofreq", minMhz: bounds.minMhz, maxMhz: mhz } });
+        }
+      }
+      return clocks.length > 0 ? { baseVersion: plan.version, createdAtMs: Math.round(ctx.nowS * 1000), clocks, routing: {} } : undefined;
+    },
+  };
+}
