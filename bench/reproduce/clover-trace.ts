@@ -4,7 +4,8 @@ import { bloverSearch, oracleAt, oracleProfile } from "../../src/core/planning/c
 import { cloverAnneal } from "../../src/core/planning/clover/annealing.ts";
 import { CLOVER_CARBON_TRIGGER, carbonTriggered, CloverController, type CloverSearch } from "../../src/core/planning/clover/controller.ts";
 import { evaluate, type CloverProblem, type Evaluation } from "../../src/core/planning/clover/evaluation.ts";
-import { baseGraph } from "../../src/core/planning/clover/service-model.ts";
+import { MIG_CONFIGURATIONS } from "../../src/core/planning/clover/mig.ts";
+import { baseGraph, type CloverService } from "../../src/core/planning/clover/service-model.ts";
 import { forkRng, seededRng } from "../../src/core/ports/rng.ts";
 
 export const CLOVER_SCHEMES = ["BASE", "CO2OPT", "BLOVER", "CLOVER", "ORACLE"] as const;
@@ -28,7 +29,7 @@ export interface TraceRun {
 
 /**
  * Clover's evaluation (§5.1-5.2) over an hourly carbon-intensity trace: BASE (largest variant on
- * whole GPUs), CO2OPT (seven 1g slices per GPU, smallest variant), BLOVER and CLOVER (re-optimised
+ * whole GPUs), CO2OPT (`co2optGraph`), BLOVER and CLOVER (re-optimised
  * when the intensity moves more than 5% from the last optimisation, warm-started), and ORACLE (the
  * best of every realisable configuration each hour). Every scheme serves the same load every hour.
  * `toTarget` is a second reading of Fig. 12's "fewer configurations explored": per triggered hour,
@@ -51,11 +52,9 @@ export function runCloverTrace(problem: CloverProblem, intensities: readonly num
     });
     return { scheme, hourly, evaluations, optimisations };
   };
-  const co2opt = emptyGraph(service.variants.length);
-  co2opt[0]![0] = 7 * service.gpus;
   const schemes: Record<CloverScheme, SchemeRun> = {
     BASE: fixed("BASE", baseGraph(service)),
-    CO2OPT: fixed("CO2OPT", co2opt),
+    CO2OPT: fixed("CO2OPT", co2optGraph(service)),
     BLOVER: online("BLOVER", bloverSearch, 1),
     CLOVER: online("CLOVER", cloverAnneal, 2),
     ORACLE: { scheme: "ORACLE", hourly: oracle, evaluations: profile.length, optimisations: intensities.length },
@@ -63,6 +62,21 @@ export function runCloverTrace(problem: CloverProblem, intensities: readonly num
   const cap = o.toTargetCap ?? 300;
   const toTarget = { CLOVER: searchCost(problem, intensities, oracle, cloverAnneal, forkRng(seededRng(seed), 3), cap), BLOVER: searchCost(problem, intensities, oracle, bloverSearch, forkRng(seededRng(seed), 4), cap), cap };
   return { schemes, toTarget };
+}
+
+/**
+ * CO2OPT (Clover §5.1): the smallest variant on the most aggressive partition, configuration 19's
+ * seven 1g slices per GPU. Where the smallest variant does not fit every slice of it (Clover
+ * disables such edges, §4.2, and every partition hosts one copy, §4.1), the MIG configuration with
+ * the most slices that all fit it.
+ */
+export function co2optGraph(service: CloverService): number[][] {
+  const fits = (counts: readonly number[]) => counts.every((n, s) => n === 0 || service.perf[0]![s] !== undefined);
+  const slices = (counts: readonly number[]) => counts.reduce((a, b) => a + b, 0);
+  const finest = MIG_CONFIGURATIONS.filter(fits).reduce((a, b) => (slices(b) > slices(a) ? b : a));
+  const g = emptyGraph(service.variants.length);
+  finest.forEach((n, s) => (g[0]![s] = n * service.gpus));
+  return g;
 }
 
 /** Evaluations to come within 5% of ORACLE's f at each triggered hour, moving to the configuration found. */

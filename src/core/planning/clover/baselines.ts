@@ -7,9 +7,16 @@ import { measure, type Measurement } from "./service-model.ts";
 import { allSliceCounts, MIG_CONFIGURATIONS, SLICE_TYPES, type SliceCounts } from "./mig.ts";
 
 /**
- * BLOVER (Clover §5.1): everything Clover does except the graph search: random search in the
- * original (x^p, x^v) space, each sample a uniformly drawn MIG configuration per GPU (of the 19)
- * and a uniformly drawn fitting variant per slice, with Clover's warm start and stopping rule.
+ * BLOVER (Clover §5.1): everything Clover does except the graph-based optimisation of §4.2:
+ * random search in the original (x^p, x^v) space, each sample a uniformly drawn MIG configuration
+ * per GPU (of the 19, less those with a slice no variant fits) and a uniformly drawn fitting
+ * variant per slice, with Clover's trigger and
+ * termination condition ("BLOVER has the same termination condition as CLOVER", §5.2.2: stop
+ * after `patience` evaluations without a better configuration found). Random search has no
+ * starting point in that space (the warm-started center is part of §4.2's annealing, Fig. 13), so
+ * "better" counts among its own samples: the first sample is its first best. It deploys the
+ * better of its best sample and the configuration in force, so it never gives up an SLA-meeting
+ * configuration it already has (§4.1 keeps the SLA strictly).
  */
 export function bloverSearch(problem: CloverProblem, start: ConfigGraph, ci: number, o: SearchOptions): SearchResult {
   const { service } = problem;
@@ -17,28 +24,30 @@ export function bloverSearch(problem: CloverProblem, start: ConfigGraph, ci: num
   const cap = o.maxEvaluations ?? 200;
   const startedMs = o.clock?.now();
   const startEval = evaluate(problem, start, ci);
-  let best = startEval;
+  let sampled: Evaluation | undefined;
   let stale = 0;
   const trace: Evaluation[] = [];
   const fitting = SLICE_TYPES.map((_, s) => service.perf.flatMap((row, v) => (row[s] ? [v] : [])));
+  // Every partition hosts one model copy (§4.1), so a MIG configuration with a slice no variant fits is not a configuration.
+  const usable = MIG_CONFIGURATIONS.filter((counts) => counts.every((n, s) => n === 0 || fitting[s]!.length > 0));
   while (stale < patience && trace.length < cap && !(o.clock && startedMs !== undefined && o.clock.now() - startedMs >= (o.timeLimitMs ?? CLOVER_SA.timeLimitMs))) {
     const gpus = Array.from({ length: service.gpus }, () => {
-      const counts = MIG_CONFIGURATIONS[randomIndex(o.rng, MIG_CONFIGURATIONS.length)]!;
+      const counts = usable[randomIndex(o.rng, usable.length)]!;
       return counts.flatMap((n, slice) => Array.from({ length: n }, () => ({ slice, variant: pick(fitting[slice]!, o) })));
     });
-    // A slice no variant fits is left unused (the draw is still one evaluation).
-    const candidate = evaluate(problem, graphOf(gpus.map((g) => g.filter((p) => p.variant >= 0)), service.variants.length), ci);
+    const candidate = evaluate(problem, graphOf(gpus, service.variants.length), ci);
     trace.push(candidate);
-    if (better(candidate, best)) {
-      best = candidate;
+    if (better(candidate, sampled)) {
+      sampled = candidate;
       stale = 0;
     } else stale++;
   }
+  const best = sampled && better(sampled, startEval) ? sampled : startEval;
   return { best, start: startEval, evaluations: trace.length, trace };
 }
 
 function pick(options: readonly number[], o: SearchOptions): number {
-  return options.length === 0 ? -1 : options[randomIndex(o.rng, options.length)]!;
+  return options[randomIndex(o.rng, options.length)]!;
 }
 
 /**

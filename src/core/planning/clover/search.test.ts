@@ -151,6 +151,22 @@ describe("Clover's carbon trigger and warm start", () => {
     expect(graphKey(clover.current)).toBe(graphKey(second.best.graph));
   });
 
+  it("stops BLOVER after 5 of its own samples without a new best, and keeps the configuration in force when none beats it", () => {
+    const problem = smallProblem();
+    for (let seed = 1; seed <= 5; seed++) {
+      const start = evaluate(problem, baseGraph(problem.service), 300);
+      const run = bloverSearch(problem, start.graph, 300, { rng: seededRng(seed) });
+      let best = run.trace[0]!;
+      let lastBest = 0;
+      run.trace.forEach((e, i) => {
+        if (better(e, best)) [best, lastBest] = [e, i];
+      });
+      // Random search has no starting point: its first sample is its first best, and it ends 5 samples after its last.
+      expect(run.evaluations).toBe(lastBest + 1 + 5);
+      expect(graphKey(run.best.graph)).toBe(graphKey(better(best, start) ? best.graph : start.graph));
+    }
+  });
+
   it("runs BLOVER's random search under the same trigger when given it", () => {
     const problem = smallProblem();
     const blover = new CloverController(problem, baseGraph(problem.service), 0.05, bloverSearch);

@@ -69,8 +69,14 @@ export function measure(service: CloverService, g: ConfigGraph): Measurement {
   return { accuracy, energyJPerRequest: powerW / service.arrivalRps, p95S };
 }
 
-/** The q-quantile of a mixture of shifted exponentials (latency + Exp(rate)), by bisection. */
-function mixtureQuantile(parts: readonly { share: number; latencyS: number; rate: number }[], q: number): number {
+/**
+ * The q-quantile of a mixture of shifted exponentials (latency + Exp(rate)), by bisection: the
+ * latency of requests spread over instances in `share`s, each waiting as in an M/M/1 queue.
+ *
+ * @example
+ * mixtureQuantile([{ share: 1, latencyS: 2, rate: 1 }], 0.95); // 2 + ln 20 ≈ 5.0
+ */
+export function mixtureQuantile(parts: readonly { share: number; latencyS: number; rate: number }[], q: number): number {
   const tail = (t: number) => parts.reduce((sum, p) => sum + p.share * (t < p.latencyS ? 1 : Math.exp(-p.rate * (t - p.latencyS))), 0);
   let lo = 0;
   let hi = Math.max(...parts.map((p) => p.latencyS + Math.log(1 / (1 - q)) / p.rate));

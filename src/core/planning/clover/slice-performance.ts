@@ -12,7 +12,7 @@ export interface RequestShape {
   maxBatch?: number;
 }
 
-/** What one instance of a variant on a slice type does, at the GPU's top clock. */
+/** What one instance of a variant on a slice type does, at the GPU's top clock unless a clock is given. */
 export interface SlicePerformance {
   /** Latency of a request alone (prefill + decode at batch 1), s. */
   latencyS: number;
@@ -50,17 +50,18 @@ export function sliceGpu(gpu: GpuSpec, slice: SliceSpec): GpuSpec {
  * model: a request alone takes prefill + O decode steps at batch 1; at capacity b requests share
  * the decode steps and each brings its prefill, so one finishes every (b t_prefill + O t_decode(b)) / b.
  * Undefined when the weights and one request's KV cache do not fit (Clover disables that edge).
+ * Clover runs at the top clock; `mhz` locks another (the combined policy's clock lever).
  *
  * @example
  * slicePerformance(QWEN25_FAMILY[0].llm, gpuSpecs["A100-80GB"], MIG_SLICES[0], { inputTokens: 512, outputTokens: 128 });
  */
-export function slicePerformance(llm: LlmSpec, gpu: GpuSpec, slice: SliceSpec, shape: RequestShape): SlicePerformance | undefined {
+export function slicePerformance(llm: LlmSpec, gpu: GpuSpec, slice: SliceSpec, shape: RequestShape, mhz?: number): SlicePerformance | undefined {
   const g = sliceGpu(gpu, slice);
   const free = MEMORY_UTILISATION * slice.memoryGb * 1e9 - weightBytes(llm);
   const perRequest = kvBytesPerToken(llm) * (shape.inputTokens + shape.outputTokens);
   const batch = Math.min(shape.maxBatch ?? 64, Math.floor(free / perRequest));
   if (batch < 1) return undefined;
-  const ctx: ExecutionContext = { llm, gpu: g, tp: 1, mhz: g.maxMhz };
+  const ctx: ExecutionContext = { llm, gpu: g, tp: 1, mhz: mhz ?? g.maxMhz };
   const prefill = throttle(g, ctx.mhz, (mhz) => prefillTime({ ...ctx, mhz }, [shape.inputTokens]));
   const decodeAt = (b: number) => throttle(g, ctx.mhz, (mhz) => decodeTime({ ...ctx, mhz }, b, b * (shape.inputTokens + shape.outputTokens / 2)));
   const alone = decodeAt(1);

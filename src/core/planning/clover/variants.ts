@@ -31,3 +31,24 @@ export const QWEN25_FAMILY: readonly CloverVariant[] = [
   qwen("14b", 14.7e9, 48, 5120, 8, 79.7),
   qwen("32b", 32.5e9, 64, 5120, 8, 83.3),
 ];
+
+/**
+ * The variants of `QWEN25_FAMILY` whose quality is within Clover's widest variant spread of the
+ * best one. Clover's Table 1 families are each the top of their family, with the accuracies of the
+ * models' public repositories (§5.1, refs [57-59]): EfficientNet B1-B7 78.8-84.4 top-1 (6.6%
+ * below B7), ALBERT v2 base-xxlarge 82.1-89.8 SQuAD2.0 F1 (8.6%), YOLOv5 l/x/x6 49.0-55.0 mAP
+ * (10.9%). Qwen2.5-3B's MMLU is 21% below the 32B's, twice anything Clover mixes; 7B/14B/32B
+ * (74.2-83.3, 10.9%) stay within YOLOv5's spread.
+ */
+export const CLOVER_MAX_QUALITY_SPREAD = 0.11;
+
+/**
+ * The variants no more than `spread` (relative) below the best one, lowest quality first.
+ *
+ * @example
+ * withinQualitySpread(QWEN25_FAMILY).map((v) => v.variant.id); // ["7b", "14b", "32b"]
+ */
+export function withinQualitySpread(family: readonly CloverVariant[], spread: number = CLOVER_MAX_QUALITY_SPREAD): CloverVariant[] {
+  const best = Math.max(...family.map((v) => v.variant.quality));
+  return family.filter((v) => v.variant.quality >= (1 - spread) * best);
+}
