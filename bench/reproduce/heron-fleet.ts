@@ -20,6 +20,11 @@ import { classShares, schemeFromPercentiles } from "../../src/core/workload/clas
 /** Heron §2.2: each wind farm scaled to a 250 MW peak, compute right-sized at the 20th percentile of its output. */
 export const HERON_PEAK_W = 250e6;
 export const HERON_RIGHT_SIZE_PERCENTILE = 20;
+/**
+ * Heron §5 Data (2): the hourly wind series is replayed with its time dimension scaled by 0.25,
+ * each hour of generation becoming one 15-minute slot (672 hours make the simulated week).
+ */
+export const HERON_WIND_TIME_SCALE = 0.25;
 /** Life-cycle intensity of wind power (gCO2/kWh), as `bench sim` uses. */
 const WIND_GCO2_PER_KWH = 11;
 /** The four wind regions of `bench sim` (grid-2022 WND columns), standing in for Heron's four European farms. */
@@ -41,7 +46,7 @@ export interface HeronFleet {
 export interface HeronFleetOptions {
   tracePath: string;
   gridPaths: readonly string[];
-  /** First hour of the wind series the sites see, and how many hours they cover. */
+  /** First hour of the wind series the sites see, and how many simulated hours they cover (at HERON_WIND_TIME_SCALE). */
   startHour: number;
   hours: number;
   quick: boolean;
@@ -53,7 +58,8 @@ export interface HeronFleetOptions {
  * scaled to a 250 MW peak, GPUs for its 20th percentile at peak power x 1.82), 9 classes from the
  * trace's 33rd/66th length percentiles, a virtual profile at TP 2/4/8 and seven clocks, and SLOs
  * of 5x each class's isolated TP8 top-clock latency. Right-sizing reads the whole series; the
- * sites then see `hours` of it from `startHour`.
+ * sites then see it from `startHour`, one hour of generation per 15 simulated minutes (Heron §5
+ * Data (2)), for `hours` simulated hours (4 x `hours` hours of the series).
  */
 export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
   const trace = await loadAzureTrace(o.tracePath);
@@ -71,9 +77,11 @@ export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
   for (const file of o.gridPaths) {
     const wind = windSeries((await loadGrid(file)).rows);
     const id = uniqueId(basename(file).split(/[-.]/)[0]!.toLowerCase(), sites);
-    const { envelope, provisionedW } = windEnvelope({ name: `${id} WND`, unit: "MW", startS: 0, intervalS: 3600, values: wind.values }, HERON_PEAK_W, HERON_RIGHT_SIZE_PERCENTILE);
-    const values = envelope.values.slice(o.startHour, o.startHour + o.hours);
-    if (values.length < o.hours) throw new RangeError(`${file} has ${envelope.values.length} hours; the window needs hours ${o.startHour} to ${o.startHour + o.hours}`);
+    const intervalS = 3600 * HERON_WIND_TIME_SCALE;
+    const { envelope, provisionedW } = windEnvelope({ name: `${id} WND`, unit: "MW", startS: 0, intervalS, values: wind.values }, HERON_PEAK_W, HERON_RIGHT_SIZE_PERCENTILE);
+    const samples = Math.ceil((o.hours * 3600) / intervalS);
+    const values = envelope.values.slice(o.startHour, o.startHour + samples);
+    if (values.length < samples) throw new RangeError(`${file} has ${envelope.values.length} hours; the window needs hours ${o.startHour} to ${o.startHour + samples}`);
     const gpus = gpusForPower(provisionedW, gpu.tdpW, SERVER_POWER_OVERHEAD);
     sites.push({ id: id as SiteId, gpu, gpus, power: { ...envelope, values }, carbon: constantSeries(`${id} wind`, "gCO2/kWh", WIND_GCO2_PER_KWH, o.hours * 3600) });
     siteInputs.push({ id, file, gpus, provisionedMW: round(provisionedW / 1e6) });

@@ -5,8 +5,9 @@ import type { Slo } from "../schemas/request-class.ts";
 import { meetsSlo } from "./slo.ts";
 
 /**
- * What a planner minimises: Heron's aggregate E2E latency (sum of instances x e2e) or power
- * (sum of instances x peak power x 1.82), or GPU energy (DynamoLLM: average GPU power).
+ * What a planner minimises: Heron's aggregate E2E latency of the workload (sum of instances x
+ * load x e2e: the latency of every request served), or power (sum of instances x peak power x
+ * 1.82), or GPU energy (DynamoLLM: average GPU power).
  */
 export type PlannerObjective = "min-latency" | "min-power" | "min-energy";
 
@@ -34,9 +35,16 @@ export interface OptionSet {
   options: OperatingOption[];
 }
 
-/** Objective cost of one instance at a profile point. */
+/**
+ * Objective cost of one instance at a profile point. For latency it is the E2E latency summed over
+ * the requests the instance serves per second (load x e2e): Heron §4 minimises "the aggregate
+ * end-to-end latency for the workload" and reports it per request (§5.2 Fig. 16, §5.3 Fig. 17).
+ * Fig. 10's sum of X x e2e read per instance would price a request at e2e / load, cheapest on
+ * the most loaded instances, so "min-latency" would pack load onto few instances and idle the
+ * rest, raising every request's latency.
+ */
 export function optionCost(objective: PlannerObjective, o: Omit<OperatingOption, "cost">): number {
-  return objective === "min-latency" ? o.e2eMs : objective === "min-power" ? o.powerW : o.gpuPowerW;
+  return objective === "min-latency" ? o.e2eMs * o.loadRps : objective === "min-power" ? o.powerW : o.gpuPowerW;
 }
 
 /**

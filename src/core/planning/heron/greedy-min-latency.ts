@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { ClassId, GpuType } from "../../schemas/ids.ts";
 import type { ProfileRow } from "../../schemas/profile.ts";
-import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { assemblePlan, type Allocation } from "../plan-assembly.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
 import type { PlanningInput } from "../planning-input.ts";
@@ -17,7 +16,9 @@ export type HeronGreedyMinLatencyConfig = z.infer<typeof HeronGreedyMinLatencyCo
  * Heron §6 (d): every instance runs at the largest TP (TP8) and the highest clock; its load is
  * capped at the knee of the class's latency-load curve (lowest load left a third of requests
  * unassigned in Heron's runs). Sites get WRR shares by GPUs; each site adds instances one class at
- * a time in turn while its GPUs and power allow. What a site cannot take is shortfall.
+ * a time in turn while its GPUs allow. Like the WRR + DynamoLLM baseline it is not power-variability
+ * aware (Heron §5.2): the wind a site has does not shape its plan, and when the wind falls below
+ * what the plan draws the site drops the excess. What its GPUs cannot take is shortfall.
  *
  * @example
  * const { plan } = heronGreedyMinLatency().plan(input, solver);
@@ -48,7 +49,6 @@ function planGreedy(input: PlanningInput): PlannerResult {
   const siteDemand = wrrSiteDemand(input);
   const allocations: Allocation[] = [];
   input.sites.forEach((site, s) => {
-    let power = site.powerW;
     const free = new Map<GpuType, number>(site.gpus.map((g) => [g.type, g.count]));
     const left = input.classes.map((c, ci) => siteDemand[s]![ci]!);
     const mine = new Map<string, Allocation>();
@@ -58,10 +58,8 @@ function planGreedy(input: PlanningInput): PlannerResult {
         if (left[ci]! <= 1e-9) return;
         for (const g of site.gpus) {
           const knee = knees.get(`${g.type}|${c.id}`);
-          const watts = (knee?.peakPowerW ?? 0) * SERVER_POWER_OVERHEAD;
-          if (!knee || free.get(g.type)! < knee.tp || watts > power) continue;
+          if (!knee || free.get(g.type)! < knee.tp) continue;
           free.set(g.type, free.get(g.type)! - knee.tp);
-          power -= watts;
           left[ci] = left[ci]! - knee.loadRps;
           const key = `${g.type}|${c.id}`;
           const a = mine.get(key) ?? mine.set(key, { site: s, gpu: g.type, classId: c.id as ClassId, tp: knee.tp, mhz: knee.mhz, loadRps: knee.loadRps, count: 0 }).get(key)!;
