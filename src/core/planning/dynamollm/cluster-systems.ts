@@ -1,9 +1,11 @@
 import type { LpSolver } from "../../ports/lp-solver.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import type { ClockSetting } from "../../schemas/plan.ts";
+import type { ProfileRow } from "../../schemas/profile.ts";
 import type { PlanningClass } from "../planning-input.ts";
 import { clusterManager, fitToBudget, poolShares } from "./cluster-manager.ts";
 import type { Eq1Option } from "./eq1.ts";
+import { mixedOptions } from "./mixed-load.ts";
 import { spreadLoads, type PoolEntry } from "./pool-entry.ts";
 import { poolManager } from "./pool-manager.ts";
 import { poolOrder } from "./spill-over.ts";
@@ -22,6 +24,10 @@ export interface ClusterContext {
   provisionRps: Readonly<Partial<Record<string, number>>>;
   /** SLO-meeting operating points per class (all TPs and clocks). */
   options: ReadonlyMap<ClassId, readonly Eq1Option[]>;
+  /** TPs the options use. */
+  tps: readonly number[];
+  /** A class's profile rows at (TP, clock), for pools that serve a mix (`mixedOptions`). */
+  rowsAt: (c: ClassId, tp: number, mhz: number) => readonly ProfileRow[];
   /** The highest-performance configuration: largest TP at the highest clock. */
   maxTp: number;
   maxMhz: number;
@@ -34,7 +40,8 @@ export interface ClusterContext {
 /**
  * The pools one cluster runs under each system of DynamoLLM §V-A:
  * - dynamollm: cluster manager (floor + spill over, from the epoch peak), pool manager (TP layout
- *   at max clock for the load now), instance manager (clock policy, bounds min..max profiled);
+ *   at max clock for the load now, within the SLO of every class the pool serves), instance
+ *   manager (clock policy, bounds min..max profiled);
  * - single-pool: one pool for every class, TP max at max clock, sized for the provisioned peak;
  * - multi-pool: a pool per class, TP max at max clock, each sized for its provisioned peak;
  * - scale-inst: multi-pool with instances scaled to the load now;
@@ -58,10 +65,20 @@ export function planCluster(system: DynamoLlmSystem, ctx: ClusterContext, solver
   /** The pool manager's layout of `gpus` for a load (own-class req/s equivalents) and its origin mix. */
   const managedPool = (c: ClassId, gpus: number, loads: Partial<Record<string, number>>, loadEq: number, clock: ClockSetting) => {
     const current = ctx.current.get(c);
-    const d = poolManager({ gpus, loadRps: loadEq, options: ctx.options.get(c) ?? [], maxMhz: ctx.maxMhz, nodeGpus: ctx.nodeGpus, ...(current ? { current } : {}), ...ctx.reshard }, solver);
+    const d = poolManager({ gpus, loadRps: loadEq, options: poolOptions(c, loads, loadEq), maxMhz: ctx.maxMhz, nodeGpus: ctx.nodeGpus, ...(current ? { current } : {}), ...ctx.reshard }, solver);
     if (d.keptCurrent) notes.push(`pool ${c}: kept its layout (re-sharding costs more than the epoch saves)`);
     else if (d.schedule.some((s) => s.nodes.length > 0)) notes.push(`pool ${c}: re-shard ${d.schedule.map((s) => `@${s.startS.toFixed(1)}s ${s.nodes.map((n) => `${n.from || "-"}>${n.to || "-"}`).join(",")}`).join("; ")}`);
     return spreadLoads(d.layout.map((l) => ({ pool: c, tp: l.tp, count: l.count, levelRps: l.loadRps, clock })), loads, loadEq);
+  };
+  /**
+   * Eq. (1)'s options for a pool: its class's SLO-meeting points, or, when smaller classes spilled
+   * into it, the levels at which every class of its mix meets its own SLO (`mixedOptions`).
+   */
+  const poolOptions = (c: ClassId, loads: Partial<Record<string, number>>, loadEq: number): readonly Eq1Option[] => {
+    const mix = (Object.entries(loads) as [ClassId, number][]).filter(([, rps]) => rps > 0);
+    if (mix.every(([k]) => k === c) || !(loadEq > 0)) return ctx.options.get(c) ?? [];
+    const slo = (k: ClassId) => ctx.classes.find((x) => x.id === k)?.slo;
+    return mixedOptions(mix.map(([k, rps]) => ({ perUnit: rps / loadEq, ...(slo(k) ? { slo: slo(k)! } : {}), rowsAt: (tp) => ctx.rowsAt(k, tp, ctx.maxMhz) })), ctx.tps, ctx.maxMhz);
   };
   const staticNodes = () => fitToBudget(classes.map((c) => (mlNode(c.id) > 0 ? Math.ceil((ctx.provisionRps[c.id] ?? 0) / mlNode(c.id) - 1e-9) : 0)), ctx.nodes);
 

@@ -4,6 +4,7 @@ import { llmSpecs, type LlmSpec } from "../../model/llm-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import type { LpSolver } from "../../ports/lp-solver.ts";
 import type { ClassId, GpuType } from "../../schemas/ids.ts";
+import type { ProfileRow } from "../../schemas/profile.ts";
 import { ClassRates } from "../../schemas/plan.ts";
 import { operatingOptions } from "../operating-options.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
@@ -37,7 +38,8 @@ export type DynamoLlmConfig = z.infer<typeof DynamoLlmConfig>;
  * DynamoLLM (seed 003) as a fleet planner: per site and GPU type (a "cluster"), the cluster
  * manager sizes per-class pools from the predicted peak of the 30-minute epoch that contains
  * `nowMs` (from `forecast`, a load template; without one, the slot's demand), and the pool
- * managers choose each pool's TP layout at max clock for the slot's demand; instances get the
+ * managers choose each pool's TP layout at max clock for the slot's demand, within the SLO of
+ * every class the pool serves (spilled ones too); instances get the
  * instance manager's clock policy (see `instanceManagerDelta` for its 5 s decisions). Call it
  * every 5 minutes: within an epoch the cluster manager's sizes repeat, since the forecast does.
  * Demand is split over clusters in proportion to the nodes each can power. `system` selects a
@@ -54,6 +56,12 @@ export function dynamoLlmPlanner(config: DynamoLlmConfig, o: { forecast?: LoadFo
 function planDynamo(input: PlanningInput, solver: LpSolver, config: DynamoLlmConfig, forecast: LoadForecast | undefined): PlannerResult {
   const slos = Object.fromEntries(input.classes.map((c) => [c.id, c.slo]));
   const sets = operatingOptions(input.profile, { model: input.model, variant: input.variant, slos, objective: "min-energy" }).filter((s) => !config.tps || config.tps.includes(s.tp));
+  const curves = new Map<string, ProfileRow[]>();
+  for (const r of input.profile) {
+    if (r.model !== input.model || r.variant !== input.variant) continue;
+    const key = `${r.gpu}|${r.classId}|${r.tp}|${r.mhz}`;
+    (curves.get(key) ?? curves.set(key, []).get(key)!).push(r);
+  }
   const llm = (llmSpecs as Record<string, LlmSpec>)[input.model];
   const clusters = input.sites.flatMap((site, si) => {
     const wallW = site.gpus.reduce((s, g) => s + g.count * gpuSpec(g.type).tdpW * SERVER_POWER_OVERHEAD, 0);
@@ -70,6 +78,7 @@ function planDynamo(input: PlanningInput, solver: LpSolver, config: DynamoLlmCon
     const options = new Map<ClassId, Eq1Option[]>();
     for (const s of mine) options.set(s.classId, [...(options.get(s.classId) ?? []), ...s.options.map((x) => ({ tp: s.tp, mhz: x.mhz, loadRps: x.loadRps, powerW: x.gpuPowerW }))]);
     const clocks = mine.flatMap((s) => s.options.map((x) => x.mhz));
+    const tps = [...new Set(mine.map((s) => s.tp))].sort((a, b) => a - b);
     const ctx: ClusterContext = {
       nodes: cluster.nodes,
       nodeGpus: config.nodeGpus,
@@ -78,6 +87,8 @@ function planDynamo(input: PlanningInput, solver: LpSolver, config: DynamoLlmCon
       peakRps: perClass((c) => (forecast ? forecast.peakOver(c.id, epochStart, epochStart + CLUSTER_EPOCH_MS) : c.demandRps), share),
       provisionRps: perClass((c) => config.provisionRps?.[c.id] ?? c.demandRps, share),
       options,
+      tps,
+      rowsAt: (c, tp, mhz) => curves.get(`${cluster.gpu}|${c}|${tp}|${mhz}`) ?? [],
       maxTp: Math.max(...mine.map((s) => s.tp)),
       maxMhz: Math.max(...clocks),
       minMhz: Math.min(...clocks),

@@ -5,9 +5,9 @@ export { floorWithSpill, poolOrder, type PoolDemand, type PoolSizing } from "./s
 export { poolManager, countsOf, POOL_EPOCH_S, type PoolDecision, type PoolManagerInput, type ReshardStep } from "./pool-manager.ts";
 export { solveEq1, type Eq1Choice, type Eq1Option, type Eq1Problem, type Eq1Result } from "./eq1.ts";
 export { DYNAMOLLM_TABLE_VI, layoutName, packNodes, reshardTau, tauSeconds, type NodeLayout } from "./reshard-overhead.ts";
-export { instanceManagerClock, INSTANCE_EPOCH_S, type ClockChoice } from "./instance-manager.ts";
+export { instanceManagerClock, instanceManagerMixClock, INSTANCE_EPOCH_S, type ClockChoice } from "./instance-manager.ts";
 export { instanceManagerCorrector, instanceManagerPass, type InstanceManagerPass, type InstanceManagerPassOptions } from "./instance-manager-pass.ts";
 export { emergencyLadder, EMERGENCY_STEPS, type EmergencyAction, type EmergencyInput, type EmergencyStep, type QueuedRequest } from "./emergency-ladder.ts";
 export { loadTemplate, WEEK_MS, type LoadForecast, type LoadSample } from "./load-template.ts";
 export { parseEntryId, type PoolEntry } from "./pool-entry.ts";
-export { topCapacities } from "./top-capacity.ts";
+export { mixedLoad, mixedOptions, type MixPart, type MixPoint, type MixShare } from "./mixed-load.ts";

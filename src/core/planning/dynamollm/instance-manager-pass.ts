@@ -1,13 +1,12 @@
-import { rowsOf } from "../../profiling/profile-lookup.ts";
 import type { ClassId, GpuType, InstanceId, SiteId } from "../../schemas/ids.ts";
 import type { Plan, PlanDelta, PlannedInstance } from "../../schemas/plan.ts";
 import type { ProfileRow } from "../../schemas/profile.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import type { FleetCorrector } from "../../sim/fleet/fleet-types.ts";
 import { mainClass } from "../plan-reading.ts";
-import { INSTANCE_EPOCH_S, instanceManagerClock } from "./instance-manager.ts";
+import { INSTANCE_EPOCH_S, instanceManagerMixClock } from "./instance-manager.ts";
+import type { MixPart } from "./mixed-load.ts";
 import { parseEntryId } from "./pool-entry.ts";
-import { topCapacities } from "./top-capacity.ts";
 
 export interface InstanceManagerPassOptions {
   profile: readonly ProfileRow[];
@@ -29,10 +28,10 @@ export interface InstanceManagerPass {
 
 /**
  * One 5-second pass of DynamoLLM's instance managers over a plan: every entry whose clock policy
- * is "instance-manager" gets the lowest-energy clock that meets its pool's SLO at its load per
- * replica (`instanceManagerClock`, over every profiled clock of its GPU, TP and pool class). Load
- * spilled in from smaller classes is counted in the pool's own req/s by the classes' capacities
- * at the highest-performance configuration, as the cluster manager counts it. The decision goes out as
+ * is "instance-manager" gets the lowest-energy clock at which every class it serves meets its own
+ * SLO at its load per replica (`instanceManagerMixClock`, over the profiled clocks of its GPU and
+ * TP): load spilled in from smaller classes is read on those classes' own curves at each clock,
+ * and their SLOs bind as the pool's does. The decision goes out as
  * the same policy with both bounds at the chosen clock, so the entry stays under the instance
  * manager for the next pass.
  *
@@ -43,31 +42,44 @@ export function instanceManagerPass(plan: Plan, o: InstanceManagerPassOptions): 
   const clocks: PlanDelta["clocks"] = [];
   const emergencies: InstanceManagerPass["emergencies"] = [];
   const variant = o.variant ?? "base";
-  const capacities = new Map<GpuType, Map<ClassId, number>>();
   for (const site of plan.sites) {
     for (const entry of site.instances) {
       if (entry.clock.mode !== "policy" || entry.clock.policy !== "instance-manager") continue;
       const gpu = o.gpuOf(site.site, entry);
       const classId = (parseEntryId(entry.id)?.pool ?? mainClass(entry.loadRps)) as ClassId | undefined;
-      const slo = classId && o.slos[classId];
-      if (!gpu || !classId || !slo) continue;
-      const rows = rowsOf(o.profile, { model: o.model, variant, gpu, tp: entry.tp, classId });
-      if (rows.length === 0) continue;
-      let ml = capacities.get(gpu);
-      if (!ml) capacities.set(gpu, (ml = topCapacities(o.profile, { model: o.model, variant, gpu, slos: o.slos })));
-      const own = ml.get(classId) ?? 0;
-      let load = 0;
-      for (const [c, rps] of Object.entries(o.loadOf ? o.loadOf(site.site, entry) : entry.loadRps)) {
-        const theirs = ml.get(c as ClassId) ?? 0;
-        load += own > 0 && theirs > 0 ? (rps * own) / theirs : rps;
+      if (!gpu || !classId || !o.slos[classId]) continue;
+      const curve = (c: ClassId) => curvesOf(o.profile, o.model, variant).get(`${gpu}|${entry.tp}|${c}`) ?? [];
+      const parts: MixPart[] = [];
+      for (const [c, rps] of Object.entries(o.loadOf ? o.loadOf(site.site, entry) : entry.loadRps) as [ClassId, number][]) {
+        const rows = curve(c);
+        const slo = o.slos[c];
+        if (rows.length > 0 && rps > 0) parts.push({ rows, loadRps: rps / entry.replicas, ...(slo ? { slo } : {}) });
       }
-      load /= entry.replicas;
-      const choice = instanceManagerClock(rows, load, slo);
+      // No load: the pool's own class at rest.
+      if (parts.length === 0) parts.push({ rows: curve(classId), loadRps: 0, slo: o.slos[classId]! });
+      if (parts[0]!.rows.length === 0) continue;
+      const choice = instanceManagerMixClock(parts);
       if (!choice.meetsSlo) emergencies.push({ site: site.site, instance: entry.id });
       clocks.push({ site: site.site, instance: entry.id, clock: { mode: "policy", policy: "instance-manager", minMhz: choice.mhz, maxMhz: choice.mhz } });
     }
   }
   return { delta: { baseVersion: plan.version, createdAtMs: o.nowMs, clocks, routing: {} }, emergencies };
+}
+
+const curveCache = new WeakMap<readonly ProfileRow[], Map<string, Map<string, ProfileRow[]>>>();
+
+/** A profile's rows of a model variant by (GPU, TP, class), built once per profile: a pass runs every 5 s. */
+function curvesOf(profile: readonly ProfileRow[], model: string, variant: string): Map<string, ProfileRow[]> {
+  const byModel = curveCache.get(profile) ?? curveCache.set(profile, new Map()).get(profile)!;
+  let curves = byModel.get(`${model}|${variant}`);
+  if (curves) return curves;
+  byModel.set(`${model}|${variant}`, (curves = new Map()));
+  for (const r of profile) {
+    if (r.model !== model || r.variant !== variant) continue;
+    const key = `${r.gpu}|${r.tp}|${r.classId}`;
+    (curves.get(key) ?? curves.set(key, []).get(key)!).push(r);
+  }
+  return curves;
 }
 
 /**

@@ -8,9 +8,9 @@ export const POOL_EPOCH_S = 300;
 export interface PoolManagerInput {
   /** N: GPUs the cluster manager gave the pool. */
   gpus: number;
-  /** Load of the pool now, in req/s of its own class. */
+  /** Load of the pool now, in req/s of its own class (spilled load counted in its units). */
   loadRps: number;
-  /** The pool class's operating points within the SLO (any clocks; only `maxMhz` ones are used). */
+  /** Operating points within the SLO of every class the pool serves, in the same units (any clocks; only `maxMhz` ones are used). */
   options: readonly Eq1Option[];
   /** The highest-performance clock, at which the pool manager plans (the instance manager lowers it). */
   maxMhz: number;
