@@ -24,6 +24,16 @@ export interface OperatingOption {
   gpuPowerW: number;
   /** Cost of one instance at this point under the objective. */
   cost: number;
+  /**
+   * How far the point misses its class's SLO (largest p99 / SLO ratio - 1, > 0); absent for points
+   * within it. Only planners that serve load no point can serve within its SLO offer such points.
+   */
+  sloExcess?: number;
+}
+
+/** Whether an option misses its class's SLO (see `OperatingOption.sloExcess`). */
+export function outsideSlo(o: Pick<OperatingOption, "sloExcess">): boolean {
+  return (o.sloExcess ?? 0) > 0;
 }
 
 /** The options of one (GPU type, class, TP) of a model variant, sorted by load then clock. */

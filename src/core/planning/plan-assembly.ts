@@ -20,6 +20,12 @@ export interface Allocation {
   variant?: VariantId;
   /** How the clock is set (default: locked at `mhz`), e.g. a frequency policy with bounds around `mhz`. */
   clock?: ClockSetting;
+  /**
+   * Load all `count` instances serve per class, set by a planner that routes itself (e.g. other
+   * classes spilled onto these instances); default: the class's demand spread over its
+   * allocations in proportion to capacity.
+   */
+  serves?: Readonly<Record<string, number>>;
 }
 
 export interface AssemblyOptions {
@@ -71,7 +77,7 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
     const ranges = gpuRanges(site.gpus);
     const merged = mergeAllocations(allocations.filter((a) => a.site === si && a.count > 0));
     const mergedIds = entryIds(merged, site.gpus.length, input.variant);
-    const chunked = merged.flatMap((a, i) => chunkSizes(a.count, o.maxReplicasPerEntry ?? 16).map((count, k) => ({ a: { ...a, count }, id: (k === 0 ? mergedIds[i]! : `${mergedIds[i]!}#${k}`) as InstanceId })));
+    const chunked = merged.flatMap((a, i) => chunkSizes(a.count, o.maxReplicasPerEntry ?? 16).map((count, k) => ({ a: { ...a, count, ...(a.serves ? { serves: scaled(a.serves, count / a.count) } : {}) }, id: (k === 0 ? mergedIds[i]! : `${mergedIds[i]!}#${k}`) as InstanceId })));
     const mine = chunked.map((x) => x.a);
     const ids = chunked.map((x) => x.id);
     const previous: PlacedEntry[] = siteInstances(input.previous, site.id).flatMap((e) => {
@@ -82,10 +88,13 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
     if (!placed) notes.push(`site ${site.id}: allocations exceed its GPUs; nothing planned there`);
     const instances: PlannedInstance[] = placed
       ? mine.map((a, i) => {
-          const load = a.count * a.loadRps * scaleOf(a);
-          if (load > 0) (routing[a.classId] ??= []).push({ site: site.id as SiteId, instance: ids[i]!, weight: load });
-          served.set(a.classId, (served.get(a.classId) ?? 0) + load);
-          return { id: ids[i]!, model: input.model, variant: a.variant ?? input.variant, tp: a.tp, replicas: a.count, gpus: placed[i]!, role: "mixed", clock: a.clock ?? { mode: "locked", mhz: a.mhz }, loadRps: (load > 0 ? { [a.classId]: load } : {}) as Record<ClassId, number> };
+          const loads = Object.entries(a.serves ?? { [a.classId]: a.count * a.loadRps * scaleOf(a) }).filter(([, rps]) => rps > 0);
+          for (const [c, load] of loads) {
+            (routing[c] ??= []).push({ site: site.id as SiteId, instance: ids[i]!, weight: load });
+            served.set(c, (served.get(c) ?? 0) + load);
+          }
+          const guests = loads.some(([c]) => c !== a.classId);
+          return { id: ids[i]!, model: input.model, variant: a.variant ?? input.variant, tp: a.tp, replicas: a.count, gpus: placed[i]!, role: "mixed", clock: a.clock ?? { mode: "locked", mhz: a.mhz }, loadRps: Object.fromEntries(loads) as Record<ClassId, number>, ...(guests ? { sizedFor: a.classId } : {}) };
         })
       : [];
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
@@ -118,9 +127,22 @@ function mergeAllocations(allocations: readonly Allocation[]): Allocation[] {
   const out: Allocation[] = [];
   for (const a of allocations) {
     const same = out.find((b) => b.gpu === a.gpu && b.classId === a.classId && b.tp === a.tp && b.variant === a.variant && b.mhz === a.mhz && b.loadRps === a.loadRps);
-    if (same) same.count += a.count;
-    else out.push({ ...a });
+    if (!same) out.push({ ...a });
+    else {
+      if (same.serves || a.serves) same.serves = added(same.serves ?? {}, a.serves ?? {});
+      same.count += a.count;
+    }
   }
+  return out;
+}
+
+function scaled(rates: Readonly<Record<string, number>>, f: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(rates).map(([c, x]) => [c, x * f]));
+}
+
+function added(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> {
+  const out = { ...a };
+  for (const [c, x] of Object.entries(b)) out[c] = (out[c] ?? 0) + x;
   return out;
 }
 

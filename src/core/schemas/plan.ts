@@ -43,6 +43,8 @@ export const PlannedInstance = z
     clock: ClockSetting,
     /** Load the planner expects this entry (all its replicas together) to serve. */
     loadRps: ClassRates.default({}),
+    /** The class the entry was sized for, where it also serves classes it dominates (spilled load). */
+    sizedFor: ClassId.optional(),
   })
   .refine((i) => i.tp * i.replicas === i.gpus.length, { message: "tp x replicas must equal the number of GPU indices", path: ["tp"] });
 export type PlannedInstance = z.infer<typeof PlannedInstance>;
@@ -91,6 +93,8 @@ export const Plan = z
     routing: Routing,
     /** Unserved req/s per class when demand exceeded what the plan could serve. */
     shortfall: ClassRates.default({}),
+    /** Req/s per class planned on operating points that miss the class's SLO, where none within it had room. */
+    outsideSloRps: ClassRates.optional(),
     notes: z.array(z.string()).default([]),
   })
   .superRefine((plan, ctx) => {

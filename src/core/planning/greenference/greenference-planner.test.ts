@@ -4,9 +4,10 @@ import { javascriptLpSolver } from "../../../solver/javascript-lp-solver.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { interpolateAtLoad, rowsOf } from "../../profiling/profile-lookup.ts";
 import { Plan, type PlannedInstance } from "../../schemas/plan.ts";
-import { planningInput, syntheticProfile } from "../planning.test-helper.ts";
+import { LOOSE_SLO, planningInput, routes, syntheticProfile } from "../planning.test-helper.ts";
 import { PlanningInput } from "../planning-input.ts";
 import { createPlanner, PlannerConfig } from "../registry.ts";
+import { sloExcess } from "./slo-fallback.ts";
 
 const solver = javascriptLpSolver();
 const classes = ["SS", "MM"];
@@ -108,5 +109,70 @@ describe("greenference planner", () => {
     const p = plan(input({ carbon: { wind: 11, unknown: undefined } }));
     expect(servedAt(p, "wind")).toBeCloseTo(12, 6);
     expect(p.notes.some((n) => n.includes("no carbon intensity for unknown"))).toBe(true);
+  });
+
+  it("serves a class no profiled point serves within its SLO on the closest points, says so, and drops none of it", () => {
+    // MM's TTFT SLO is below every profiled point's: before, MM was left unplanned (all shortfall).
+    const mmRows = base.filter((r) => r.classId === "MM");
+    const slos = { SS: LOOSE_SLO, MM: { ttftMs: 0.8 * Math.min(...mmRows.map((r) => r.ttftMs.p99)), tbtMs: 1e9 } };
+    const closest = mmRows.reduce((a, b) => (sloExcess(b, slos.MM) < sloExcess(a, slos.MM) ? b : a));
+    // Two instances' worth of the closest point, so rounding needs no other point.
+    const mmDemand = 2 * closest.loadRps;
+    const sketch = planningInput({ sites: [{ id: "wind", gpus: 64, powerW: 200_000 }], demand: { SS: 2, MM: mmDemand }, profile: base, slos });
+    const i = PlanningInput.parse({ ...sketch, sites: sketch.sites.map((s) => ({ ...s, carbonGPerKwh: 11 })) });
+    const p = plan(i);
+    expect(p.shortfall).toEqual({});
+    expect((routes(p).MM ?? []).reduce((s, t) => s + t.weight, 0)).toBeCloseTo(mmDemand, 6);
+    const outside: Record<string, number | undefined> = { ...p.outsideSloRps };
+    expect(outside.MM).toBeCloseTo(mmDemand, 6);
+    expect(outside.SS).toBeUndefined();
+    expect(p.notes.some((n) => n.startsWith("MM:") && n.includes("served outside its SLO (no profiled point meets it)"))).toBe(true);
+    const mmLoad = (e: PlannedInstance) => (e.loadRps as Record<string, number | undefined>).MM ?? 0;
+    const mm = p.sites.flatMap((s) => s.instances).filter((e) => mmLoad(e) > 0);
+    expect(mm.length).toBeGreaterThan(0);
+    for (const e of mm) {
+      expect([e.tp, clockCeiling(e)]).toEqual([closest.tp, closest.mhz]);
+      expect(mmLoad(e) / e.replicas).toBeLessThanOrEqual(closest.loadRps + 1e-9);
+    }
+  });
+
+  it("does not serve outside the SLO what a point within it can carry", () => {
+    const p = plan(input({ carbon: { wind: 11, grid: 400 }, demand: 20 }));
+    expect(p.outsideSloRps).toBeUndefined();
+    expect(p.shortfall).toEqual({});
+  });
+
+  it("spills lightly loaded classes onto instances of a class that dominates them, holding fewer GPUs, each request counted as one of the host's", () => {
+    // 3x3 bins by position: SS (0,0), SM (0,1), MS (1,0), MM (1,1); a trickle of every class but MM.
+    const cls = ["SS", "SM", "SL", "MS", "MM"];
+    const profile = syntheticProfile({ classes: cls, tps: [8], clocks: [1980] });
+    const demand = { SS: 0.05, SM: 0.05, SL: 0.05, MS: 0.05, MM: 1.5 };
+    const sketch = planningInput({ sites: [{ id: "wind", gpus: 64, powerW: 200_000 }], demand, profile });
+    const i = PlanningInput.parse({ ...sketch, sites: sketch.sites.map((s) => ({ ...s, carbonGPerKwh: 11 })) });
+    const spilled = plan(i);
+    const own = plan(i, { spill: false });
+    const gpus = (p: Plan) => p.sites.flatMap((s) => s.instances).reduce((n, e) => n + e.tp * e.replicas, 0);
+    expect(spilled.shortfall).toEqual({});
+    expect(gpus(spilled)).toBeLessThan(gpus(own));
+    const entries = spilled.sites.flatMap((s) => s.instances);
+    for (const c of ["SS", "SM", "MS"]) {
+      // Served wholly on MM's instances (MM dominates them), routed there by weight.
+      const targets = spilled.routing[c as never] ?? [];
+      expect(targets.reduce((s, t) => s + t.weight, 0)).toBeCloseTo(demand[c as keyof typeof demand], 6);
+      expect(entries.some((e) => e.id.startsWith(`${c}-`))).toBe(false);
+      for (const t of targets) {
+        const host = i.classes.find((k) => k.id === entries.find((e) => e.id === t.instance)?.sizedFor);
+        const guest = i.classes.find((k) => k.id === c)!;
+        expect(host!.inputBin >= guest.inputBin && host!.outputBin >= guest.outputBin).toBe(true);
+      }
+    }
+    // SL is dominated by no class here (no longer input and output): it keeps instances of its own.
+    expect(entries.some((e) => e.id.startsWith("SL-"))).toBe(true);
+    for (const e of entries.filter((e) => e.sizedFor !== undefined)) {
+      const level = Math.max(...rowsOf(i.profile, { tp: e.tp, mhz: clockCeiling(e), classId: e.sizedFor! }).map((r) => r.loadRps));
+      const hosted = Object.values(e.loadRps).reduce((a, b) => a + b, 0);
+      expect(hosted / e.replicas).toBeLessThanOrEqual(level + 1e-9);
+    }
+    expect(spilled.notes.some((n) => / req\/s spilled onto (SL|MM) instances$/.test(n))).toBe(true);
   });
 });

@@ -2,15 +2,19 @@ import { z } from "zod";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import type { LpSolver } from "../../ports/lp-solver.ts";
 import { PolicyWeights } from "../../schemas/fleet.ts";
+import type { Plan } from "../../schemas/plan.ts";
 import { allocationsOf } from "../heron/allocations.ts";
 import { instanceProblem, type InstanceProblem } from "../heron/instance-problem.ts";
 import { solveInstances, type SolveInstancesOptions } from "../heron/instance-solve.ts";
-import { operatingOptions, paretoOptions, type OptionSet } from "../operating-options.ts";
+import { coverDemand, type ClassCapacity } from "../heron/spill-cover.ts";
+import { operatingOptions, outsideSlo, paretoOptions, type OptionSet } from "../operating-options.ts";
 import { assemblePlan, type Allocation } from "../plan-assembly.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { ecoFreqBounds } from "./clock-bounds.ts";
 import { greenferenceCost } from "./greenference-cost.ts";
+import { nearMissOptions, priceFallback, withFallback } from "./slo-fallback.ts";
+import { servedLoads, spillEdges } from "./spill-routing.ts";
 
 /**
  * Default weights, per request served: 1 per gCO2, 0.01 per second of median E2E (10 s of latency
@@ -32,6 +36,8 @@ export const GreenferenceConfig = z.object({
   unknownCarbonGPerKwh: z.number().nonnegative().default(WORLD_AVERAGE_G_PER_KWH),
   /** "ecofreq": sites run iteration-level frequency control within bounds around the planned clock; "locked": the planned clock. */
   clock: z.enum(["ecofreq", "locked"]).default("ecofreq"),
+  /** Serve a class's demand also on instances planned for a class that dominates it (DynamoLLM §IV-B, fragmentation). */
+  spill: z.boolean().default(true),
 });
 export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
 
@@ -39,10 +45,14 @@ export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
  * Greenference's combined planner: Heron's Planner-L model (per site and slot, instances of every
  * (GPU, class, TP, clock, load level) within each site's GPUs and forecast power envelope, one
  * (clock, load) per group, a reconfiguration budget, SLO-feasible points only, unserved load at a
- * penalty and reported as shortfall) with two more levers and another objective: the model
+ * penalty and reported as shortfall) with four more levers and another objective: the model
  * variant (every variant in `input.variants` is a group of its own) and a cost per instance of
  * weighted carbon (energy x the site's intensity: a wind site's is its life-cycle one), energy,
- * request-weighted latency and quality loss (`greenferenceCost`). Instances get EcoFreq bounds
+ * request-weighted latency and quality loss (`greenferenceCost`); demand no point can serve within
+ * its SLO (none exists, or none has room) runs on the closest points that miss it, at a premium
+ * that keeps them last (`priceFallback`), and says so (`outsideSloRps`, notes): load is dropped
+ * only for want of GPUs or power; a class may run on instances planned for a class that
+ * dominates it (`spillEdges`), so lightly loaded classes need no instances of their own. Instances get EcoFreq bounds
  * around the planned clock (`ecoFreqBounds`), within which the site controls frequency per
  * iteration.
  *
@@ -58,50 +68,78 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
   const variants = input.variants ?? [{ id: input.variant, quality: 1 }];
   const bestQuality = Math.max(...variants.map((v) => v.quality));
   const offered = variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" }) }));
+  const fallback = variants.map((v) => nearMissOptions(input.profile, { model: input.model, variant: v.id, slos }));
   const { gPerKwh, assumed, unknownGPerKwh } = siteIntensities(input, config.unknownCarbonGPerKwh);
+  const priced = (site: number, raw: readonly OptionSet[], qualityLoss: number) =>
+    raw.map((set) => ({ ...set, options: set.options.map((o) => ({ ...o, cost: greenferenceCost(o, { carbonGPerKwh: gPerKwh[site]!, qualityLoss }, config.weights) })) }));
+  const gpusAt = (site: number) => new Set(input.sites[site]!.gpus.map((g) => g.type));
+  // The dearest cost per req/s of any point within an SLO: the unit of the fallback premium and the unserved penalty.
+  const dearest = Math.max(0, ...input.sites.flatMap((_, s) => offered.flatMap(({ qualityLoss, sets }) => priced(s, sets, qualityLoss).filter((set) => gpusAt(s).has(set.gpu)).flatMap((set) => set.options.map((o) => o.cost / o.loadRps)))));
   const atIntensity = new Map<number, OptionSet[]>();
   const setsAt = (site: number): OptionSet[] => {
     const carbonGPerKwh = gPerKwh[site]!;
     let sets = atIntensity.get(carbonGPerKwh);
     if (!sets) {
-      sets = offered.flatMap(({ qualityLoss, sets: raw }) =>
-        raw.map((set) => ({ ...set, options: paretoOptions(set.options.map((o) => ({ ...o, cost: greenferenceCost(o, { carbonGPerKwh, qualityLoss }, config.weights) }))) })),
-      );
+      sets = offered.flatMap(({ qualityLoss, sets: raw }, v) => {
+        const missing = priced(site, fallback[v]!, qualityLoss).map((set) => ({ ...set, options: set.options.map((o) => priceFallback(o, o.cost, dearest)) }));
+        return withFallback(priced(site, raw, qualityLoss), missing).map((set) => ({ ...set, options: paretoOptions(set.options) }));
+      });
       atIntensity.set(carbonGPerKwh, sets);
     }
     return sets;
   };
-  const problem = servingFirst(instanceProblem(input, setsAt, { reconfigBudget: config.reconfigBudget }));
+  const base = servingFirst(instanceProblem(input, setsAt, { reconfigBudget: config.reconfigBudget }), dearest);
+  const withinSlo = input.classes.map((_, c) => base.groups.some((g) => g.classIdx === c && g.options.some((o) => !outsideSlo(o))));
+  const edges = config.spill ? spillEdges(input.classes, withinSlo) : [];
+  const problem: InstanceProblem = edges.length > 0 ? { ...base, spill: edges } : base;
   const out = solveInstances(problem, solver, solve);
   const allOptions = (a: Allocation) => offered[variants.findIndex((v) => v.id === a.variant)]?.sets.find((s) => s.gpu === a.gpu && s.classId === a.classId && s.tp === a.tp)?.options ?? [];
-  const allocations = allocationsOf(input, problem, out.choice).map((a) => (config.clock === "locked" ? a : { ...a, clock: ecoFreqBounds(allOptions(a), a.mhz, a.loadRps) }));
+  const used = problem.groups.flatMap((g, gi) => {
+    const o = g.options[out.choice.option[gi] ?? -1];
+    const count = out.choice.count[gi] ?? 0;
+    return o && count > 0 ? [{ classIdx: g.classIdx, capacityRps: count * o.loadRps, outside: outsideSlo(o), excess: o.sloExcess ?? 0 }] : [];
+  });
+  const capacity: ClassCapacity = { inSlo: input.classes.map(() => 0), outside: input.classes.map(() => 0) };
+  for (const u of used) (u.outside ? capacity.outside : capacity.inSlo)[u.classIdx]! += u.capacityRps;
+  const cover = coverDemand(problem.demandRps, capacity, edges);
+  const classIds = input.classes.map((c) => c.id as string);
+  const loads = servedLoads(used, capacity, cover, edges, classIds);
+  const allocations = allocationsOf(input, problem, out.choice).map((a, i) => ({ ...(config.clock === "locked" ? a : { ...a, clock: ecoFreqBounds(allOptions(a), a.mhz, a.loadRps) }), serves: loads[i]! }));
   let carbonGPerH = 0;
   problem.groups.forEach((g, gi) => {
     const o = g.options[out.choice.option[gi] ?? -1];
     if (o) carbonGPerH += ((out.choice.count[gi] ?? 0) * o.gpuPowerW * SERVER_POWER_OVERHEAD * gPerKwh[g.site]!) / 1000;
   });
   const budget = problem.reconfigBudgetGpus;
+  const outsideSloRps = Object.fromEntries(input.classes.flatMap((c, ci) => (cover.ownOutside[ci]! > 1e-9 * Math.max(1, c.demandRps) ? [[c.id, cover.ownOutside[ci]!]] : [])));
+  const worstExcess = (ci: number) => Math.max(0, ...used.filter((u) => u.outside && u.classIdx === ci).map((u) => u.excess));
   const notes = [
     `greenference (carbon ${config.weights.carbon}, energy ${config.weights.energy}, latency ${config.weights.latency}, accuracy ${config.weights.accuracy}): ${out.method}, objective ${round(out.usage.objective)}, LP bound ${round(out.lpBound)}, gap ${round(out.gap)}`,
     `carbon at the planned load levels: ${round(carbonGPerH)} gCO2/h`,
     ...(assumed.length === 0 ? [] : [`no carbon intensity for ${assumed.join(", ")}: counted at ${round(unknownGPerKwh)} gCO2/kWh`]),
     ...(budget === undefined ? [] : [`reconfigured ${out.usage.reconfigGpus} GPUs (budget ${round(budget)})`]),
+    ...input.classes.flatMap((c, ci) =>
+      outsideSloRps[c.id] === undefined
+        ? []
+        : [`${c.id}: ${round(outsideSloRps[c.id]!)} req/s served outside its SLO (${withinSlo[ci] ? "no point within it had room" : "no profiled point meets it"}), on the closest points, missing it by up to ${round(100 * worstExcess(ci))}%`],
+    ),
+    ...edges.flatMap((e, i) => (cover.spilled[i]! > 1e-9 ? [`${classIds[e.from]}: ${round(cover.spilled[i]!)} req/s spilled onto ${classIds[e.to]} instances`] : [])),
     ...out.notes,
   ];
-  const plan = assemblePlan(input, allocations, { policy: "greenference", notes });
+  const assembled = assemblePlan(input, allocations, { policy: "greenference", notes });
+  const plan = Object.keys(outsideSloRps).length > 0 ? { ...assembled, outsideSloRps: outsideSloRps as Plan["outsideSloRps"] } : assembled;
   const stats = { variables: out.variables, constraints: out.constraints, objective: out.usage.objective, lpBound: out.lpBound, gap: out.gap, method: out.method };
   return { plan, stats };
 }
 
 /**
- * The problem with unserved load priced at 100 x the dearest cost per req/s of any option (Heron's
+ * The problem with unserved load priced at 100 x `dearest`, the dearest cost per req/s of any option within an SLO (Heron's
  * penalty uses each class's cheapest, which a carbon-free site makes almost nothing: the planner
  * would then rather drop load than serve it on a grid site). Serving comes first, as DESIGN
  * section 6 asks; the reconfiguration penalty keeps its ratio to it.
  */
-function servingFirst(p: InstanceProblem): InstanceProblem {
-  const dearest = Math.max(0, ...p.groups.flatMap((g) => g.options.map((o) => o.cost / o.loadRps)).filter(Number.isFinite));
-  if (!(dearest > 0)) return p;
+function servingFirst(p: InstanceProblem, dearest: number): InstanceProblem {
+  if (!(dearest > 0) || !Number.isFinite(dearest)) return p;
   const unservedPenalty = 100 * dearest;
   return { ...p, unservedPenalty, reconfigPenalty: (p.reconfigPenalty * unservedPenalty) / p.unservedPenalty };
 }

@@ -1,4 +1,6 @@
+import { outsideSlo } from "../operating-options.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
+import { coverDemand, type ClassCapacity } from "./spill-cover.ts";
 
 /** An integer plan of an `InstanceProblem`: per group one option index (-1: none) and its instance count. */
 export interface InstanceChoice {
@@ -10,6 +12,7 @@ export interface InstanceChoice {
 export interface ChoiceUsage {
   gpus: number[];
   powerW: number[];
+  /** Per class, demand served (spilled load counted for the class it belongs to). */
   servedRps: number[];
   shortfallRps: number[];
   reconfigGpus: number;
@@ -33,7 +36,7 @@ export function groupReconfig(p: InstanceProblem, g: number, count: number): num
 export function usageOf(p: InstanceProblem, c: InstanceChoice): ChoiceUsage {
   const gpus = p.pools.map(() => 0);
   const powerW = p.sitePowerW.map(() => 0);
-  const servedRps = p.demandRps.map(() => 0);
+  const capacity: ClassCapacity = { inSlo: p.demandRps.map(() => 0), outside: p.demandRps.map(() => 0) };
   let cost = 0;
   let reconfigGpus = 0;
   p.groups.forEach((g, gi) => {
@@ -43,10 +46,11 @@ export function usageOf(p: InstanceProblem, c: InstanceChoice): ChoiceUsage {
     if (!opt || n === 0) return;
     gpus[g.pool]! += n * g.tp;
     powerW[g.site]! += n * opt.powerW;
-    servedRps[g.classIdx]! += n * opt.loadRps;
+    (outsideSlo(opt) ? capacity.outside : capacity.inSlo)[g.classIdx]! += n * opt.loadRps;
     cost += n * opt.cost;
   });
-  const shortfallRps = p.demandRps.map((d, ci) => Math.max(0, d - servedRps[ci]!));
+  const shortfallRps = coverDemand(p.demandRps, capacity, p.spill ?? []).unserved;
+  const servedRps = p.demandRps.map((d, ci) => d - shortfallRps[ci]!);
   const overflow = p.reconfigBudgetGpus === undefined ? 0 : Math.max(0, reconfigGpus - p.reconfigBudgetGpus);
   const objective = cost + p.unservedPenalty * shortfallRps.reduce((a, b) => a + b, 0) + p.reconfigPenalty * overflow;
   const feasible = gpus.every((n, i) => n <= p.pools[i]!.count) && powerW.every((w, s) => w <= p.sitePowerW[s]! * (1 + 1e-9));

@@ -1,4 +1,5 @@
 import type { LpModel, LpSolution } from "../../ports/lp-solver.ts";
+import { outsideSlo } from "../operating-options.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
 
 /** Variable names of the instance model, shared by `buildInstanceModel` and its readers. */
@@ -6,6 +7,7 @@ export const names = {
   x: (g: number, k: number) => `x${g}_${k}`,
   served: (c: number) => `s${c}`,
   kept: (g: number) => `k${g}`,
+  spill: (e: number) => `f${e}`,
   overflow: "v",
 };
 
@@ -29,6 +31,9 @@ export interface InstanceModel {
  *   k_g = min(X_g, Old_g) kept instances, |X - Old| = X + Old - 2k. R_L may be exceeded, at a
  *   penalty above that of any load the GPUs could serve: only when the plan in force no longer
  *   fits and shedding it alone exceeds R_L.
+ * - spill (`p.spill`): f_e >= 0 req/s of class `from` served on instances of class `to`, moved
+ *   from `from`'s demand row to `to`'s, and, for a host, sum of f into it <= its capacity within
+ *   the SLO (options without `sloExcess`); one spilled request counts as one of `to`'s.
  * Every row but the budget one holds at x = 0, and costs and power are scaled to order 1: the
  * library's dense simplex stalls on large phase-1 work and on coefficients spanning 1e9.
  * With `integer`, the x are integers.
@@ -45,12 +50,19 @@ export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }):
     model.constraints[`D${c}`] = { max: rps };
     model.variables[names.served(c)] = { cost: -p.unservedPenalty / costUnit, [`d${c}`]: 1, [`D${c}`]: 1 };
   });
+  const spill = p.spill ?? [];
+  const hosts = new Set(spill.map((e) => e.to));
+  spill.forEach((e, i) => {
+    model.constraints[`h${e.to}`] = { max: 0 };
+    model.variables[names.spill(i)] = { cost: 0, [`d${e.from}`]: -1, [`d${e.to}`]: 1, [`h${e.to}`]: 1 };
+  });
   let oldGpus = 0;
   p.groups.forEach((g, gi) => {
     const tracked = budget !== undefined && g.old > 0;
     if (tracked) oldGpus += g.tp * g.old;
     g.options.forEach((opt, k) => {
       const v: Record<string, number> = { cost: opt.cost / costUnit, [`n${g.pool}`]: g.tp, [`p${g.site}`]: opt.powerW / powerUnit, [`d${g.classIdx}`]: -opt.loadRps };
+      if (hosts.has(g.classIdx) && !outsideSlo(opt)) v[`h${g.classIdx}`] = -opt.loadRps;
       if (budget !== undefined) v["rc"] = g.tp;
       if (tracked) v[`kx${gi}`] = -1;
       const name = names.x(gi, k);

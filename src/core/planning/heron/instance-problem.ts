@@ -3,6 +3,7 @@ import type { OperatingOption, OptionSet } from "../operating-options.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { mainClass, siteInstances } from "../plan-reading.ts";
 import { gpuRanges, gpuTypeAt } from "../site-gpus.ts";
+import type { SpillEdge } from "./spill-cover.ts";
 
 /** The GPUs of one type at one site: a GPU budget (Heron constraint 1). */
 export interface Pool {
@@ -46,6 +47,8 @@ export interface InstanceProblem {
    * no longer fits the GPUs or power and shedding it alone exceeds R_L.
    */
   reconfigPenalty: number;
+  /** Classes whose demand may run on instances of a class that dominates them (absent: none). */
+  spill?: readonly SpillEdge[];
 }
 
 /**
@@ -101,7 +104,10 @@ export function cheapestPerRps(groups: readonly { classIdx: number; options: rea
   return finite.length > 0 ? Math.max(...finite) : 1;
 }
 
-/** Instances (replicas) of the plan in force per "pool|class", by (TP, variant); an entry belongs to the class it serves most. */
+/**
+ * Instances (replicas) of the plan in force per "pool|class", by (TP, variant); an entry belongs to
+ * the class it was sized for, else the class it serves most.
+ */
 function oldCounts(input: PlanningInput, classIdx: ReadonlyMap<string, number>): Map<string, { tp: number; variant: string; count: number }[]> {
   const counts = new Map<string, { tp: number; variant: string; count: number }[]>();
   let poolBase = 0;
@@ -109,7 +115,7 @@ function oldCounts(input: PlanningInput, classIdx: ReadonlyMap<string, number>):
     const ranges = gpuRanges(site.gpus);
     for (const inst of siteInstances(input.previous, site.id)) {
       const type = gpuTypeAt(ranges, inst.gpus[0] ?? -1);
-      const ci = classIdx.get(mainClass(inst.loadRps) ?? "");
+      const ci = classIdx.get(inst.sizedFor ?? mainClass(inst.loadRps) ?? "");
       if (type === undefined || ci === undefined) continue;
       const key = `${poolBase + site.gpus.findIndex((g) => g.type === type)}|${ci}`;
       const list = counts.get(key) ?? counts.set(key, []).get(key)!;

@@ -1,5 +1,7 @@
+import { outsideSlo, type OperatingOption } from "../operating-options.ts";
 import { groupReconfig, type InstanceChoice } from "./instance-choice.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
+import { coverDemand, type ClassCapacity } from "./spill-cover.ts";
 
 const EPS = 1e-9;
 
@@ -9,7 +11,10 @@ const EPS = 1e-9;
  * group and GPUs and power allow; add back instances of the plan in force while the
  * reconfiguration count exceeds `allowance`; cover each class's deficit
  * greedily (`fill`; going over `allowance` at the problem's penalty, as the LP may), also from
- * groups the LP left empty; finally drop instances their class does not need. Deterministic.
+ * groups the LP left empty; finally drop instances their class does not need. With spill edges a
+ * class's deficit may also be covered by, and its instances dropped for, room on instances of a
+ * class that dominates it (`coverDemand`): DynamoLLM's fragmentation handling (§IV-B), which
+ * rounds a pool down and moves the leftover to a larger pool. Deterministic.
  */
 export function roundAndRepair(p: InstanceProblem, fractional: InstanceChoice, allowance: number): InstanceChoice {
   const s = new RepairState(p, allowance);
@@ -41,14 +46,18 @@ class RepairState {
   readonly choice: InstanceChoice;
   private readonly gpus: number[];
   private readonly power: number[];
-  private readonly served: number[];
+  private readonly capacity: ClassCapacity;
+  private unservedCache: number[] | undefined;
+  /** Per class, the classes that may spill onto its instances within the SLO. */
+  private readonly guests: number[][];
   private reconfig: number;
 
   constructor(private readonly p: InstanceProblem, private readonly allowance: number) {
     this.choice = { option: p.groups.map(() => -1), count: p.groups.map(() => 0) };
     this.gpus = p.pools.map(() => 0);
     this.power = p.sitePowerW.map(() => 0);
-    this.served = p.demandRps.map(() => 0);
+    this.capacity = { inSlo: p.demandRps.map(() => 0), outside: p.demandRps.map(() => 0) };
+    this.guests = p.demandRps.map((_, c) => (p.spill ?? []).filter((e) => e.to === c).map((e) => e.from));
     this.reconfig = p.groups.reduce((sum, _, g) => sum + groupReconfig(p, g, 0), 0);
   }
 
@@ -73,14 +82,20 @@ class RepairState {
       const consider = (g: number, k: number, n: number, score: number, room?: { g: number; k: number }) => {
         if (score < this.p.unservedPenalty && (!best || score < best.score - EPS * Math.abs(score))) best = { g, k, n, score, ...(room ? { room } : {}) };
       };
+      const unserved = this.unserved();
       this.p.groups.forEach((group, g) => {
         const demand = this.p.demandRps[group.classIdx]!;
-        const deficit = demand - this.served[group.classIdx]!;
-        if (deficit <= EPS * Math.max(1, demand)) return;
+        const own = unserved[group.classIdx]!;
+        const spilled = this.guests[group.classIdx]!.reduce((sum, c) => sum + unserved[c]!, 0);
+        // What capacity of an option could cover: its own class's deficit, and within the SLO the guests'.
+        const coverable = (o: OperatingOption) => own + (outsideSlo(o) ? 0 : spilled);
+        if (own + spilled <= EPS * Math.max(1, demand)) return;
         const count = this.choice.count[g]!;
         const current = group.options[this.choice.option[g]!];
         // A group in use keeps one option (one (clock, load) per group); an empty one may take any.
         group.options.forEach((o, k) => {
+          const deficit = coverable(o);
+          if (deficit <= EPS * Math.max(1, demand)) return;
           if (count > 0 && current && k !== this.choice.option[g]) {
             if (o.loadRps > current.loadRps && this.powerFits(g, count * (o.powerW - current.powerW))) {
               consider(g, k, 0, (count * (o.cost - current.cost)) / Math.min(deficit, count * (o.loadRps - current.loadRps)));
@@ -107,17 +122,20 @@ class RepairState {
     }
   }
 
-  /** Drops instances whose class stays served without them, dearest groups first. */
+  /** Drops instances without which no more demand goes unserved (spill included), dearest groups first. */
   trim(): void {
     const order = this.p.groups.map((_, i) => i).filter((i) => this.choice.count[i]! > 0);
     const cost = (i: number) => this.p.groups[i]!.options[this.choice.option[i]!]!.cost;
     order.sort((a, b) => cost(b) - cost(a) || a - b);
     for (const i of order) {
-      const g = this.p.groups[i]!;
-      const o = g.options[this.choice.option[i]!]!;
-      const demand = this.p.demandRps[g.classIdx]!;
-      while (this.choice.count[i]! > 0 && this.served[g.classIdx]! - o.loadRps >= demand - EPS * Math.max(1, demand) && this.overflowAfter(i, -1) <= this.overflowAfter(i, 0)) {
+      const demand = this.p.demandRps[this.p.groups[i]!.classIdx]!;
+      while (this.choice.count[i]! > 0 && this.overflowAfter(i, -1) <= this.overflowAfter(i, 0)) {
+        const before = total(this.unserved());
         this.add(i, this.choice.option[i]!, -1);
+        if (total(this.unserved()) > before + EPS * Math.max(1, demand)) {
+          this.add(i, this.choice.option[i]!, 1);
+          break;
+        }
       }
     }
   }
@@ -150,6 +168,8 @@ class RepairState {
       if (group.site !== site || count === 0 || !now) return;
       group.options.forEach((o, k) => {
         const cost = count * (o.cost - now.cost);
+        // Never out of the SLO: what the group serves within it (spilled load too) would miss it.
+        if (outsideSlo(o) && !outsideSlo(now)) return;
         if (o.loadRps >= now.loadRps && count * (now.powerW - o.powerW) >= watts && (!best || cost < best.cost)) best = { g: h, k, cost };
       });
     });
@@ -177,7 +197,13 @@ class RepairState {
     this.choice.count[g] = count + n;
     this.gpus[group.pool]! += n * group.tp;
     this.power[group.site]! += n * o.powerW;
-    this.served[group.classIdx]! += n * o.loadRps;
+    (outsideSlo(o) ? this.capacity.outside : this.capacity.inSlo)[group.classIdx]! += n * o.loadRps;
+    this.unservedCache = undefined;
+  }
+
+  /** Per class, demand the plan so far leaves unserved (spill included). */
+  private unserved(): number[] {
+    return (this.unservedCache ??= coverDemand(this.p.demandRps, this.capacity, this.p.spill ?? []).unserved);
   }
 
   private overflowAfter(g: number, n: number): number {
@@ -186,4 +212,8 @@ class RepairState {
     const reconfig = this.reconfig + groupReconfig(this.p, g, count + n) - groupReconfig(this.p, g, count);
     return Math.max(0, reconfig - this.allowance);
   }
+}
+
+function total(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0);
 }
