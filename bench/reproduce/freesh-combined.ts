@@ -13,7 +13,7 @@ import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { binLengths, type ServingMode } from "./freesh-profile.ts";
-import type { Worker } from "./freesh-serving.ts";
+import type { RouteTo, Worker } from "./freesh-serving.ts";
 
 /** Pounds per MWh (PJM's unit for e_instance.csv) to grams per kWh. */
 const G_PER_KWH_PER_LB_PER_MWH = 0.453592;
@@ -96,25 +96,36 @@ export function combinedInput(input: FreeshPoolInput, partition: number, profile
 
 /**
  * The combined policy's plan for one episode (default weights: carbon first, latency priced) and
- * its workers for `serveEpisode`: each replica a worker of its class and mode, weighted in routing
- * by its planned load, carrying its EcoFreq bounds; Lat (for LLF windows and the 5 x Lat SLO) is
- * FREESH's probed point of the same (type, mode), so both systems are judged alike.
+ * its workers and routes for `serveEpisode`: each replica a worker of its main class and mode,
+ * carrying its EcoFreq bounds; each type sent where the plan's routing sends it (a type spilled
+ * onto instances sized for another class goes to those, not to every worker), an instance's
+ * weight split evenly over its replicas. Lat (for LLF windows and the 5 x Lat SLO) is FREESH's
+ * probed point of the request's own type at the worker's mode, so both systems are judged alike
+ * and a spilled request by its own type's latency.
  */
-export function combinedPlan(input: PlanningInput, probed: FreeshConfigPoint[][], modes: readonly ServingMode[], solver: LpSolver): { plan: Plan; workers: Worker[]; shortfall: number } {
+export function combinedPlan(input: PlanningInput, probed: FreeshConfigPoint[][], modes: readonly ServingMode[], solver: LpSolver): { plan: Plan; workers: Worker[]; routes: (type: number) => RouteTo[]; shortfall: number } {
   const { plan } = greenferencePlanner(GreenferenceConfig.parse({ kind: "greenference" })).plan(input, solver);
   const types = input.classes.map((c) => c.id as string);
-  const workers = plan.sites.flatMap((sp) => {
+  const replicasOf = new Map<string, number[]>();
+  const workers: Worker[] = [];
+  for (const sp of plan.sites) {
     const n = input.sites.findIndex((s) => s.id === sp.site);
     const ranges = gpuRanges(input.sites[n]!.gpus);
-    return sp.instances.flatMap((inst) => {
+    for (const inst of sp.instances) {
       const classId = mainClass(inst.loadRps);
       const gpu = gpuTypeAt(ranges, inst.gpus[0]!);
       const mode = modes.findIndex((m) => m.gpu.type === gpu && m.tp === inst.tp);
       const type = types.indexOf(classId ?? "");
-      if (!classId || mode < 0 || type < 0) return [];
+      if (!classId || mode < 0 || type < 0) continue;
       const point = { ...probed[type]![mode]!, maxQps: (inst.loadRps[classId] ?? 0) / inst.replicas };
-      return Array.from({ length: inst.replicas }, () => ({ site: n, type, mode, point, clock: inst.clock }));
+      replicasOf.set(`${sp.site}/${inst.id}`, Array.from({ length: inst.replicas }, (_, k) => workers.length + k));
+      for (let k = 0; k < inst.replicas; k++) workers.push({ site: n, type, mode, point, clock: inst.clock });
+    }
+  }
+  const routes = (type: number): RouteTo[] =>
+    (plan.routing[types[type] as ClassId] ?? []).flatMap((t) => {
+      const replicas = replicasOf.get(`${t.site}/${t.instance}`) ?? [];
+      return replicas.map((worker) => ({ worker, weight: t.weight / replicas.length, point: probed[type]?.[workers[worker]!.mode] ?? workers[worker]!.point }));
     });
-  });
-  return { plan, workers, shortfall: Object.values(plan.shortfall).reduce((a, b) => a + (b ?? 0), 0) };
+  return { plan, workers, routes, shortfall: Object.values(plan.shortfall).reduce((a, b) => a + (b ?? 0), 0) };
 }

@@ -216,7 +216,7 @@ function combinedPlans(o: HourOptions, inputs: readonly FreeshPoolInput[], frees
     if (!profiles.has(s)) profiles.set(s, combinedProfile({ llm: o.llm, modes, lengths: o.lengths, thresholds, probed: parts[s]!, requests: o.probeRequests ?? 400, seed: o.seed }, input.types));
     const planned = combinedPlan(combinedInput(input, s, profiles.get(s)!, modes, { episode: episodes[e]!, llm: o.llm, previous }), parts[s]!, modes, o.solver);
     previous = planned.plan;
-    return { serving: { workers: planned.workers, classify: asServing(input, freesh[e]!).classify }, shortfallRps: planned.shortfall };
+    return { serving: { workers: planned.workers, classify: asServing(input, freesh[e]!).classify, routes: planned.routes }, shortfallRps: planned.shortfall };
   });
   return { plans: out.map((x) => x.serving), shortfallRps: out.map((x) => x.shortfallRps) };
 }

@@ -20,10 +20,22 @@ export interface Worker {
   clock?: ClockSetting;
 }
 
+/** One worker a plan routes a request type to: its index, weight and the profile point whose Lat judges the type there. */
+export interface RouteTo {
+  worker: number;
+  weight: number;
+  point: FreeshConfigPoint;
+}
+
 /** A system's plan for one episode: its workers and how it types a request. */
 export interface EpisodeServing {
   workers: readonly Worker[];
   classify: (r: LengthPair) => number;
+  /**
+   * Per type, where the plan's routing sends it (the combined policy's, whose plan may serve a
+   * type on workers sized for another); absent: by worker type, as FREESH serves.
+   */
+  routes?: (type: number) => readonly RouteTo[];
 }
 
 /**
@@ -48,7 +60,7 @@ export interface ServedEpisode {
   /** Energy per site and 5-minute slot of the episode (slots past its end when work ran over), J. */
   energyJ: number[][];
   served: ServedRequest[];
-  /** Requests whose type had no worker in the plan, sent to the plan's other workers. */
+  /** Requests whose type had no worker (with `routes`: no route) in the plan, sent to the plan's other workers. */
   untyped: number;
 }
 
@@ -64,7 +76,8 @@ export interface ServeOptions {
 
 /**
  * Serves one episode's requests (arrivals relative to its start) on a plan: each request is typed
- * by the plan's classifier and sent to a worker of its type by smooth weighted round robin over
+ * by the plan's classifier and sent by smooth weighted round robin to the plan's routes of its
+ * type where it has them (judged by the route's point), else to a worker of its type, weighted by
  * the workers' profiled capacity (a type without workers goes to all of them); every worker is an
  * engine behind FREESH's router queue (LLF or FCFS) at the knob's clocks, kept on until
  * the episode ends. Energy is booked per site and slot.
@@ -72,18 +85,27 @@ export interface ServeOptions {
 export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeServing, knobs: Knobs, o: ServeOptions): ServedEpisode {
   if (plan.workers.length === 0) throw new Error("a plan without workers cannot serve");
   const queues: number[][] = plan.workers.map(() => []);
-  const pickers = new Map<number, () => number>();
+  // Per type: the workers it may go to, their weights, and with routes the point that judges it on each.
+  const pickers = new Map<number, { to: readonly number[]; pick: () => number; points?: readonly FreeshConfigPoint[]; typed: boolean }>();
+  const points: (FreeshConfigPoint | undefined)[] = requests.map(() => undefined);
   let untyped = 0;
   requests.forEach((r, i) => {
     const type = plan.classify(r);
     let picker = pickers.get(type);
     if (!picker) {
+      const routes = (plan.routes?.(type) ?? []).filter((t) => t.weight > 0);
       const own = plan.workers.flatMap((w, k) => (w.type === type ? [k] : []));
-      picker = pickFrom(own.length > 0 ? own : plan.workers.map((_, k) => k), plan.workers);
+      const to = own.length > 0 ? own : plan.workers.map((_, k) => k);
+      picker =
+        routes.length > 0
+          ? { to: routes.map((t) => t.worker), pick: pickFrom(routes.map((t) => t.weight)), points: routes.map((t) => t.point), typed: true }
+          : { to, pick: pickFrom(to.map((k) => plan.workers[k]!.point.maxQps)), typed: own.length > 0 && !plan.routes };
       pickers.set(type, picker);
     }
-    if (!plan.workers.some((w) => w.type === type)) untyped++;
-    queues[picker()]!.push(i);
+    if (!picker.typed) untyped++;
+    const j = picker.pick();
+    points[i] = picker.points?.[j];
+    queues[picker.to[j]!]!.push(i);
   });
   const energyJ: number[][] = Array.from({ length: o.sites }, () => []);
   const served: ServedRequest[] = requests.map(() => ({ ttftS: NaN, e2eS: NaN, tbtS: NaN, latS: NaN }));
@@ -91,7 +113,8 @@ export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeSe
     const mode = o.modes[w.mode]!;
     const routed: RoutedRequest[] = queues[k]!.map((i) => {
       const r = requests[i]!;
-      const latS = isolatedLatencyS(r.outputTokens, w.point.tbtMs / 1e3, w.point.ttftMs / 1e3);
+      const point = points[i] ?? w.point;
+      const latS = isolatedLatencyS(r.outputTokens, point.tbtMs / 1e3, point.ttftMs / 1e3);
       return { arrivalS: r.arrivalS, inputTokens: r.inputTokens, outputTokens: r.outputTokens, latS, windowS: llfWindowS(latS) };
     });
     const clock = knobs.clock === "miad" ? miadClock(mode.gpu, o.tbtSloMs) : knobs.clock === "ecofreq" ? ecoFreqClock(o.llm, mode, w.clock, o.tbtSloMs) : mode.gpu.maxMhz;
@@ -105,11 +128,11 @@ export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeSe
   return { energyJ: energyJ.map((row) => Array.from(row, (x) => x ?? 0)), served, untyped };
 }
 
-/** Smooth weighted round robin (nginx's) over `indices`, weighted by each worker's max QPS. */
-function pickFrom(indices: readonly number[], workers: readonly Worker[]): () => number {
-  const weight = indices.map((k) => Math.max(1e-9, workers[k]!.point.maxQps));
+/** Smooth weighted round robin (nginx's) over positions 0..n-1 with these weights. */
+function pickFrom(weights: readonly number[]): () => number {
+  const weight = weights.map((w) => Math.max(1e-9, w));
   const total = weight.reduce((a, b) => a + b, 0);
-  const current = indices.map(() => 0);
+  const current = weight.map(() => 0);
   return () => {
     let best = 0;
     current.forEach((_, j) => {
@@ -117,7 +140,7 @@ function pickFrom(indices: readonly number[], workers: readonly Worker[]): () =>
       if (current[j]! > current[best]!) best = j;
     });
     current[best]! -= total;
-    return indices[best]!;
+    return best;
   };
 }
 

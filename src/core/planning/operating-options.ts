@@ -29,6 +29,17 @@ export interface OperatingOption {
    * within it. Only planners that serve load no point can serve within its SLO offer such points.
    */
   sloExcess?: number;
+  /**
+   * Classes (indices into the planning input's) that meet their own SLO when spilled onto an
+   * instance at this point; absent: every class (planners that do not spill). See `spillEdges`.
+   */
+  guests?: readonly number[];
+}
+
+/** Whether an option admits every guest `other` admits (`OperatingOption.guests`). */
+export function admitsAll(o: Pick<OperatingOption, "guests">, other: Pick<OperatingOption, "guests">): boolean {
+  if (o.guests === undefined) return true;
+  return other.guests !== undefined && other.guests.every((g) => o.guests!.includes(g));
 }
 
 /** Whether an option misses its class's SLO (see `OperatingOption.sloExcess`). */
@@ -88,14 +99,14 @@ export function operatingOptions(
 /**
  * Drops every option that another option of the same (GPU, class, TP) beats per unit of load: at
  * least as much load per instance (so no more GPUs per req/s), no more power per req/s and no
- * more cost per req/s. This leaves the optimum of the LP relaxation unchanged (whatever the
+ * more cost per req/s, and at least the guests (`guests`). This leaves the optimum of the LP relaxation unchanged (whatever the
  * dominated option serves, fewer instances of the dominating one serve for no more GPUs, power or
  * cost), except through the reconfiguration budget, which counts instances. Of equal options the
  * first (lower load, then lower clock) is kept.
  */
 export function paretoOptions(options: readonly OperatingOption[]): OperatingOption[] {
   const beats = (b: OperatingOption, a: OperatingOption) =>
-    b.loadRps >= a.loadRps && b.powerW / b.loadRps <= a.powerW / a.loadRps && b.cost / b.loadRps <= a.cost / a.loadRps;
+    b.loadRps >= a.loadRps && b.powerW / b.loadRps <= a.powerW / a.loadRps && b.cost / b.loadRps <= a.cost / a.loadRps && admitsAll(b, a);
   return options.filter((a, i) =>
     !options.some((b, j) => j !== i && beats(b, a) && (!beats(a, b) || j < i)),
   );

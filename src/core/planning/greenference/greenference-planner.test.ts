@@ -175,4 +175,27 @@ describe("greenference planner", () => {
     }
     expect(spilled.notes.some((n) => / req\/s spilled onto (SL|MM) instances$/.test(n))).toBe(true);
   });
+
+  it("spills a class only onto host points where it meets its own SLO, read on its own curve at the host's busy-ness", () => {
+    // MM (bins 0,1) dominates SS (0,0). SS's TTFT SLO (45 ms) holds on its own curve up to 40%
+    // of its highest stable load only; MM's SLO is loose, so MM alone would run its instance busy.
+    const profile = syntheticProfile({ classes, tps: [8], clocks: [1980] });
+    const tight = { ttftMs: 45, tbtMs: 1e9 };
+    const i = planningInput({ sites: [{ id: "wind", gpus: 64, powerW: 200_000 }], demand: { SS: 0.05, MM: 5.5 }, profile, slos: { SS: tight } });
+    const p = plan(i);
+    expect(p.shortfall).toEqual({});
+    expect(p.outsideSloRps).toBeUndefined();
+    const entries = p.sites.flatMap((s) => s.instances);
+    const targets = routes(p).SS ?? [];
+    expect(targets.reduce((s, t) => s + t.weight, 0)).toBeCloseTo(0.05, 6);
+    const capacity = (classId: string, e: PlannedInstance) => Math.max(...rowsOf(i.profile, { tp: e.tp, mhz: clockCeiling(e), classId: classId as never }).map((r) => r.loadRps));
+    for (const t of targets) {
+      const e = entries.find((x) => x.id === t.instance)!;
+      const host = e.sizedFor ?? "SS";
+      // The host instance's busy-ness at its planned load, and SS read on its own curve there.
+      const busy = Object.values(e.loadRps).reduce((a, b) => a + b, 0) / e.replicas / capacity(host, e);
+      const ss = interpolateAtLoad(rowsOf(i.profile, { tp: e.tp, mhz: clockCeiling(e), classId: "SS" as never }), busy * capacity("SS", e));
+      expect(ss.ttftMs.p99).toBeLessThanOrEqual(tight.ttftMs);
+    }
+  });
 });

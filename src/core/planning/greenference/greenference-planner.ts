@@ -6,7 +6,8 @@ import type { Plan } from "../../schemas/plan.ts";
 import { allocationsOf } from "../heron/allocations.ts";
 import { instanceProblem, type InstanceProblem } from "../heron/instance-problem.ts";
 import { solveInstances, type SolveInstancesOptions } from "../heron/instance-solve.ts";
-import { coverDemand, type ClassCapacity } from "../heron/spill-cover.ts";
+import { addCapacity, emptyCapacity } from "../heron/instance-choice.ts";
+import { coverDemand, guestKey } from "../heron/spill-cover.ts";
 import { operatingOptions, outsideSlo, paretoOptions, type OptionSet } from "../operating-options.ts";
 import { assemblePlan, type Allocation } from "../plan-assembly.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
@@ -14,7 +15,7 @@ import type { PlanningInput } from "../planning-input.ts";
 import { ecoFreqBounds } from "./clock-bounds.ts";
 import { greenferenceCost } from "./greenference-cost.ts";
 import { nearMissOptions, priceFallback, withFallback } from "./slo-fallback.ts";
-import { servedLoads, spillEdges } from "./spill-routing.ts";
+import { servedLoads, spillEdges, withGuests } from "./spill-routing.ts";
 
 /**
  * Default weights, per request served: 1 per gCO2, 0.01 per second of median E2E (10 s of latency
@@ -52,7 +53,8 @@ export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
  * its SLO (none exists, or none has room) runs on the closest points that miss it, at a premium
  * that keeps them last (`priceFallback`), and says so (`outsideSloRps`, notes): load is dropped
  * only for want of GPUs or power; a class may run on instances planned for a class that
- * dominates it (`spillEdges`), so lightly loaded classes need no instances of their own. Instances get EcoFreq bounds
+ * dominates it (`spillEdges`) at points where it meets its own SLO (`withGuests`), so lightly
+ * loaded classes need no instances of their own. Instances get EcoFreq bounds
  * around the planned clock (`ecoFreqBounds`), within which the site controls frequency per
  * iteration.
  *
@@ -67,8 +69,10 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
   const slos = Object.fromEntries(input.classes.map((c) => [c.id, c.slo]));
   const variants = input.variants ?? [{ id: input.variant, quality: 1 }];
   const bestQuality = Math.max(...variants.map((v) => v.quality));
-  const offered = variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" }) }));
-  const fallback = variants.map((v) => nearMissOptions(input.profile, { model: input.model, variant: v.id, slos }));
+  // Which dominated classes meet their own SLO on each point, where spill is on; points outside the SLO host none.
+  const hosting = (sets: OptionSet[]) => (config.spill ? withGuests(sets, input.profile, { model: input.model, classes: input.classes }) : sets);
+  const offered = variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: hosting(operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" })) }));
+  const fallback = variants.map((v) => hosting(nearMissOptions(input.profile, { model: input.model, variant: v.id, slos })));
   const { gPerKwh, assumed, unknownGPerKwh } = siteIntensities(input, config.unknownCarbonGPerKwh);
   const priced = (site: number, raw: readonly OptionSet[], qualityLoss: number) =>
     raw.map((set) => ({ ...set, options: set.options.map((o) => ({ ...o, cost: greenferenceCost(o, { carbonGPerKwh: gPerKwh[site]!, qualityLoss }, config.weights) })) }));
@@ -90,17 +94,19 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
   };
   const base = servingFirst(instanceProblem(input, setsAt, { reconfigBudget: config.reconfigBudget }), dearest);
   const withinSlo = input.classes.map((_, c) => base.groups.some((g) => g.classIdx === c && g.options.some((o) => !outsideSlo(o))));
-  const edges = config.spill ? spillEdges(input.classes, withinSlo) : [];
+  // An edge only where some point of the host admits the guest (keeps the LP small).
+  const hosts = (e: { from: number; to: number }) => base.groups.some((g) => g.classIdx === e.to && g.options.some((o) => !outsideSlo(o) && o.guests?.includes(e.from)));
+  const edges = config.spill ? spillEdges(input.classes, withinSlo).filter(hosts) : [];
   const problem: InstanceProblem = edges.length > 0 ? { ...base, spill: edges } : base;
   const out = solveInstances(problem, solver, solve);
   const allOptions = (a: Allocation) => offered[variants.findIndex((v) => v.id === a.variant)]?.sets.find((s) => s.gpu === a.gpu && s.classId === a.classId && s.tp === a.tp)?.options ?? [];
   const used = problem.groups.flatMap((g, gi) => {
     const o = g.options[out.choice.option[gi] ?? -1];
     const count = out.choice.count[gi] ?? 0;
-    return o && count > 0 ? [{ classIdx: g.classIdx, capacityRps: count * o.loadRps, outside: outsideSlo(o), excess: o.sloExcess ?? 0 }] : [];
+    return o && count > 0 ? [{ classIdx: g.classIdx, capacityRps: count * o.loadRps, outside: outsideSlo(o), excess: o.sloExcess ?? 0, key: guestKey(o.guests), option: o }] : [];
   });
-  const capacity: ClassCapacity = { inSlo: input.classes.map(() => 0), outside: input.classes.map(() => 0) };
-  for (const u of used) (u.outside ? capacity.outside : capacity.inSlo)[u.classIdx]! += u.capacityRps;
+  const capacity = emptyCapacity(input.classes.length);
+  for (const u of used) addCapacity(capacity, u.classIdx, u.option, u.capacityRps);
   const cover = coverDemand(problem.demandRps, capacity, edges);
   const classIds = input.classes.map((c) => c.id as string);
   const loads = servedLoads(used, capacity, cover, edges, classIds);

@@ -1,6 +1,6 @@
-import { outsideSlo } from "../operating-options.ts";
+import { outsideSlo, type OperatingOption } from "../operating-options.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
-import { coverDemand, type ClassCapacity } from "./spill-cover.ts";
+import { coverDemand, guestKey, type ClassCapacity } from "./spill-cover.ts";
 
 /** An integer plan of an `InstanceProblem`: per group one option index (-1: none) and its instance count. */
 export interface InstanceChoice {
@@ -26,6 +26,23 @@ export function emptyChoice(p: InstanceProblem): InstanceChoice {
   return { option: p.groups.map(() => -1), count: p.groups.map(() => 0) };
 }
 
+/** No capacity for `classes` classes. */
+export function emptyCapacity(classes: number): ClassCapacity {
+  return { inSlo: Array.from({ length: classes }, () => 0), outside: Array.from({ length: classes }, () => 0), byGuests: Array.from({ length: classes }, () => undefined) };
+}
+
+/** Adds (or, negative, removes) `rps` of class `classIdx` at option `o` to `capacity`, within or outside the SLO and, within it, by the guests `o` admits. */
+export function addCapacity(capacity: ClassCapacity, classIdx: number, o: Pick<OperatingOption, "sloExcess" | "guests">, rps: number): void {
+  if (outsideSlo(o)) {
+    capacity.outside[classIdx]! += rps;
+    return;
+  }
+  capacity.inSlo[classIdx]! += rps;
+  const split = (capacity.byGuests![classIdx] ??= {});
+  const key = guestKey(o.guests);
+  split[key] = (split[key] ?? 0) + rps;
+}
+
 /** Reconfigured GPUs of one group at `count` instances: TP x |count - Old|. */
 export function groupReconfig(p: InstanceProblem, g: number, count: number): number {
   const group = p.groups[g]!;
@@ -36,7 +53,7 @@ export function groupReconfig(p: InstanceProblem, g: number, count: number): num
 export function usageOf(p: InstanceProblem, c: InstanceChoice): ChoiceUsage {
   const gpus = p.pools.map(() => 0);
   const powerW = p.sitePowerW.map(() => 0);
-  const capacity: ClassCapacity = { inSlo: p.demandRps.map(() => 0), outside: p.demandRps.map(() => 0) };
+  const capacity = emptyCapacity(p.demandRps.length);
   let cost = 0;
   let reconfigGpus = 0;
   p.groups.forEach((g, gi) => {
@@ -46,7 +63,7 @@ export function usageOf(p: InstanceProblem, c: InstanceChoice): ChoiceUsage {
     if (!opt || n === 0) return;
     gpus[g.pool]! += n * g.tp;
     powerW[g.site]! += n * opt.powerW;
-    (outsideSlo(opt) ? capacity.outside : capacity.inSlo)[g.classIdx]! += n * opt.loadRps;
+    addCapacity(capacity, g.classIdx, opt, n * opt.loadRps);
     cost += n * opt.cost;
   });
   const shortfallRps = coverDemand(p.demandRps, capacity, p.spill ?? []).unserved;

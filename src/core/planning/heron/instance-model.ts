@@ -33,7 +33,10 @@ export interface InstanceModel {
  *   fits and shedding it alone exceeds R_L.
  * - spill (`p.spill`): f_e >= 0 req/s of class `from` served on instances of class `to`, moved
  *   from `from`'s demand row to `to`'s, and, for a host, sum of f into it <= its capacity within
- *   the SLO (options without `sloExcess`); one spilled request counts as one of `to`'s.
+ *   the SLO (options without `sloExcess`), and per edge f_e <= the host's capacity at options
+ *   where `from` meets its own SLO (`guests`); one spilled request counts as one of `to`'s. Per
+ *   edge the bound is a relaxation where guests share a host's admitting capacity; the integer
+ *   plan's `coverDemand` is exact.
  * Every row but the budget one holds at x = 0, and costs and power are scaled to order 1: the
  * library's dense simplex stalls on large phase-1 work and on coefficients spanning 1e9.
  * With `integer`, the x are integers.
@@ -54,7 +57,8 @@ export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }):
   const hosts = new Set(spill.map((e) => e.to));
   spill.forEach((e, i) => {
     model.constraints[`h${e.to}`] = { max: 0 };
-    model.variables[names.spill(i)] = { cost: 0, [`d${e.from}`]: -1, [`d${e.to}`]: 1, [`h${e.to}`]: 1 };
+    model.constraints[`a${i}`] = { max: 0 };
+    model.variables[names.spill(i)] = { cost: 0, [`d${e.from}`]: -1, [`d${e.to}`]: 1, [`h${e.to}`]: 1, [`a${i}`]: 1 };
   });
   let oldGpus = 0;
   p.groups.forEach((g, gi) => {
@@ -62,7 +66,12 @@ export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }):
     if (tracked) oldGpus += g.tp * g.old;
     g.options.forEach((opt, k) => {
       const v: Record<string, number> = { cost: opt.cost / costUnit, [`n${g.pool}`]: g.tp, [`p${g.site}`]: opt.powerW / powerUnit, [`d${g.classIdx}`]: -opt.loadRps };
-      if (hosts.has(g.classIdx) && !outsideSlo(opt)) v[`h${g.classIdx}`] = -opt.loadRps;
+      if (hosts.has(g.classIdx) && !outsideSlo(opt)) {
+        v[`h${g.classIdx}`] = -opt.loadRps;
+        spill.forEach((e, i) => {
+          if (e.to === g.classIdx && (opt.guests === undefined || opt.guests.includes(e.from))) v[`a${i}`] = -opt.loadRps;
+        });
+      }
       if (budget !== undefined) v["rc"] = g.tp;
       if (tracked) v[`kx${gi}`] = -1;
       const name = names.x(gi, k);

@@ -1,5 +1,5 @@
-import { outsideSlo, type OperatingOption } from "../operating-options.ts";
-import { groupReconfig, type InstanceChoice } from "./instance-choice.ts";
+import { admitsAll, outsideSlo, type OperatingOption } from "../operating-options.ts";
+import { addCapacity, emptyCapacity, groupReconfig, type InstanceChoice } from "./instance-choice.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
 import { coverDemand, type ClassCapacity } from "./spill-cover.ts";
 
@@ -56,7 +56,7 @@ class RepairState {
     this.choice = { option: p.groups.map(() => -1), count: p.groups.map(() => 0) };
     this.gpus = p.pools.map(() => 0);
     this.power = p.sitePowerW.map(() => 0);
-    this.capacity = { inSlo: p.demandRps.map(() => 0), outside: p.demandRps.map(() => 0) };
+    this.capacity = emptyCapacity(p.demandRps.length);
     this.guests = p.demandRps.map((_, c) => (p.spill ?? []).filter((e) => e.to === c).map((e) => e.from));
     this.reconfig = p.groups.reduce((sum, _, g) => sum + groupReconfig(p, g, 0), 0);
   }
@@ -86,9 +86,10 @@ class RepairState {
       this.p.groups.forEach((group, g) => {
         const demand = this.p.demandRps[group.classIdx]!;
         const own = unserved[group.classIdx]!;
-        const spilled = this.guests[group.classIdx]!.reduce((sum, c) => sum + unserved[c]!, 0);
-        // What capacity of an option could cover: its own class's deficit, and within the SLO the guests'.
-        const coverable = (o: OperatingOption) => own + (outsideSlo(o) ? 0 : spilled);
+        const guests = this.guests[group.classIdx]!;
+        const spilled = guests.reduce((sum, c) => sum + unserved[c]!, 0);
+        // What capacity of an option could cover: its own class's deficit, and within the SLO that of the guests it admits.
+        const coverable = (o: OperatingOption) => own + (outsideSlo(o) ? 0 : guests.reduce((sum, c) => sum + (o.guests === undefined || o.guests.includes(c) ? unserved[c]! : 0), 0));
         if (own + spilled <= EPS * Math.max(1, demand)) return;
         const count = this.choice.count[g]!;
         const current = group.options[this.choice.option[g]!];
@@ -170,6 +171,8 @@ class RepairState {
         const cost = count * (o.cost - now.cost);
         // Never out of the SLO: what the group serves within it (spilled load too) would miss it.
         if (outsideSlo(o) && !outsideSlo(now)) return;
+        // Nor off the points where its guests meet their own SLO.
+        if (!admitsAll(o, now)) return;
         if (o.loadRps >= now.loadRps && count * (now.powerW - o.powerW) >= watts && (!best || cost < best.cost)) best = { g: h, k, cost };
       });
     });
@@ -197,7 +200,7 @@ class RepairState {
     this.choice.count[g] = count + n;
     this.gpus[group.pool]! += n * group.tp;
     this.power[group.site]! += n * o.powerW;
-    (outsideSlo(o) ? this.capacity.outside : this.capacity.inSlo)[group.classIdx]! += n * o.loadRps;
+    addCapacity(this.capacity, group.classIdx, o, n * o.loadRps);
     this.unservedCache = undefined;
   }
 

@@ -1,7 +1,8 @@
 /**
  * A class whose demand may run on the instances planned for another class (`to`) that dominates
  * it (input and output bins at least as long), one request of `from` counted as one request of
- * `to`'s capacity. Only `to`'s capacity within its SLO hosts spilled load.
+ * `to`'s capacity. Only `to`'s capacity within its SLO, at points where `from` meets its own SLO
+ * (`OperatingOption.guests`, `ClassCapacity.byGuests`), hosts spilled load.
  */
 export interface SpillEdge {
   from: number;
@@ -12,6 +13,13 @@ export interface SpillEdge {
 export interface ClassCapacity {
   inSlo: number[];
   outside: number[];
+  /**
+   * Per class, its capacity within the SLO split by which guest classes meet their own SLO on it
+   * (keys from `guestKey`, summing to `inSlo`); a class without an entry admits every guest on
+   * all of it. A guest's SLO is tighter than its host's (a multiple of its own isolated latency),
+   * so a host point within the host's SLO need not be within the guest's.
+   */
+  byGuests?: (Record<string, number> | undefined)[];
 }
 
 /** How a plan's capacity serves each class's demand. */
@@ -24,80 +32,137 @@ export interface Cover {
   spilled: number[];
   /** Per class, req/s left unserved. */
   unserved: number[];
+  /**
+   * Capacity within the SLO per class and guest key (`ClassCapacity.byGuests`; "*" for a class
+   * without one): its req/s, its own class's load on it and, per spill edge, the guest load on
+   * it. A class's own load is spread over its pieces in proportion to the room guests leave.
+   */
+  pieces: CoverPiece[];
+}
+
+export interface CoverPiece {
+  classIdx: number;
+  key: string;
+  capacityRps: number;
+  own: number;
+  spilled: number[];
 }
 
 const EPS = 1e-9;
+const ALL = "*";
+
+/**
+ * The key of a piece of capacity that admits `guests` (class indices; undefined: every guest).
+ *
+ * @example
+ * guestKey([2, 0]); // "0,2"
+ */
+export function guestKey(guests: readonly number[] | undefined): string {
+  return guests === undefined ? ALL : [...guests].sort((a, b) => a - b).join(",");
+}
+
+function admits(key: string, guest: number): boolean {
+  return key === ALL || key.split(",").includes(String(guest));
+}
+
+/** An arc from a class's demand to a capacity node: own within the SLO (-1), a spill edge (its index) or own outside the SLO (-2). */
+type Arc = { node: number; edge: number };
 
 /**
  * The most demand `capacity` can serve (a maximum flow from classes' demand to capacity, through
- * own instances and `edges`): each class first on its own instances within the SLO, then, as
- * shortest augmenting paths find room, spilled to hosts (edges in their order) before its own
- * instances outside the SLO. Without edges every class gets min(demand, capacity). Deterministic.
+ * own instances and `edges`, a guest only onto pieces of its host that admit it): each class
+ * first on its own instances within the SLO, then, as shortest augmenting paths find room,
+ * spilled to hosts (edges in their order) before its own instances outside the SLO. Without edges
+ * every class gets min(demand, capacity). Deterministic.
  *
  * @example
  * coverDemand([1, 3], { inSlo: [0, 5], outside: [0, 0] }, [{ from: 0, to: 1 }]).unserved; // [0, 0]
  */
 export function coverDemand(demand: readonly number[], capacity: ClassCapacity, edges: readonly SpillEdge[]): Cover {
-  const n = demand.length;
-  const ownInSlo = demand.map((d, c) => Math.min(d, capacity.inSlo[c] ?? 0));
-  // With edges, load outside the SLO is only placed by augmenting paths, after spilling.
-  const ownOutside = demand.map((d, c) => (edges.length > 0 ? 0 : Math.min(d - ownInSlo[c]!, capacity.outside[c] ?? 0)));
-  const spilled = edges.map(() => 0);
-  const left = (c: number) => demand[c]! - ownInSlo[c]! - ownOutside[c]! - edges.reduce((s, e, i) => s + (e.from === c ? spilled[i]! : 0), 0);
+  // Capacity nodes: the pieces within the SLO, then one outside the SLO per class.
+  const pieces = demand.flatMap((_, c) => {
+    const split = capacity.byGuests?.[c];
+    if (!split) return [{ classIdx: c, key: ALL, capacityRps: capacity.inSlo[c] ?? 0 }];
+    return Object.keys(split).sort().map((key) => ({ classIdx: c, key, capacityRps: split[key]! }));
+  });
+  const caps = [...pieces.map((p) => p.capacityRps), ...demand.map((_, c) => capacity.outside[c] ?? 0)];
+  const arcs: Arc[][] = demand.map((_, c) => [
+    ...pieces.flatMap((p, node) => (p.classIdx === c ? [{ node, edge: -1 }] : [])),
+    ...edges.flatMap((e, i) => (e.from === c ? pieces.flatMap((p, node) => (p.classIdx === e.to && admits(p.key, c) ? [{ node, edge: i }] : [])) : [])),
+    { node: pieces.length + c, edge: -2 },
+  ]);
+  const flow = arcs.map((list) => list.map(() => 0));
+  const into = caps.map(() => [] as { c: number; j: number }[]);
+  arcs.forEach((list, c) => list.forEach((a, j) => into[a.node]!.push({ c, j })));
+  const used = (node: number) => into[node]!.reduce((s, { c, j }) => s + flow[c]![j]!, 0);
+  const room = (node: number) => caps[node]! - used(node);
+  const left = (c: number) => demand[c]! - flow[c]!.reduce((a, b) => a + b, 0);
+  // Own capacity within the SLO first; with edges, load outside it is only placed by augmenting paths, after spilling.
+  arcs.forEach((list, c) =>
+    list.forEach((a, j) => {
+      if (a.edge === -1 || (a.edge === -2 && edges.length === 0)) flow[c]![j] = Math.max(0, Math.min(left(c), room(a.node)));
+    }),
+  );
   if (edges.length > 0) {
-    // Arcs from a class's demand: own in-SLO capacity (node c), spill hosts' in-SLO capacity, own
-    // capacity outside the SLO (node n + c). Augment along shortest paths (Edmonds-Karp).
-    const arcs = Array.from({ length: n }, (_, c) => [{ node: c, edge: -1 }, ...edges.flatMap((e, i) => (e.from === c ? [{ node: e.to, edge: i }] : [])), { node: n + c, edge: -2 }]);
-    const flowOn = (c: number, arc: { node: number; edge: number }) => (arc.edge === -1 ? ownInSlo[c]! : arc.edge === -2 ? ownOutside[c]! : spilled[arc.edge]!);
-    const room = (node: number) => (node < n ? capacity.inSlo[node]! - ownInSlo[node]! - edges.reduce((s, e, i) => s + (e.to === node ? spilled[i]! : 0), 0) : capacity.outside[node - n]! - ownOutside[node - n]!);
     const scale = Math.max(1, ...demand);
-    for (let guard = 0; guard < 4 * (n + edges.length) ** 2; guard++) {
-      const path = augmentingPath(n, arcs, flowOn, room, left, EPS * scale);
+    const arcCount = arcs.reduce((s, l) => s + l.length, 0);
+    for (let guard = 0; guard < 4 * (caps.length + arcCount) ** 2; guard++) {
+      const path = augmentingPath(arcs, into, flow, room, left, EPS * scale);
       if (!path) break;
-      for (const step of path.steps) {
-        const delta = step.sign * path.amount;
-        if (step.arc.edge === -1) ownInSlo[step.c]! += delta;
-        else if (step.arc.edge === -2) ownOutside[step.c]! += delta;
-        else spilled[step.arc.edge]! += delta;
-      }
+      for (const step of path.steps) flow[step.c]![step.j]! += step.sign * path.amount;
     }
   }
-  return { ownInSlo, ownOutside, spilled, unserved: demand.map((_, c) => Math.max(0, left(c))) };
+  const sumOn = (c: number, pick: (a: Arc) => boolean) => arcs[c]!.reduce((s, a, j) => s + (pick(a) ? flow[c]![j]! : 0), 0);
+  const out: CoverPiece[] = pieces.map((p) => ({ ...p, own: 0, spilled: edges.map(() => 0) }));
+  arcs.forEach((list, c) => list.forEach((a, j) => { if (a.edge >= 0) out[a.node]!.spilled[a.edge]! += flow[c]![j]!; }));
+  demand.forEach((_, c) => {
+    // Spread the class's own load over its pieces in proportion to the room its guests leave (never over a piece's capacity).
+    const mine = out.filter((p) => p.classIdx === c);
+    const rooms = mine.map((p) => Math.max(0, p.capacityRps - p.spilled.reduce((a, b) => a + b, 0)));
+    const total = rooms.reduce((a, b) => a + b, 0);
+    const own = sumOn(c, (a) => a.edge === -1);
+    mine.forEach((p, i) => (p.own = total > 0 ? (own * rooms[i]!) / total : 0));
+  });
+  return {
+    ownInSlo: demand.map((_, c) => sumOn(c, (a) => a.edge === -1)),
+    ownOutside: demand.map((_, c) => sumOn(c, (a) => a.edge === -2)),
+    spilled: edges.map((_, i) => out.reduce((s, p) => s + p.spilled[i]!, 0)),
+    unserved: demand.map((_, c) => Math.max(0, left(c))),
+    pieces: out,
+  };
 }
 
-type Arc = { node: number; edge: number };
+type Step = { c: number; j: number; sign: 1 | -1 };
 
 /** A shortest path from a class with demand left to capacity with room, alternating forward and backward arcs. */
 function augmentingPath(
-  n: number,
   arcs: readonly Arc[][],
-  flowOn: (c: number, arc: Arc) => number,
+  into: readonly { c: number; j: number }[][],
+  flow: readonly number[][],
   room: (node: number) => number,
   left: (c: number) => number,
   eps: number,
-): { steps: { c: number; arc: Arc; sign: 1 | -1 }[]; amount: number } | undefined {
-  // Capacity nodes 0..2n-1; a node is reached from the class whose forward arc leads to it.
-  const reachedBy = new Map<number, { c: number; arc: Arc }>();
-  const classFrom = new Map<number, { node: number; arc: Arc } | null>();
+): { steps: Step[]; amount: number } | undefined {
+  // A node is reached from the class whose forward arc leads to it; a class from the node it gives up load on.
+  const reachedBy = new Map<number, { c: number; j: number }>();
+  const classFrom = new Map<number, { node: number; j: number } | null>();
   const queue: number[] = [];
-  for (let c = 0; c < n; c++) {
-    if (left(c) <= eps) continue;
+  arcs.forEach((_, c) => {
+    if (left(c) <= eps) return;
     classFrom.set(c, null);
     queue.push(c);
-  }
+  });
   while (queue.length > 0) {
     const c = queue.shift()!;
-    for (const arc of arcs[c]!) {
+    for (const [j, arc] of arcs[c]!.entries()) {
       if (reachedBy.has(arc.node)) continue;
-      reachedBy.set(arc.node, { c, arc });
-      if (room(arc.node) > eps) return trace(arc.node, reachedBy, classFrom, flowOn, room, left);
+      reachedBy.set(arc.node, { c, j });
+      if (room(arc.node) > eps) return trace(arc.node, reachedBy, classFrom, flow, room, left);
       // Push back a class that uses this capacity, so it can move elsewhere.
-      for (let d = 0; d < n; d++) {
-        if (classFrom.has(d)) continue;
-        const back = arcs[d]!.find((a) => a.node === arc.node);
-        if (!back || flowOn(d, back) <= eps) continue;
-        classFrom.set(d, { node: arc.node, arc: back });
-        queue.push(d);
+      for (const back of into[arc.node]!) {
+        if (classFrom.has(back.c) || flow[back.c]![back.j]! <= eps) continue;
+        classFrom.set(back.c, { node: arc.node, j: back.j });
+        queue.push(back.c);
       }
     }
   }
@@ -106,25 +171,25 @@ function augmentingPath(
 
 function trace(
   end: number,
-  reachedBy: ReadonlyMap<number, { c: number; arc: Arc }>,
-  classFrom: ReadonlyMap<number, { node: number; arc: Arc } | null>,
-  flowOn: (c: number, arc: Arc) => number,
+  reachedBy: ReadonlyMap<number, { c: number; j: number }>,
+  classFrom: ReadonlyMap<number, { node: number; j: number } | null>,
+  flow: readonly number[][],
   room: (node: number) => number,
   left: (c: number) => number,
-): { steps: { c: number; arc: Arc; sign: 1 | -1 }[]; amount: number } {
-  const steps: { c: number; arc: Arc; sign: 1 | -1 }[] = [];
+): { steps: Step[]; amount: number } {
+  const steps: Step[] = [];
   let amount = room(end);
   let node = end;
   for (;;) {
-    const into = reachedBy.get(node)!;
-    steps.push({ c: into.c, arc: into.arc, sign: 1 });
-    const from = classFrom.get(into.c);
+    const at = reachedBy.get(node)!;
+    steps.push({ c: at.c, j: at.j, sign: 1 });
+    const from = classFrom.get(at.c);
     if (!from) {
-      amount = Math.min(amount, left(into.c));
+      amount = Math.min(amount, left(at.c));
       break;
     }
-    steps.push({ c: into.c, arc: from.arc, sign: -1 });
-    amount = Math.min(amount, flowOn(into.c, from.arc));
+    steps.push({ c: at.c, j: from.j, sign: -1 });
+    amount = Math.min(amount, flow[at.c]![from.j]!);
     node = from.node;
   }
   return { steps, amount };
