@@ -1,5 +1,5 @@
 import { admitsAll, outsideSlo, type OperatingOption } from "../operating-options.ts";
-import { addCapacity, emptyCapacity, groupReconfig, type InstanceChoice } from "./instance-choice.ts";
+import { addCapacity, emptyCapacity, groupReconfig, usageOf, type InstanceChoice } from "./instance-choice.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
 import { coverDemand, type ClassCapacity } from "./spill-cover.ts";
 
@@ -7,21 +7,29 @@ const EPS = 1e-9;
 
 /**
  * Turns fractional counts (one option per group) into an integer plan within every pool's GPUs
- * and site's power: round every count down, then up towards the plan in force where the LP cut a
- * group and GPUs and power allow; add back instances of the plan in force while the
+ * and site's power, twice: once rounding every count down, once to the nearest whole number (as
+ * far as GPUs and power allow), and keeps the cheaper plan. From either start: up towards the plan
+ * in force where the LP cut a group and GPUs and power allow; add back instances of the plan in force while the
  * reconfiguration count exceeds `allowance`; cover each class's deficit
  * greedily (`fill`; going over `allowance` at the problem's penalty, as the LP may), also from
  * groups the LP left empty; finally drop instances their class does not need. With spill edges a
  * class's deficit may also be covered by, and its instances dropped for, room on instances of a
  * class that dominates it (`coverDemand`): DynamoLLM's fragmentation handling (§IV-B), which
- * rounds a pool down and moves the leftover to a larger pool. Deterministic.
+ * rounds a pool down and moves the leftover to a larger pool; last, groups whose class has more
+ * capacity than demand move to a cheaper, lighter load level (`settle`). Deterministic.
  */
 export function roundAndRepair(p: InstanceProblem, fractional: InstanceChoice, allowance: number): InstanceChoice {
+  const down = repairFrom(p, fractional, allowance, (x) => Math.floor(x + 1e-6));
+  const nearest = repairFrom(p, fractional, allowance, Math.round);
+  return usageOf(p, nearest).objective < usageOf(p, down).objective ? nearest : down;
+}
+
+function repairFrom(p: InstanceProblem, fractional: InstanceChoice, allowance: number, round: (x: number) => number): InstanceChoice {
   const s = new RepairState(p, allowance);
   p.groups.forEach((_, g) => {
     const k = fractional.option[g] ?? -1;
     s.choice.option[g] = k;
-    if (k >= 0) s.add(g, k, s.fitCount(g, k, Math.floor((fractional.count[g] ?? 0) + 1e-6)));
+    if (k >= 0) s.add(g, k, s.fitCount(g, k, round(fractional.count[g] ?? 0)));
   });
   if (p.reconfigBudgetGpus !== undefined) {
     // Towards the plan in force: up where the LP kept fewer than before, so rounding adds no
@@ -39,6 +47,7 @@ export function roundAndRepair(p: InstanceProblem, fractional: InstanceChoice, a
     s.fill();
     s.trim();
   }
+  s.settle();
   return s.choice;
 }
 
@@ -48,6 +57,10 @@ class RepairState {
   private readonly power: number[];
   private readonly capacity: ClassCapacity;
   private unservedCache: number[] | undefined;
+  /** Per site, its possible retunes for the plan as it stands (cleared on every change). */
+  private readonly roomCache = new Map<number, { freedW: number[]; bestOfPrefix: { g: number; k: number; cost: number }[] }>();
+  /** Per site, its groups in index order. */
+  private readonly groupsAt: number[][];
   /** Per class, the classes that may spill onto its instances within the SLO. */
   private readonly guests: number[][];
   private reconfig: number;
@@ -59,6 +72,8 @@ class RepairState {
     this.capacity = emptyCapacity(p.demandRps.length);
     this.guests = p.demandRps.map((_, c) => (p.spill ?? []).filter((e) => e.to === c).map((e) => e.from));
     this.reconfig = p.groups.reduce((sum, _, g) => sum + groupReconfig(p, g, 0), 0);
+    this.groupsAt = p.sitePowerW.map(() => []);
+    p.groups.forEach((group, g) => this.groupsAt[group.site]!.push(g));
   }
 
   /** Restores instances of the plan in force (within GPUs and power) while over the allowance. */
@@ -141,6 +156,41 @@ class RepairState {
     }
   }
 
+  /**
+   * Rounding up leaves a class more capacity than demand, each extra instance priced at its full
+   * load level. Where a class has that slack (and takes no part in spill, whose cover decides who
+   * serves what), its groups move, largest saving first, to a load level of the same group that
+   * still covers the demand: a lighter level is cheaper (Heron's latency, and power) and within the
+   * same GPUs. Only options no further from the SLO, admitting the same guests and fitting the
+   * site's power are taken.
+   */
+  settle(): void {
+    const spilling = new Set((this.p.spill ?? []).flatMap((e) => [e.from, e.to]));
+    const unserved = this.unserved();
+    this.p.demandRps.forEach((demand, c) => {
+      if (spilling.has(c) || unserved[c]! > EPS * Math.max(1, demand)) return;
+      const groups = this.p.groups.map((_, g) => g).filter((g) => this.p.groups[g]!.classIdx === c && this.choice.count[g]! > 0);
+      let slack = groups.reduce((sum, g) => sum + this.choice.count[g]! * this.p.groups[g]!.options[this.choice.option[g]!]!.loadRps, 0) - demand;
+      for (;;) {
+        let best: { g: number; k: number; saving: number; lessLoad: number } | undefined;
+        for (const g of groups) {
+          const n = this.choice.count[g]!;
+          const now = this.p.groups[g]!.options[this.choice.option[g]!]!;
+          this.p.groups[g]!.options.forEach((o, k) => {
+            const lessLoad = n * (now.loadRps - o.loadRps);
+            const saving = n * (now.cost - o.cost);
+            if (lessLoad <= 0 || lessLoad > slack * (1 - EPS) || saving <= EPS * Math.abs(n * now.cost)) return;
+            if ((outsideSlo(o) && !outsideSlo(now)) || !admitsAll(o, now) || !this.powerFits(g, n * (o.powerW - now.powerW))) return;
+            if (!best || saving > best.saving) best = { g, k, saving, lessLoad };
+          });
+        }
+        if (!best) return;
+        this.retune(best.g, best.k);
+        slack -= best.lessLoad;
+      }
+    });
+  }
+
   /** How many of `want` instances of option k fit in group g's pool GPUs and site power. */
   fitCount(g: number, k: number, want: number): number {
     const group = this.p.groups[g]!;
@@ -159,24 +209,49 @@ class RepairState {
   /**
    * The cheapest single retune at a site that frees `watts` without losing load: all of a group's
    * instances to an option of no less load and less power (a lower clock). Makes room for one more
-   * instance where a site's power, not its GPUs, is what is short.
+   * instance where a site's power, not its GPUs, is what is short. Of equal costs the first in
+   * (group, option) order wins.
    */
   private cheapestRoom(site: number, watts: number): { g: number; k: number; cost: number } | undefined {
-    let best: { g: number; k: number; cost: number } | undefined;
-    this.p.groups.forEach((group, h) => {
+    const rooms = this.roomsAt(site);
+    // Candidates sorted by watts freed, most first: those freeing enough are a prefix; its best is precomputed.
+    let lo = 0;
+    let hi = rooms.freedW.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rooms.freedW[mid]! >= watts) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 ? rooms.bestOfPrefix[lo - 1] : undefined;
+  }
+
+  /** A site's possible retunes (see `cheapestRoom`), built once per state of the plan. */
+  private roomsAt(site: number): { freedW: number[]; bestOfPrefix: { g: number; k: number; cost: number }[] } {
+    const cached = this.roomCache.get(site);
+    if (cached) return cached;
+    const candidates: { g: number; k: number; cost: number; freedW: number; order: number }[] = [];
+    for (const h of this.groupsAt[site] ?? []) {
+      const group = this.p.groups[h]!;
       const count = this.choice.count[h]!;
       const now = group.options[this.choice.option[h]!];
-      if (group.site !== site || count === 0 || !now) return;
+      if (count === 0 || !now) continue;
       group.options.forEach((o, k) => {
-        const cost = count * (o.cost - now.cost);
         // Never out of the SLO: what the group serves within it (spilled load too) would miss it.
         if (outsideSlo(o) && !outsideSlo(now)) return;
         // Nor off the points where its guests meet their own SLO.
         if (!admitsAll(o, now)) return;
-        if (o.loadRps >= now.loadRps && count * (now.powerW - o.powerW) >= watts && (!best || cost < best.cost)) best = { g: h, k, cost };
+        if (o.loadRps >= now.loadRps && now.powerW > o.powerW) candidates.push({ g: h, k, cost: count * (o.cost - now.cost), freedW: count * (now.powerW - o.powerW), order: candidates.length });
       });
-    });
-    return best;
+    }
+    candidates.sort((a, b) => b.freedW - a.freedW || a.order - b.order);
+    const best: (typeof candidates)[number][] = [];
+    for (const c of candidates) {
+      const prev = best[best.length - 1];
+      best.push(prev && (prev.cost < c.cost || (prev.cost === c.cost && prev.order < c.order)) ? prev : c);
+    }
+    const rooms = { freedW: candidates.map((c) => c.freedW), bestOfPrefix: best.map(({ g, k, cost }) => ({ g, k, cost })) };
+    this.roomCache.set(site, rooms);
+    return rooms;
   }
 
   private powerFits(g: number, extraW: number): boolean {
@@ -202,6 +277,7 @@ class RepairState {
     this.power[group.site]! += n * o.powerW;
     addCapacity(this.capacity, group.classIdx, o, n * o.loadRps);
     this.unservedCache = undefined;
+    this.roomCache.clear();
   }
 
   /** Per class, demand the plan so far leaves unserved (spill included). */

@@ -135,8 +135,8 @@ describe("heronPlannerS on a multi-site plan", () => {
     }
   });
 
-  it("cuts bind: the plan in force draws more than 15% of the power, and Planner-S reports what it cannot serve", () => {
-    const cut = PlannerSInput.parse({ ...base3, sites: base3.sites.map((s) => ({ ...s, powerW: s.powerW * 0.15 })), plan: plan3 });
+  it("cuts bind: the sites keep 1% of their power, less than the plan in force draws, and Planner-S reports what it cannot serve", () => {
+    const cut = PlannerSInput.parse({ ...base3, sites: base3.sites.map((s) => ({ ...s, powerW: s.powerW * 0.01 })), plan: plan3 });
     expect(cut.sites.some((s) => drawW(plan3, s.id) > s.powerW)).toBe(true);
     const { shortfall } = heronPlannerS(cut, solver);
     expect(Object.keys(shortfall).length).toBeGreaterThan(0);

@@ -53,7 +53,8 @@ export function heronPlannerS(input: PlannerSInput, solver: LpSolver, objective:
     const list = targets[ci]!.filter((t) => t.capacity * share > 0).map((t) => ({ site: t.site, instance: t.instance, weight: t.capacity * share }));
     // A class with no demand (or no capacity) keeps its routing: an empty list would leave its planned instances unrouted.
     if (list.length > 0) routing[c.id] = list;
-    if (c.demandRps - capacity > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = c.demandRps - capacity;
+    // Below a millionth of the demand it is the solver's rounding, not load left over.
+    if (c.demandRps - capacity > 1e-6 * Math.max(1, c.demandRps)) shortfall[c.id] = c.demandRps - capacity;
   });
   const delta: PlanDelta = { baseVersion: input.plan.version, createdAtMs: input.nowMs, clocks, routing: routing as PlanDelta["routing"] };
   return { delta, shortfall, stats: { objective: out.objective, lpBound: out.lpBound, gap: out.gap, movable: p.movable.length } };
