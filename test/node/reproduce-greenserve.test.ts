@@ -5,7 +5,13 @@ import { expectWellFormed, quickOptions, rowOf } from "./reproduce-seed.test-hel
 describe("reproduce greenserve (quick)", () => {
   it("compares GreenServe with both static clocks over the sweep and the varying P/D-ratio workload", async () => {
     const result = await greenserveReproduction.run(quickOptions());
-    expectWellFormed(result, "greenserve", 7);
+    expectWellFormed({ ...result, rows: result.rows.filter((r) => r.seed === "greenserve") }, "greenserve", 7);
+    // The combined policy's site loop against GreenServe: energy ratio, judged with both attainments.
+    const combined = result.rows.filter((r) => r.seed === "greenference");
+    expect(combined).toHaveLength(1);
+    expect(combined[0]).toMatchObject({ unit: "ratio", paper: 1, baseline: "GreenServe" });
+    const [ours, theirs] = [...combined[0]!.note!.matchAll(/([\d.]+)%/g)].map((m) => Number(m[1]));
+    expect(combined[0]!.holds).toBe(combined[0]!.ours < 1 && ours! >= theirs!);
     // EcoFreq never clocks above 1410 MHz and the requests are the same: it cannot cost more.
     expect(rowOf(result, "energy vs static 1410 MHz, best over").ours).toBeLessThan(0);
     expect(rowOf(result, "energy vs static 1410 MHz, varying").ours).toBeLessThan(0);
