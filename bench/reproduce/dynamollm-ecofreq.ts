@@ -1,5 +1,5 @@
-import { INSTANCE_EPOCH_S, instanceManagerClock } from "../../src/core/planning/dynamollm/instance-manager.ts";
-import { mainClass } from "../../src/core/planning/plan-reading.ts";
+import { INSTANCE_EPOCH_S, instanceManagerMixClock } from "../../src/core/planning/dynamollm/instance-manager.ts";
+import type { MixPart } from "../../src/core/planning/dynamollm/mixed-load.ts";
 import { rowsOf } from "../../src/core/profiling/profile-lookup.ts";
 import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { PlanDelta } from "../../src/core/schemas/plan.ts";
@@ -9,8 +9,8 @@ import type { FleetCorrector } from "../../src/core/sim/fleet/fleet-types.ts";
 /**
  * The combined policy's site loop in the flow-level fleet simulator: every 5 s (the epoch of
  * DynamoLLM's instance managers, so both systems' local loops run equally often), each instance
- * the plan gave EcoFreq bounds runs at the least-power clock within those bounds that meets its
- * class's SLO at its load of the moment (the plan's load scaled per class to the demand now), as
+ * the plan gave EcoFreq bounds runs at the least-power clock within those bounds that meets the
+ * SLO of every class it serves (its own and those spilled onto it) at their loads of the moment (the plan's load scaled per class to the demand now), as
  * EcoFreq lowers the clock when the SLO has slack (GreenServe §V-C, Alg. 1; its queue check, the
  * top clock while requests wait, has no counterpart in a flow-level model). Without this the
  * simulator runs a clock policy at its upper bound, the planned clock for the 5-minute peak. The
@@ -39,14 +39,18 @@ export function ecoFreqCorrector(o: { profile: readonly ProfileRow[]; model: str
         const gpu = ctx.sites.find((x) => x.id === s.site)?.gpu.type;
         for (const e of s.instances) {
           const bounds = planned.bounds.get(`${s.site}/${e.id}`);
-          const classId = mainClass(e.loadRps);
-          const slo = classId && ctx.slo[classId];
-          if (!bounds || !gpu || !classId || !slo || e.clock.mode !== "policy") continue;
-          const rows = rowsOf(o.profile, { model: o.model, variant: o.variant ?? "base", gpu, tp: e.tp, classId });
-          if (rows.length === 0) continue;
-          let load = 0;
-          for (const [c, rps] of Object.entries(e.loadRps)) load += (rps * (ctx.demandRps[c as ClassId] ?? 0)) / Math.max(1e-12, routed.get(c) ?? 0);
-          const { mhz } = instanceManagerClock(rows, load / e.replicas, slo, bounds);
+          if (!bounds || !gpu || e.clock.mode !== "policy") continue;
+          // Every class the instance serves (its own and those spilled onto it), each on its own
+          // curve and against its own SLO, at its load of the moment (DynamoLLM's mixed pools).
+          const parts: MixPart[] = [];
+          for (const [c, rps] of Object.entries(e.loadRps) as [ClassId, number][]) {
+            const rows = rowsOf(o.profile, { model: o.model, variant: o.variant ?? "base", gpu, tp: e.tp, classId: c });
+            const slo = ctx.slo[c];
+            const now = (rps * (ctx.demandRps[c] ?? 0)) / Math.max(1e-12, routed.get(c) ?? 0);
+            if (rows.length > 0 && slo && now > 0) parts.push({ rows, loadRps: now / e.replicas, slo });
+          }
+          if (parts.length === 0) continue;
+          const { mhz } = instanceManagerMixClock(parts, bounds);
           if (mhz !== e.clock.maxMhz) clocks.push({ site: s.site, instance: e.id, clock: { mode: "policy", policy: "ecofreq", minMhz: bounds.minMhz, maxMhz: mhz } });
         }
       }
