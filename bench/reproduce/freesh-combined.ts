@@ -70,7 +70,8 @@ export function combinedProfile(o: CombinedOptions, types: readonly string[]): P
  * GPUs (no power envelope: FREESH's testbed has none), each site's intensity the mean of its
  * e_instance.csv rates over the episode in gCO2/kWh (for a plan held over the episode this is
  * FREESH's objective 1a up to a constant; negative rates, which the schema cannot hold, count as
- * 0), FREESH's types of the partition with Table 7's SLOs, and per type α x the episode's peak
+ * 0), FREESH's types of the partition with Table 7's SLOs on the mean TTFT and TBT (as FREESH's
+ * profile admits a configuration, §3.1: the same bar for both planners), and per type α x the episode's peak
  * forecast (FREESH's 1b holds per step; the combined planner plans a slot's peak).
  */
 export function combinedInput(input: FreeshPoolInput, partition: number, profile: readonly ProfileRow[], modes: readonly ServingMode[], o: { episode: number; llm: LlmSpec; previous?: Plan }): PlanningInput {
@@ -88,7 +89,7 @@ export function combinedInput(input: FreeshPoolInput, partition: number, profile
       powerW: 1e12,
       carbonGPerKwh: Math.max(0, (G_PER_KWH_PER_LB_PER_MWH * input.emissions[n]!.reduce((a, b) => a + b, 0)) / input.emissions[n]!.length),
     })),
-    classes: input.types.map((id, r) => ({ id, inputBin: r >> 1, outputBin: r & 1, slo: { ttftMs: input.slo.ttftMs[r]!, tbtMs: input.slo.tbtMs[r]! }, demandRps: input.alpha * Math.max(...demand.map((step) => step[r] ?? 0)) })),
+    classes: input.types.map((id, r) => ({ id, inputBin: r >> 1, outputBin: r & 1, slo: { ttftMs: input.slo.ttftMs[r]!, tbtMs: input.slo.tbtMs[r]!, statistic: "mean" }, demandRps: input.alpha * Math.max(...demand.map((step) => step[r] ?? 0)) })),
     profile,
     previous: o.previous,
   });

@@ -1,5 +1,5 @@
 import type { GpuType } from "../schemas/ids.ts";
-import type { ProfileRow } from "../schemas/profile.ts";
+import type { LatencySummary, ProfileRow } from "../schemas/profile.ts";
 import type { Slo } from "../schemas/request-class.ts";
 
 /** Heron §5.1: TTFT and TBT SLOs are 5x a class's latency run in isolation at TP8 and the top clock. */
@@ -29,7 +29,26 @@ export function isolatedSlos(rows: readonly ProfileRow[], o: { gpu: GpuType; tp?
   return slos;
 }
 
-/** A profile point a planner may use: stable under its load, p99 TTFT and TBT (and E2E if set) within the SLO. */
-export function meetsSlo(row: ProfileRow, slo: Slo): boolean {
-  return row.stable && row.ttftMs.p99 <= slo.ttftMs && row.tbtMs.p99 <= slo.tbtMs && (slo.e2eMs === undefined || row.e2eMs.p99 <= slo.e2eMs);
+/** The statistic of a latency summary that an SLO bounds: its p99, or its mean where the SLO says so. */
+export function sloStatistic(latency: LatencySummary, slo: Slo): number {
+  if (slo.statistic !== "mean") return latency.p99;
+  if (latency.mean === undefined) throw new Error("the SLO bounds mean latency, but a profile point has no mean: profile it again with this version");
+  return latency.mean;
+}
+
+/**
+ * How far a profile point misses an SLO: the largest of TTFT, TBT (and E2E where set), at the
+ * SLO's statistic, over its objective, less 1 (0 or less: within it).
+ *
+ * @example
+ * sloExcess(row, { ttftMs: 500, tbtMs: 100 }); // 0.4 when p99 TTFT is 700 ms and TBT within
+ */
+export function sloExcess(row: Pick<ProfileRow, "ttftMs" | "tbtMs" | "e2eMs">, slo: Slo): number {
+  const ratios = [sloStatistic(row.ttftMs, slo) / slo.ttftMs, sloStatistic(row.tbtMs, slo) / slo.tbtMs, ...(slo.e2eMs === undefined ? [] : [sloStatistic(row.e2eMs, slo) / slo.e2eMs])];
+  return Math.max(...ratios) - 1;
+}
+
+/** A profile point a planner may use: stable under its load, TTFT and TBT (and E2E if set) within the SLO. */
+export function meetsSlo(row: Pick<ProfileRow, "stable" | "ttftMs" | "tbtMs" | "e2eMs">, slo: Slo): boolean {
+  return row.stable && sloExcess(row, slo) <= 0;
 }

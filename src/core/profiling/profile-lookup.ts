@@ -1,4 +1,4 @@
-import type { ProfileRow } from "../schemas/profile.ts";
+import type { LatencySummary, ProfileRow } from "../schemas/profile.ts";
 
 /** Metrics of a profile row that interpolate linearly in load. */
 export type InterpolatedPoint = Pick<ProfileRow, "ttftMs" | "tbtMs" | "e2eMs" | "peakPowerW" | "avgPowerW" | "energyPerRequestJ" | "stable"> & {
@@ -28,7 +28,7 @@ export function interpolateAtLoad(points: readonly ProfileRow[], loadRps: number
   const b = sorted[hi]!;
   const w = (loadRps - a.loadRps) / (b.loadRps - a.loadRps);
   const mix = (x: number, y: number) => x + w * (y - x);
-  const lat = (x: { p50: number; p99: number }, y: { p50: number; p99: number }) => ({ p50: mix(x.p50, y.p50), p99: mix(x.p99, y.p99) });
+  const lat = (x: LatencySummary, y: LatencySummary): LatencySummary => ({ p50: mix(x.p50, y.p50), p99: mix(x.p99, y.p99), ...(x.mean !== undefined && y.mean !== undefined ? { mean: mix(x.mean, y.mean) } : {}) });
   return {
     ttftMs: lat(a.ttftMs, b.ttftMs),
     tbtMs: lat(a.tbtMs, b.tbtMs),

@@ -28,7 +28,7 @@ export function profilePoint(config: EngineConfig, requests: readonly EngineRequ
   const kept = run.outcomes.slice(skip).filter((o) => Number.isFinite(o.e2eS));
   const ms = (xs: number[]): LatencySummary => {
     const s = sortedAscending(xs);
-    return s.length === 0 ? { p50: 0, p99: 0 } : { p50: linearPercentile(s, 50) * 1e3, p99: linearPercentile(s, 99) * 1e3 };
+    return s.length === 0 ? { p50: 0, p99: 0, mean: 0 } : { p50: linearPercentile(s, 50) * 1e3, p99: linearPercentile(s, 99) * 1e3, mean: (s.reduce((a, b) => a + b, 0) / s.length) * 1e3 };
   };
   const served = run.outcomes.filter((o) => Number.isFinite(o.e2eS)).length;
   return {

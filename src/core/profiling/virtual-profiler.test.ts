@@ -55,6 +55,7 @@ describe("virtualProfile", () => {
     const mid = interpolateAtLoad(points, (a!.loadRps + b!.loadRps) / 2);
     expect(mid.clamped).toBe(false);
     expect(mid.avgPowerW).toBeCloseTo((a!.avgPowerW + b!.avgPowerW) / 2, 9);
+    expect(mid.ttftMs.mean).toBeCloseTo((a!.ttftMs.mean! + b!.ttftMs.mean!) / 2, 9);
     expect(interpolateAtLoad(points, a!.loadRps / 10)).toMatchObject({ clamped: true, avgPowerW: a!.avgPowerW });
   });
 });

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { ClassId, GpuType } from "./ids.ts";
 
 /** Latency distribution summary in milliseconds. */
-export const LatencySummary = z.object({ p50: z.number().nonnegative(), p99: z.number().nonnegative() });
+/** Latency of a profile point or a window of requests; `mean` where the source measured it (SLOs on the mean need it). */
+export const LatencySummary = z.object({ p50: z.number().nonnegative(), p99: z.number().nonnegative(), mean: z.number().nonnegative().optional() });
 export type LatencySummary = z.infer<typeof LatencySummary>;
 
 /**

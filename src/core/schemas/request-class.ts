@@ -22,11 +22,13 @@ export const ClassScheme = z
   .refine((s) => isIncreasing(s.outputEdges), { message: "edges must increase", path: ["outputEdges"] });
 export type ClassScheme = z.infer<typeof ClassScheme>;
 
-/** Latency objectives of a class, in milliseconds (p99 unless the tier says otherwise). */
+/** Latency objectives of a class, in milliseconds, on the p99 of a profile point unless `statistic` says the mean. */
 export const Slo = z.object({
   ttftMs: z.number().positive(),
   tbtMs: z.number().positive(),
   e2eMs: z.number().positive().optional(),
+  /** What the objectives bound: p99 (default), or the mean, as FREESH sizes its configurations (§3.1). */
+  statistic: z.enum(["p99", "mean"]).optional(),
 });
 export type Slo = z.infer<typeof Slo>;
 

@@ -2,6 +2,7 @@ import { interpolateAtLoad } from "../../profiling/profile-lookup.ts";
 import type { ProfileRow } from "../../schemas/profile.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import type { Eq1Option } from "./eq1.ts";
+import { meetsSlo } from "../slo.ts";
 
 /** One class an instance serves: its profile rows at the instance's (GPU, TP, clock), its load per instance and its own SLO. */
 export interface MixPart {
@@ -49,7 +50,7 @@ export function mixedLoad(parts: readonly MixPart[]): MixPoint {
     const { highest, sorted } = curveOf(p.rows);
     const at = interpolateAtLoad(sorted, Math.min(load, highest));
     const tooHigh = load > highest * (1 + 1e-9);
-    if (p.slo) meets &&= !tooHigh && at.stable && at.ttftMs.p99 <= p.slo.ttftMs && at.tbtMs.p99 <= p.slo.tbtMs && (p.slo.e2eMs === undefined || at.e2eMs.p99 <= p.slo.e2eMs);
+    if (p.slo) meets &&= !tooHigh && meetsSlo(at, p.slo);
     else meets &&= !tooHigh;
     const share = u > 0 && Number.isFinite(u) ? weights[i]! / u : 1 / read.length;
     powerW += share * at.avgPowerW;

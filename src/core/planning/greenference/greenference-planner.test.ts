@@ -7,7 +7,7 @@ import { Plan, type PlannedInstance } from "../../schemas/plan.ts";
 import { LOOSE_SLO, planningInput, routes, syntheticProfile } from "../planning.test-helper.ts";
 import { PlanningInput } from "../planning-input.ts";
 import { createPlanner, PlannerConfig } from "../registry.ts";
-import { sloExcess } from "./slo-fallback.ts";
+import { sloExcess } from "../slo.ts";
 
 const solver = javascriptLpSolver();
 const classes = ["SS", "MM"];

@@ -2,7 +2,7 @@ import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import type { ProfileRow } from "../../schemas/profile.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import type { OperatingOption, OptionSet } from "../operating-options.ts";
-import { meetsSlo } from "../slo.ts";
+import { meetsSlo, sloExcess } from "../slo.ts";
 
 /**
  * Premium per req/s served outside the SLO, as a multiple of the dearest cost per req/s of any
@@ -13,18 +13,6 @@ import { meetsSlo } from "../slo.ts";
 export const FALLBACK_PREMIUM = 10;
 /** Cap on the premium (same unit), below the unserved-load penalty (100, `servingFirst`): serving comes first. */
 export const FALLBACK_PREMIUM_CAP = 50;
-
-/**
- * How far a profile point misses an SLO: the largest of p99 TTFT, TBT (and E2E where set) over its
- * objective, less 1 (0 or less: within it).
- *
- * @example
- * sloExcess(row, { ttftMs: 500, tbtMs: 100 }); // 0.4 when p99 TTFT is 700 ms and TBT within
- */
-export function sloExcess(row: Pick<ProfileRow, "ttftMs" | "tbtMs" | "e2eMs">, slo: Slo): number {
-  const ratios = [row.ttftMs.p99 / slo.ttftMs, row.tbtMs.p99 / slo.tbtMs, ...(slo.e2eMs === undefined ? [] : [row.e2eMs.p99 / slo.e2eMs])];
-  return Math.max(...ratios) - 1;
-}
 
 /**
  * The points of a model variant that miss their class's SLO but keep up with their load (stable),

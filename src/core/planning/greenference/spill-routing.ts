@@ -3,6 +3,7 @@ import type { ProfileRow } from "../../schemas/profile.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import type { ClassCapacity, Cover, SpillEdge } from "../heron/spill-cover.ts";
 import { outsideSlo, type OptionSet } from "../operating-options.ts";
+import { meetsSlo } from "../slo.ts";
 
 type Binned = { inputBin: number; outputBin: number };
 
@@ -71,9 +72,9 @@ export function withGuests(sets: readonly OptionSet[], rows: readonly ProfileRow
         const own = curves.get(curveKey(set.variant, set.gpu, o.classes[g]!.id, set.tp, opt.mhz));
         if (own && own.length > 0) {
           const load = busy * capacityOf(own);
-          return load <= Math.max(...own.map((r) => r.loadRps)) * (1 + 1e-9) && withinSlo(interpolateAtLoad(own, load), slo);
+          return load <= Math.max(...own.map((r) => r.loadRps)) * (1 + 1e-9) && meetsSlo(interpolateAtLoad(own, load), slo);
         }
-        return hostCurve.length > 0 && withinSlo(interpolateAtLoad(hostCurve, opt.loadRps), slo);
+        return hostCurve.length > 0 && meetsSlo(interpolateAtLoad(hostCurve, opt.loadRps), slo);
       });
       return { ...opt, guests };
     });
@@ -89,10 +90,6 @@ function curveKey(variant: string, gpu: string, classId: string, tp: number, mhz
 function capacityOf(rows: readonly ProfileRow[]): number {
   const stable = rows.filter((r) => r.stable && r.loadRps > 0);
   return Math.max(0, ...(stable.length > 0 ? stable : rows).map((r) => r.loadRps));
-}
-
-function withinSlo(at: Pick<ProfileRow, "stable" | "ttftMs" | "tbtMs" | "e2eMs">, slo: Slo): boolean {
-  return at.stable && at.ttftMs.p99 <= slo.ttftMs && at.tbtMs.p99 <= slo.tbtMs && (slo.e2eMs === undefined || at.e2eMs.p99 <= slo.e2eMs);
 }
 
 /** One allocation of an integer plan as the split needs it: its class, capacity in req/s of the class, whether it misses the SLO and, within it, its guest key (`guestKey`). */
