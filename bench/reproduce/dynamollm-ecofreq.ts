@@ -1,5 +1,5 @@
 import { INSTANCE_EPOCH_S, instanceManagerMixClock } from "../../src/core/planning/dynamollm/instance-manager.ts";
-import type { MixPart } from "../../src/core/planning/dynamollm/mixed-load.ts";
+import { mixedLoad, type MixPart } from "../../src/core/planning/dynamollm/mixed-load.ts";
 import { rowsOf } from "../../src/core/profiling/profile-lookup.ts";
 import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { PlanDelta } from "../../src/core/schemas/plan.ts";
@@ -10,9 +10,9 @@ import type { FleetCorrector } from "../../src/core/sim/fleet/fleet-types.ts";
  * The combined policy's site loop in the flow-level fleet simulator: every 5 s (the epoch of
  * DynamoLLM's instance managers, so both systems' local loops run equally often), each instance
  * the plan gave EcoFreq bounds runs at the least-power clock within those bounds that meets the
- * SLO of every class it serves (its own and those spilled onto it) at their loads of the moment (the plan's load scaled per class to the demand now), as
- * EcoFreq lowers the clock when the SLO has slack (GreenServe §V-C, Alg. 1; its queue check, the
- * top clock while requests wait, has no counterpart in a flow-level model). Without this the
+ * SLO of every class it serves (its own and those spilled onto it) at their loads of the moment (the plan's load scaled per class to the demand now)
+ * and when the instance is full (`ecoFreqEpochClock`), as EcoFreq lowers the clock when the SLO
+ * has slack and runs the top clock while requests wait (GreenServe §V-C, Alg. 1). Without this the
  * simulator runs a clock policy at its upper bound, the planned clock for the 5-minute peak. The
  * bounds are the plan's, remembered per plan version: the corrector only moves the upper one it
  * hands out.
@@ -50,11 +50,32 @@ export function ecoFreqCorrector(o: { profile: readonly ProfileRow[]; model: str
             if (rows.length > 0 && slo && now > 0) parts.push({ rows, loadRps: now / e.replicas, slo });
           }
           if (parts.length === 0) continue;
-          const { mhz } = instanceManagerMixClock(parts, bounds);
+          const mhz = ecoFreqEpochClock(parts, bounds);
           if (mhz !== e.clock.maxMhz) clocks.push({ site: s.site, instance: e.id, clock: { mode: "policy", policy: "ecofreq", minMhz: bounds.minMhz, maxMhz: mhz } });
         }
       }
       return clocks.length > 0 ? { baseVersion: plan.version, createdAtMs: Math.round(ctx.nowS * 1000), clocks, routing: {} } : undefined;
     },
   };
+}
+
+/**
+ * EcoFreq's clock for one instance for a 5-s epoch: the least-power clock within `bounds` at which
+ * every class of `parts` meets its SLO at its load of the moment and also with the instance full
+ * (the same mix scaled to utilisation 1), else the top of the bounds. Alg. 1's queue check runs
+ * max(F) whenever requests wait, because a clock that suits the running requests can leave the
+ * waiting ones to miss their SLOs. In the fleet simulator requests wait exactly when an instance
+ * is full, which per-second arrivals bring about often on instances that serve a few req/s; a
+ * controller that decides once per epoch cannot switch for those seconds, so the clock it keeps
+ * must meet the SLO there too.
+ *
+ * @example
+ * ecoFreqEpochClock([{ rows: llAtTp4, loadRps: 0.33, slo: sloLL }], { minMhz: 810, maxMhz: 1395 }); // 990: 810 MHz misses TBT when full
+ */
+export function ecoFreqEpochClock(parts: readonly MixPart[], bounds: { minMhz: number; maxMhz: number }): number {
+  const u = mixedLoad(parts).utilisation;
+  const toFull = u > 0 && u < 1 ? 1 / u : 1;
+  const full = instanceManagerMixClock(parts.map((p) => ({ ...p, loadRps: p.loadRps * toFull })), bounds);
+  if (!full.meetsSlo) return bounds.maxMhz;
+  return instanceManagerMixClock(parts, { minMhz: full.mhz, maxMhz: bounds.maxMhz }).mhz;
 }

@@ -178,7 +178,7 @@ function report(cluster: DynamoCluster, hour: Map<System, Run>, combined: Run, w
     week: { duration_s: inp.weekS, servers: WEEK_SERVERS, mean_rps: Math.round(inp.meanWeekRps * 100) / 100, shape: "synthetic conversation week (peak 1.7x mean, 3.3x valley), the trace's class mix; its peak is what 40 SinglePool servers serve", step_s: inp.weekStepS },
     carbon: `${inp.carbonPath} avg_CI, hours 0 to ${Math.ceil(inp.weekS / 3600)} (2022-01-01 on for grid-2022), ${inp.carbonFilled} empty cells filled`,
     planners: "every 5 min (pool managers) for each class's peak of the coming 5 min; cluster manager's forecast: a load template of the same workload (perfect); instance managers every 5 s",
-    combined: "Greenference's planner (default weights) every 5 min for each class's peak of the coming 5 min, the hour's grid at the carbon file's first hour; EcoFreq within the planned clock bounds every 5 s (least-power clock meeting the SLO at the load of the moment)",
+    combined: "Greenference's planner (default weights) every 5 min for each class's peak of the coming 5 min, the hour's grid at the carbon file's first hour; EcoFreq within the planned clock bounds every 5 s (least-power clock meeting the SLO at the load of the moment and with the instance full, as requests wait then; else the top of the bounds)",
     reconfiguration: "the fleet simulator's defaults (instance start 60 s, TP change 90 s, clock change 1 s)",
     seed: inp.seed,
   };
