@@ -16,7 +16,7 @@ import { ProfileTable } from "../../src/core/schemas/profile.ts";
 import { classShares } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import { CarbonProvider } from "./carbon-provider.ts";
-import { freePort } from "./free-port.ts";
+import { freePort, retryOnPortRace } from "./free-port.ts";
 import { LoadGenerator } from "./load-generator.ts";
 import { fullSitePowerW, localFleet, windScaling, type WindScaling } from "./local-fleet.ts";
 import { ManagedProcess } from "./managed-process.ts";
@@ -222,18 +222,25 @@ export class LocalStack {
     }
     const profile = await this.profileTable(log);
 
-    const edgePort = c.edgePort === 0 ? await freePort() : c.edgePort;
     this.carbon = await CarbonProvider.start({ zones, clock: this.clock, token: "local-stack" });
     log(`local carbon provider (Electricity Maps v3 API) on ${this.carbon.url}`);
-    log(`starting wrangler dev on 127.0.0.1:${edgePort}`);
-    const edge = await startWranglerDev({
-      port: edgePort,
-      persistDir: join(this.stateDir, "wrangler"),
-      inspectorPort: await freePort(),
-      devtoolsNetworkCapture: c.devtoolsNetworkCapture,
-      vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", ELECTRICITYMAPS_API_URL: this.carbon.url, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
-      log: (line) => log(`[edge] ${line}`),
-    });
+    const carbonUrl = this.carbon.url;
+    // A port picked free can be taken before wrangler binds it: pick again (a fixed --port is not retried).
+    const edge = await retryOnPortRace(
+      async () => {
+        const edgePort = c.edgePort === 0 ? await freePort() : c.edgePort;
+        log(`starting wrangler dev on 127.0.0.1:${edgePort}`);
+        return startWranglerDev({
+          port: edgePort,
+          persistDir: join(this.stateDir, "wrangler"),
+          inspectorPort: await freePort(),
+          devtoolsNetworkCapture: c.devtoolsNetworkCapture,
+          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
+          log: (line) => log(`[edge] ${line}`),
+        });
+      },
+      c.edgePort === 0 ? 3 : 1,
+    );
     this.edge = edge.process;
     this.edgeUrl = edge.url;
 
