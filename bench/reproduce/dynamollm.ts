@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join } from "node:path";
 import { markdownTable } from "../../cli/markdown-table.ts";
 import { barChart } from "../../cli/sim/plots.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
@@ -53,8 +53,8 @@ export const dynamollmReproduction: SeedReproduction = { seed: "dynamollm", run:
 
 async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
   const size = o.quick ? SIZES.quick : SIZES.full;
-  const tracePath = o.trace ?? resolve(o.dataDir, "azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
-  const carbonPath = o.grids[0] ?? resolve(o.dataDir, "grid-2022/CISO-2022H1.csv");
+  const tracePath = o.trace ?? join(o.dataDir, "azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
+  const carbonPath = o.grids[0] ?? join(o.dataDir, "grid-2022/CISO-2022H1.csv");
   o.progress("profiling Llama2-70B on H100 for DynamoLLM's 9 classes");
   const cluster = dynamoCluster(await loadAzureTrace(tracePath), { quick: o.quick ?? false, seed: o.seed });
   const solver = javascriptLpSolver();

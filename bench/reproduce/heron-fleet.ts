@@ -1,4 +1,4 @@
-import { basename, resolve } from "node:path";
+import { basename, join } from "node:path";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { windSeries } from "../../src/core/data/grid-series.ts";
@@ -112,7 +112,7 @@ function uniqueId(id: string, sites: readonly FleetSite[]): string {
 
 /** The default wind files: the WND series of the four regions under `dataDir`. */
 export function defaultWindFiles(dataDir: string): string[] {
-  return HERON_REGIONS.map((r) => resolve(dataDir, `grid-2022/${r}-2022H1.csv`));
+  return HERON_REGIONS.map((r) => join(dataDir, `grid-2022/${r}-2022H1.csv`));
 }
 
 function round(x: number): number {

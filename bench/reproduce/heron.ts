@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join } from "node:path";
 import { markdownTable } from "../../cli/markdown-table.ts";
 import { barChart, lineChart } from "../../cli/sim/plots.ts";
 import type { z } from "zod";
@@ -54,7 +54,7 @@ export const heronReproduction: SeedReproduction = { seed: "heron", run: runHero
 
 async function runHeron(o: ReproduceOptions): Promise<SeedResult> {
   const size = o.quick ? SIZES.quick : SIZES.full;
-  const tracePath = o.trace ?? resolve(o.dataDir, "azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
+  const tracePath = o.trace ?? join(o.dataDir, "azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
   const gridPaths = o.grids.length > 0 ? o.grids : defaultWindFiles(o.dataDir);
   o.progress(`profiling Llama2-70B on H100 and right-sizing ${gridPaths.length} wind sites`);
   const fleet = await heronFleet({ tracePath, gridPaths, startHour: 0, hours: size.windowHours, quick: o.quick ?? false, seed: o.seed });
