@@ -1,4 +1,4 @@
-import { launchKey, sameLaunch, type Engine, type EngineDriver, type EngineExitListener } from "../engines/engine.ts";
+import { launchKey, sameLaunch, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { DesiredState } from "./desired-state.ts";
 
@@ -15,10 +15,11 @@ export interface ApplyContext {
 }
 
 /**
- * One idempotent pass towards `target`, in order: drain the engines that go (gone from the plan,
- * changed model/TP/GPUs, or failed), stop them, start the missing ones, then set every GPU's clock
- * lock (or reset it). Steps that fail are returned as messages; the rest is done anyway, so a
- * retry only redoes what failed. Already-right engines and clocks are left alone.
+ * One idempotent pass towards `target`, in order: start the missing engines whose GPUs are free,
+ * drain the engines that go (gone from the plan, changed model/TP/GPUs, or failed) and stop them,
+ * start the missing engines on the GPUs that freed, then set every GPU's clock lock (or reset
+ * it). Steps that fail are returned as messages; the rest is done anyway, so a retry only redoes
+ * what failed. Already-right engines and clocks are left alone.
  */
 export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promise<string[]> {
   const failures: string[] = [];
@@ -28,6 +29,18 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
     return !w || !sameLaunch(w, e.launch) || e.state === "failed" || e.state === "stopped";
   });
 
+  // Make-before-break: launches on GPUs no going engine holds start first, so a class keeps the
+  // engines of the plan before until its new ones are up; the others (and a replica that changes
+  // in place) start once the going engines have stopped.
+  const goingKeys = new Set(going.map(([key]) => key));
+  const held = new Set(going.flatMap(([, e]) => e.launch.gpus));
+  const missing = [...wanted].filter(([key]) => !ctx.engines.has(key) || goingKeys.has(key));
+  const startsFirst = ([key, l]: [string, EngineLaunch]) => !goingKeys.has(key) && l.gpus.every((g) => !held.has(g));
+  const onFreeGpus = missing.filter(startsFirst);
+  const onHeldGpus = missing.filter((m) => !startsFirst(m));
+
+  if (ctx.stopping()) return [...failures, "stopped before starting engines"];
+  await startAll(onFreeGpus, target, ctx, failures);
   await Promise.all(
     going.map(async ([key, e]) => {
       if (e.state !== "ready") return;
@@ -45,23 +58,8 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
       }
     }),
   );
-
   if (ctx.stopping()) return [...failures, "stopped before starting engines"];
-  await Promise.all(
-    [...wanted].map(async ([key, launch]) => {
-      if (ctx.engines.has(key)) return;
-      const engine = ctx.driver.create(launch, ctx.onExit);
-      engine.setClock(target.clockOf.get(launch.instanceId)!);
-      ctx.engines.set(key, engine);
-      try {
-        await engine.start();
-      } catch (error) {
-        failures.push(`start ${key}: ${(error as Error).message}`);
-        await engine.stop().catch(() => undefined);
-        ctx.engines.delete(key);
-      }
-    }),
-  );
+  await startAll(onHeldGpus, target, ctx, failures);
 
   if (ctx.stopping()) return [...failures, "stopped before setting clocks"];
   for (const [gpu, lock] of target.clocks.entries()) {
@@ -79,6 +77,25 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
     if (clock) e.setClock(clock);
   }
   return failures;
+}
+
+/** Starts `launches` side by side; a start that fails is stopped again and recorded in `failures`. */
+async function startAll(launches: ReadonlyArray<[string, EngineLaunch]>, target: DesiredState, ctx: ApplyContext, failures: string[]): Promise<void> {
+  await Promise.all(
+    launches.map(async ([key, launch]) => {
+      if (ctx.engines.has(key)) return;
+      const engine = ctx.driver.create(launch, ctx.onExit);
+      engine.setClock(target.clockOf.get(launch.instanceId)!);
+      ctx.engines.set(key, engine);
+      try {
+        await engine.start();
+      } catch (error) {
+        failures.push(`start ${key}: ${(error as Error).message}`);
+        await engine.stop().catch(() => undefined);
+        ctx.engines.delete(key);
+      }
+    }),
+  );
 }
 
 /** Resets every GPU's clocks; returns the failures. */

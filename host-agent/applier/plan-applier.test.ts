@@ -134,6 +134,18 @@ describe("PlanApplier", () => {
     expect(applier.engines.size).toBe(0);
   });
 
+  it("starts what comes on free GPUs before it drains what goes (make-before-break), and the rest once their GPUs are free", async () => {
+    const { driver, applier, settled } = await setup();
+    applier.offer(sliceBody(1, "wind-a", [{ id: "old", gpus: [0] }]), "edge");
+    await settled();
+    driver.journal.length = 0;
+    applier.offer(sliceBody(2, "wind-a", [{ id: "beside", gpus: [1] }, { id: "in-place", gpus: [0] }]), "edge");
+    await settled();
+    // GPU 0 keeps the lock plan 1 gave it.
+    expect(driver.journal).toEqual(["start beside#0", "drain old#0", "stop old#0", "start in-place#0", "lock 1 1200-1200"]);
+    expect([...applier.engines.keys()].sort()).toEqual(["beside#0", "in-place#0"]);
+  });
+
   it("reports a failed step and retries it with backoff until it succeeds", async () => {
     const { driver, applier, reports, settled } = await setup();
     driver.failStarts.set("small#0", 2);

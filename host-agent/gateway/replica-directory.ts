@@ -44,7 +44,9 @@ export const isAccepting = (e: Engine) => e.accepting && e.state === "ready" && 
  * the site that serve the request's class (by the plan's routing, else its planned load). A request with no
  * instance named goes to any such instance (any instance of the model when none is planned for the
  * class), and so does one naming an instance the site does not run: the edge may already route by
- * a plan the site has not applied yet.
+ * a plan the site has not applied yet. When none of those has a replica up because they are still
+ * starting, any accepting instance of the model stands in, the earlier plan's engines the applier
+ * keeps until then (make-before-break) included; a drained or failed instance has no stand-in.
  *
  * @example
  * const target = resolveTarget(view, { instance: "llama-a", model: "llama3.1-8b", classId: "SM" });
@@ -87,6 +89,18 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   const replicas = replicasOf(new Set(serving.map((i) => i.id)));
   const why = q.instance === undefined ? undefined : `instance ${q.instance} has no replica accepting requests (${describe(engines.filter((e) => e.launch.instanceId === q.instance))})`;
   if (replicas.length > 0) return { group: `model:${model}:${q.classId ?? "*"}`, replicas, decode: false, ...(why ? { rerouted: why } : {}) };
+  // Mid-change (the instances for the request are still starting), whatever runs the model stands
+  // in: instances planned for other classes, and the engines of the plan before that the applier
+  // keeps until the new ones are up (make-before-break).
+  const awaited = [...(named ? [named] : []), ...serving];
+  if (awaited.some((i) => isStarting(engines, i.id))) {
+    const standIns = engines.filter((e) => e.launch.model === model && e.launch.role === "mixed" && isAccepting(e)).sort(byKey);
+    if (standIns.length > 0) {
+      const ids = [...new Set(standIns.map((e) => e.launch.instanceId))].join(", ");
+      const standIn = `served by ${ids} while ${version}'s instances for it start`;
+      return { group: `standin:${model}`, replicas: standIns, decode: false, rerouted: why ? `${why}; ${standIn}` : standIn };
+    }
+  }
   const ofClass = q.classId === undefined ? "" : ` serves class ${q.classId}`;
   const other = `${q.instance === undefined ? "no" : "no other"} instance of ${model} at site ${view.site}${ofClass} has a replica accepting requests`;
   return { status: 503, code: "no_replica", message: why ? `${why}, and ${other}` : other };
@@ -97,6 +111,12 @@ function servesClass(slice: SitePlanSlice, site: string, inst: PlannedInstance, 
   const targets = slice.routing[classId as keyof typeof slice.routing];
   if (targets?.some((t) => t.site === site && t.instance === inst.id && t.weight > 0)) return true;
   return (inst.loadRps[classId as keyof typeof inst.loadRps] ?? 0) > 0;
+}
+
+/** The plan's instance `id` is on its way: no replica launched yet, or one starting. */
+function isStarting(engines: readonly Engine[], id: string): boolean {
+  const own = engines.filter((e) => e.launch.instanceId === id);
+  return own.length === 0 || own.some((e) => e.state === "starting");
 }
 
 function describe(engines: readonly Engine[]): string {

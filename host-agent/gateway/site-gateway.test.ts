@@ -157,6 +157,32 @@ describe("site gateway: refusals say why", () => {
     expect(response.headers.get("x-greenference-replica")).toBe("c#0");
     expect(metric("greenference_gateway_rerouted_total")).toBe(1);
   });
+  it("serves a class on what runs while its planned instance starts (an earlier plan's engine, make-before-break), and says so", async () => {
+    const engines = await simEngines(["old", 0, 0]);
+    const routing = { SM: [{ site: SITE, instance: "new", weight: 1 }] };
+    const { url } = await gatewayOver(engines, [{ id: "new", gpus: [1] }], { routing });
+    const response = await chat(url, "new");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-greenference-replica")).toBe("old#0");
+    expect(response.headers.get("x-greenference-rerouted-reason")).toBe("instance new has no replica accepting requests (none running); served by old while plan 1's instances for it start");
+    await response.text();
+    await engines[0]!.drain(0);
+    expect((await chat(url, "new")).status).toBe(503);
+  });
+
+  it("lets an instance planned for another class stand in while the class's instance starts, but not for one that was drained", async () => {
+    const engines = await simEngines(["mm", 0, 1]);
+    const routing = { SM: [{ site: SITE, instance: "sm", weight: 1 }], MM: [{ site: SITE, instance: "mm", weight: 1 }] };
+    const { url } = await gatewayOver(engines, [{ id: "sm", gpus: [0] }, { id: "mm", gpus: [1] }], { routing });
+    const response = await chat(url, "sm");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-greenference-replica")).toBe("mm#0");
+    await response.text();
+    const smEngine = (await simEngines(["sm", 0, 0]))[0]!;
+    engines.push(smEngine);
+    await smEngine.drain(0);
+    expect((await chat(url, "sm")).status).toBe(503);
+  });
 });
 
 describe("site gateway: faults", () => {

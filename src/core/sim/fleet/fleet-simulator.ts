@@ -4,6 +4,7 @@ import type { Plan } from "../../schemas/plan.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { applyPlan, type AppliedPlan, type ReconfigurationCounts } from "./apply-plan.ts";
 import { applyDelta } from "./apply-delta.ts";
+import { drainingGroups, type DrainingGroup } from "./handover.ts";
 import type { FleetSimConfig, ReconfigurationDelays } from "./fleet-types.ts";
 import { FleetMetrics } from "./fleet-metrics.ts";
 import type { FleetResult } from "./fleet-result.ts";
@@ -24,7 +25,10 @@ export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpCh
  * their load, idle GPUs at idle, times the server overhead) must fit its power envelope: when it
  * does not, the site's served load is cut until it fits and the cut is dropped. The planner runs
  * at its cadence; the first plan applies at once (the fleet starts warm), later ones with
- * reconfiguration delays. Deterministic for a seed.
+ * reconfiguration delays. With `makeBeforeBreak` (the default, as the host agent applies plans),
+ * instances a plan removes keep running until the new instances for their classes are ready (see
+ * `drainingGroups`), and a class whose planned instances are all starting is served by what runs
+ * at their sites. Deterministic for a seed.
  */
 export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, totalS: number) => void): FleetResult {
   const stepS = cfg.stepS ?? 1;
@@ -42,6 +46,7 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   let plan: Plan | undefined;
   let plans = 0;
   let applied: AppliedPlan = { records: new Map(), groups: [], routes: new Map() };
+  let draining: DrainingGroup[] = [];
   let nextPlanS = 0;
   let nextCorrectionS = Infinity;
   let corrections = 0;
@@ -62,13 +67,18 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
       }
       nextCorrectionS += cfg.corrector.cadenceS;
     }
-    for (const g of applied.groups) g.load.clear();
+    if (draining.some((d) => d.untilS <= t)) {
+      metrics.foldLatency(draining.filter((d) => d.untilS <= t).map((d) => d.group));
+      draining = draining.filter((d) => d.untilS > t);
+      indexBySite();
+    }
+    for (const g of running()) g.load.clear();
     for (const c of classes) route(c, t);
     for (const site of cfg.sites) powerSite(site, t);
-    metrics.endStep(t, stepS, applied.groups);
+    metrics.endStep(t, stepS, running());
     onProgress?.(t + stepS, cfg.durationS);
   }
-  metrics.foldLatency(applied.groups);
+  metrics.foldLatency(running());
   let inQueue = 0;
   let waitedS = 0;
   for (const b of backlogs.values()) {
@@ -80,9 +90,39 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   function install(next: Plan, t: number, warm: boolean): void {
     metrics.foldLatency(applied.groups);
     plan = next;
-    applied = applyPlan(next, applied.records, cfg.sites, profile, t, delays, counts, warm);
+    const previous = applied.records;
+    applied = applyPlan(next, previous, cfg.sites, profile, t, delays, counts, warm);
+    const stillDraining = draining;
+    draining = warm || cfg.makeBeforeBreak === false ? [] : drainingGroups(previous, applied.records, applied.groups, stillDraining, cfg.sites, profile, t);
+    const stopped = stillDraining.filter((d) => !draining.includes(d)).map((d) => d.group);
+    metrics.foldLatency(stopped);
+    indexBySite();
+  }
+
+  /**
+   * While every instance planned for class `c` is starting, whatever runs at their sites stands in
+   * for it (as the site gateway does mid-change), in proportion to the room each has for `c`.
+   */
+  function standIns(c: ClassId, planned: ReadonlyArray<{ group: InstanceGroup }>, t: number): Array<{ group: InstanceGroup; weight: number }> {
+    const sites = new Set(planned.map((x) => x.group.siteId));
+    const out: Array<{ group: InstanceGroup; weight: number }> = [];
+    for (const group of running()) {
+      if (group.readyAtS > t || !sites.has(group.siteId)) continue;
+      group.serveAlso(c);
+      const room = group.headroomRps(c);
+      if (room > 0) out.push({ group, weight: room });
+    }
+    return out;
+  }
+
+  /** The plan's instances and those still draining from earlier plans. */
+  function running(): InstanceGroup[] {
+    return draining.length === 0 ? applied.groups : [...applied.groups, ...draining.map((d) => d.group)];
+  }
+
+  function indexBySite(): void {
     bySite.clear();
-    for (const g of applied.groups) (bySite.get(g.siteId) ?? bySite.set(g.siteId, []).get(g.siteId)!).push(g);
+    for (const g of running()) (bySite.get(g.siteId) ?? bySite.set(g.siteId, []).get(g.siteId)!).push(g);
   }
 
   function route(c: ClassId, t: number): void {
@@ -92,9 +132,13 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     backlog.arrive(arrived);
     const waiting = backlog.size;
     if (waiting > 0) {
-      const targets = applied.routes.get(c) ?? [];
+      let targets = applied.routes.get(c) ?? [];
       let totalWeight = 0;
       for (const x of targets) if (x.group.readyAtS <= t) totalWeight += x.weight;
+      if (totalWeight === 0 && targets.length > 0 && cfg.makeBeforeBreak !== false) {
+        targets = standIns(c, targets, t);
+        for (const x of targets) totalWeight += x.weight;
+      }
       let accepted = 0;
       for (const { group, weight } of targets) {
         if (group.readyAtS > t) continue;

@@ -75,6 +75,8 @@ export interface FleetSimConfig {
   /** Interval of the recorded time series for plots. */
   recordEveryS?: number;
   reconfiguration?: ReconfigurationDelays;
+  /** Keep instances a plan removes serving until their replacements are ready (default true; see `drainingGroups`). */
+  makeBeforeBreak?: boolean;
   /** Multiplier of GPU power for the rest of the server (Heron: 1.82). */
   serverOverhead?: number;
   seed: number;

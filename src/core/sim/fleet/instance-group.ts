@@ -28,16 +28,20 @@ export class InstanceGroup {
     readonly mhz: number,
     readonly count: number,
     readonly readyAtS: number,
-    gpu: GpuSpec,
-    profile: ProfileIndex,
+    private readonly gpu: GpuSpec,
+    private readonly profile: ProfileIndex,
     classes: readonly ClassId[],
   ) {
     this.idleW = gpu.power.idleW * tp * count;
-    for (const c of classes) {
-      const points = profile.points(gpu.type, tp, mhz, c);
-      const stable = points.filter((p) => p.stable);
-      this.curves.set(c, { points, capacityRps: stable.length > 0 ? stable[stable.length - 1]!.loadRps : 0 });
-    }
+    for (const c of classes) this.serveAlso(c);
+  }
+
+  /** Reads class `c`'s curve too, so the group can stand in for it (a class it is not planned for). */
+  serveAlso(c: ClassId): void {
+    if (this.curves.has(c)) return;
+    const points = this.profile.points(this.gpu.type, this.tp, this.mhz, c);
+    const stable = points.filter((p) => p.stable);
+    this.curves.set(c, { points, capacityRps: stable.length > 0 ? stable[stable.length - 1]!.loadRps : 0 });
   }
 
   get gpus(): number {
