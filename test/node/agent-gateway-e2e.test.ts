@@ -145,3 +145,52 @@ describe("site ingress with engine processes", () => {
     expect(sumOf(metrics, "greenference_gateway_retries_total")).toBe(1);
   });
 });
+
+describe("a plan change under traffic, with engine processes (make-before-break)", () => {
+  const engines = fakeEngineLog();
+  let edge: Awaited<ReturnType<typeof startFakeEdge>>;
+  let agent: Agent;
+  const model = "meta-llama/Llama-3.1-8B-Instruct";
+  const smTo = (instance: string) => ({ SM: [{ site: SITE, instance, weight: 1 }] });
+
+  beforeAll(async () => {
+    edge = await startFakeEdge(SITE, TOKEN);
+    edge.state.plan = sliceBody(1, SITE, [{ id: "old", model, gpus: [0] }], smTo("old"));
+    const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000" } });
+    const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => Date.now() });
+    await gpus.init();
+    // Engines take 800 ms to answer /health: long enough to send requests while the new one boots.
+    agent = await Agent.start(config, { gpus, engineEnv: engines.env({ FAKE_ENGINE_BOOT_MS: "800", FAKE_ENGINE_DELAY_MS: "20" }), log: () => undefined });
+    await applied(agent, 1, 10_000);
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await edge?.close();
+    engines.remove();
+  });
+
+  it("serves every request while the class moves to an instance on other GPUs: the old engine stands in until the new one is up, then stops", async () => {
+    edge.state.plan = sliceBody(2, SITE, [{ id: "new", model, gpus: [1] }], smTo("new"));
+    const answers: { status: number; replica: string | null }[] = [];
+    // The edge routes by plan 2 from now on: every request names the new instance.
+    while (agent.applier.status().appliedVersion !== 2) {
+      const r = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("new"), "x-greenference-plan": "2" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+      answers.push({ status: r.status, replica: r.headers.get("x-greenference-replica") });
+      await r.arrayBuffer();
+      await sleep(50);
+    }
+    const after = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("new"), "x-greenference-plan": "2" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    expect(after.status).toBe(200);
+    expect(after.headers.get("x-greenference-replica")).toBe("new#0");
+    expect(answers.length).toBeGreaterThan(5);
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(answers.filter((a) => a.replica === "old#0").length).toBeGreaterThan(5);
+    // The new engine's process started before the old one was told to stop.
+    const events = engines.events();
+    const newStart = events.findIndex((e) => e.event === "start" && e.cuda === "1");
+    const oldStop = events.findIndex((e) => e.event === "signal");
+    expect(newStart).toBeGreaterThanOrEqual(0);
+    expect(oldStop).toBeGreaterThan(newStart);
+    expect([...agent.applier.engines.keys()]).toEqual(["new#0"]);
+  });
+});
