@@ -1,26 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "../../model/gpu-specs.ts";
-import { llmSpecs } from "../../model/llm-specs.ts";
-import { DYNAMOLLM_CLASS_LENGTHS } from "../../profiling/class-lengths.ts";
-import { virtualProfile } from "../../profiling/virtual-profiler.ts";
 import type { ClassId, SiteId } from "../../schemas/ids.ts";
 import { capacityPlanner } from "../planners/capacity-planner.ts";
+import { smallA100Profile } from "./fleet.test-helper.ts";
 import { simulateFleet } from "./fleet-simulator.ts";
 import type { FleetSimConfig } from "./fleet-types.ts";
 import { constantSeries, type TimeSeries } from "./time-series.ts";
 
 const gpu = gpuSpecs["A100-80GB"];
 const classes = ["SS", "MM"] as ClassId[];
-const profile = virtualProfile({
-  llm: llmSpecs["llama3.1-8b"],
-  gpu,
-  tps: [1],
-  clocksMhz: [1005, 1410],
-  classes: DYNAMOLLM_CLASS_LENGTHS.filter((c) => classes.includes(c.classId as ClassId)),
-  loadFractions: [0.05, 0.15, 0.3, 0.45],
-  requestsPerPoint: 60,
-  seed: 2,
-}).rows;
+const profile = smallA100Profile(classes, [1005, 1410], [0.05, 0.15, 0.3, 0.45]);
 const DURATION = 1800;
 
 function config(overrides: Partial<FleetSimConfig> = {}, power: TimeSeries = constantSeries("power", "W", 40 * 400 * 1.82, DURATION)): FleetSimConfig {

@@ -1,27 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "../../model/gpu-specs.ts";
-import { llmSpecs } from "../../model/llm-specs.ts";
-import { DYNAMOLLM_CLASS_LENGTHS } from "../../profiling/class-lengths.ts";
-import { virtualProfile } from "../../profiling/virtual-profiler.ts";
 import type { ClassId, InstanceId, ModelId, SiteId, VariantId } from "../../schemas/ids.ts";
 import type { Plan, PlannedInstance } from "../../schemas/plan.ts";
 import { capacityPlanner } from "../planners/capacity-planner.ts";
+import { smallA100Profile } from "./fleet.test-helper.ts";
 import { simulateFleet } from "./fleet-simulator.ts";
 import type { FleetPlanner, FleetSimConfig } from "./fleet-types.ts";
 import { constantSeries } from "./time-series.ts";
 
 const gpu = gpuSpecs["A100-80GB"];
 const classes = ["SS", "MM"] as ClassId[];
-const profile = virtualProfile({
-  llm: llmSpecs["llama3.1-8b"],
-  gpu,
-  tps: [1],
-  clocksMhz: [1410],
-  classes: DYNAMOLLM_CLASS_LENGTHS.filter((c) => classes.includes(c.classId as ClassId)),
-  loadFractions: [0.1, 0.3, 0.5],
-  requestsPerPoint: 60,
-  seed: 2,
-}).rows;
+const profile = smallA100Profile(classes, [1410], [0.1, 0.3, 0.5]);
 const DURATION = 1200;
 
 /** Plans the same instances every 600 s, under a new id each time: every plan replaces every instance. */
