@@ -19,9 +19,9 @@ export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpCh
 /**
  * Time-stepped fleet simulation (1 s steps by default). Every step, each class's arrivals (Poisson
  * around the workload's rate) join its router queue and are split over the plan's routing targets
- * by weight; an instance serves what fits its capacity at its TP and clock (from the profile table)
- * and the rest waits, up to `maxQueueS`, then is dropped; instances still reconfiguring take
- * nothing. Each site's draw (instances at
+ * by weight, skipping full instances as the edge router skips saturated ones (`fillByWeight`); an
+ * instance serves what fits its capacity at its TP and clock (from the profile table) and the rest
+ * waits, up to `maxQueueS`, then is dropped; instances still reconfiguring take nothing. Each site's draw (instances at
  * their load, idle GPUs at idle, times the server overhead) must fit its power envelope: when it
  * does not, the site's served load is cut until it fits and the cut is dropped. The planner runs
  * at its cadence; the first plan applies at once (the fleet starts warm), later ones with
@@ -133,22 +133,31 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     const waiting = backlog.size;
     if (waiting > 0) {
       let targets = applied.routes.get(c) ?? [];
-      let totalWeight = 0;
-      for (const x of targets) if (x.group.readyAtS <= t) totalWeight += x.weight;
-      if (totalWeight === 0 && targets.length > 0 && cfg.makeBeforeBreak !== false) {
-        targets = standIns(c, targets, t);
-        for (const x of targets) totalWeight += x.weight;
-      }
-      let accepted = 0;
-      for (const { group, weight } of targets) {
-        if (group.readyAtS > t) continue;
-        const take = Math.min((waiting / stepS) * (weight / totalWeight), group.headroomRps(c));
-        group.load.set(c, (group.load.get(c) ?? 0) + take);
-        accepted += take * stepS;
-      }
-      backlog.take(accepted);
+      if (cfg.makeBeforeBreak !== false && targets.length > 0 && targets.every((x) => x.group.readyAtS > t)) targets = standIns(c, targets, t);
+      backlog.take(fillByWeight(c, targets.filter((x) => x.group.readyAtS <= t), waiting / stepS) * stepS);
     }
     metrics.drop(c, backlog.age(), t);
+  }
+
+  /**
+   * Sends `rps` of class `c` over `targets` as the edge router does: by weight among the
+   * instances that have room (a saturated one is skipped, its share going to the others), until
+   * the rps is placed or every instance is full. Returns what was placed (req/s).
+   */
+  function fillByWeight(c: ClassId, targets: ReadonlyArray<{ group: InstanceGroup; weight: number }>, rps: number): number {
+    let placed = 0;
+    let open = targets.filter((x) => x.weight > 0 && x.group.headroomRps(c) > 1e-12);
+    while (rps - placed > 1e-9 && open.length > 0) {
+      const totalWeight = open.reduce((sum, x) => sum + x.weight, 0);
+      const left = rps - placed;
+      for (const { group, weight } of open) {
+        const take = Math.min(left * (weight / totalWeight), group.headroomRps(c));
+        group.load.set(c, (group.load.get(c) ?? 0) + take);
+        placed += take;
+      }
+      open = open.filter((x) => x.group.headroomRps(c) > 1e-12);
+    }
+    return placed;
   }
 
   function powerSite(site: FleetSimConfig["sites"][number], t: number): void {

@@ -89,3 +89,19 @@ describe("make-before-break on a plan change", () => {
     expect(tight.dropped).toBeGreaterThan(500);
   });
 });
+
+describe("routing in the fleet simulator", () => {
+  it("skips a full instance as the edge router skips a saturated one, instead of letting its share wait", () => {
+    const capacity = Math.max(...profile.filter((r) => r.classId === "SS" && r.stable).map((r) => r.loadRps));
+    const entry = (id: string, replicas: number, first: number): PlannedInstance => ({ id: id as InstanceId, model: "llama3.1-8b" as ModelId, variant: "base" as VariantId, tp: 1, replicas, gpus: Array.from({ length: replicas }, (_, g) => first + g), role: "mixed", clock: { mode: "locked", mhz: 1410 }, loadRps: {} });
+    const planner: FleetPlanner = {
+      name: "skewed weights",
+      cadenceS: 600,
+      // Most weight on one replica: its share is far more than it holds, and six replicas (that also serve MM) have room.
+      plan: ({ nowS }) => ({ version: 1, createdAtMs: nowS * 1000, validUntilMs: (nowS + 600) * 1000, policy: "heron", sites: [{ site: "north" as SiteId, powerCapW: 1e7, instances: [entry("one", 1, 0), entry("six", 6, 1)] }], routing: { SS: [{ site: "north" as SiteId, instance: "one" as InstanceId, weight: 10 }, { site: "north" as SiteId, instance: "six" as InstanceId, weight: 1 }], MM: [{ site: "north" as SiteId, instance: "six" as InstanceId, weight: 1 }] } as Plan["routing"], shortfall: {} as Plan["shortfall"], notes: [] }),
+    };
+    const r = simulateFleet(config(64, { planner, workload: { classes, rateRps: (_t, c) => (c === "SS" ? 3 * capacity : 0.1) } }));
+    expect(r.arrived).toBeGreaterThan(1000);
+    expect(r.dropped / r.arrived).toBeLessThan(0.001);
+  });
+});
