@@ -45,6 +45,14 @@ function config(gpus: number, overrides: Partial<FleetSimConfig> = {}): FleetSim
   };
 }
 
+/** A plan entry of `replicas` TP1 replicas at 1410 MHz on GPUs from `first`. */
+const entry = (id: string, replicas: number, first: number): PlannedInstance => ({ id: id as InstanceId, model: "llama3.1-8b" as ModelId, variant: "base" as VariantId, tp: 1, replicas, gpus: Array.from({ length: replicas }, (_, g) => first + g), role: "mixed", clock: { mode: "locked", mhz: 1410 }, loadRps: {} });
+const route = (instance: string, weight = 1) => ({ site: "north" as SiteId, instance: instance as InstanceId, weight });
+/** A one-site plan of `instances` with `routing`. */
+const sitePlan = (version: number, nowS: number, instances: PlannedInstance[], routing: Record<string, ReturnType<typeof route>[]>): Plan => ({ version, createdAtMs: nowS * 1000, validUntilMs: (nowS + 600) * 1000, policy: "heron", sites: [{ site: "north" as SiteId, powerCapW: 1e7, instances }], routing: routing as Plan["routing"], shortfall: {} as Plan["shortfall"], notes: [] });
+/** The most SS req/s one replica keeps up with. */
+const ssCapacity = Math.max(...profile.filter((r) => r.classId === "SS" && r.stable).map((r) => r.loadRps));
+
 describe("make-before-break on a plan change", () => {
   it("keeps the replaced instances serving until the new ones are up, at the cost of their energy", () => {
     const breakFirst = simulateFleet(config(64, { makeBeforeBreak: false }));
@@ -59,15 +67,13 @@ describe("make-before-break on a plan change", () => {
   });
 
   it("serves a class on an instance the new plan keeps for other classes while the class's own instance starts", () => {
-    const entry = (id: string, replicas: number, first: number): PlannedInstance => ({ id: id as InstanceId, model: "llama3.1-8b" as ModelId, variant: "base" as VariantId, tp: 1, replicas, gpus: Array.from({ length: replicas }, (_, g) => first + g), role: "mixed", clock: { mode: "locked", mhz: 1410 }, loadRps: {} });
     const planner: FleetPlanner = {
       name: "split",
       cadenceS: 600,
       plan({ nowS }) {
         // First one entry serves both classes; from 600 s SS moves to an entry of its own.
         const split = nowS >= 600;
-        const route = (instance: string) => [{ site: "north" as SiteId, instance: instance as InstanceId, weight: 1 }];
-        return { version: split ? 2 : 1, createdAtMs: nowS * 1000, validUntilMs: (nowS + 600) * 1000, policy: "heron", sites: [{ site: "north" as SiteId, powerCapW: 1e7, instances: split ? [entry("shared", 4, 0), entry("ss-only", 4, 4)] : [entry("shared", 4, 0)] }], routing: { SS: route(split ? "ss-only" : "shared"), MM: route("shared") } as Plan["routing"], shortfall: {} as Plan["shortfall"], notes: [] };
+        return sitePlan(split ? 2 : 1, nowS, split ? [entry("shared", 4, 0), entry("ss-only", 4, 4)] : [entry("shared", 4, 0)], { SS: [route(split ? "ss-only" : "shared")], MM: [route("shared")] });
       },
     };
     const workload = { classes, rateRps: (_t: number, c: ClassId) => (c === "SS" ? 10 : 2) };
@@ -92,15 +98,13 @@ describe("make-before-break on a plan change", () => {
 
 describe("routing in the fleet simulator", () => {
   it("skips a full instance as the edge router skips a saturated one, instead of letting its share wait", () => {
-    const capacity = Math.max(...profile.filter((r) => r.classId === "SS" && r.stable).map((r) => r.loadRps));
-    const entry = (id: string, replicas: number, first: number): PlannedInstance => ({ id: id as InstanceId, model: "llama3.1-8b" as ModelId, variant: "base" as VariantId, tp: 1, replicas, gpus: Array.from({ length: replicas }, (_, g) => first + g), role: "mixed", clock: { mode: "locked", mhz: 1410 }, loadRps: {} });
     const planner: FleetPlanner = {
       name: "skewed weights",
       cadenceS: 600,
       // Most weight on one replica: its share is far more than it holds, and six replicas (that also serve MM) have room.
-      plan: ({ nowS }) => ({ version: 1, createdAtMs: nowS * 1000, validUntilMs: (nowS + 600) * 1000, policy: "heron", sites: [{ site: "north" as SiteId, powerCapW: 1e7, instances: [entry("one", 1, 0), entry("six", 6, 1)] }], routing: { SS: [{ site: "north" as SiteId, instance: "one" as InstanceId, weight: 10 }, { site: "north" as SiteId, instance: "six" as InstanceId, weight: 1 }], MM: [{ site: "north" as SiteId, instance: "six" as InstanceId, weight: 1 }] } as Plan["routing"], shortfall: {} as Plan["shortfall"], notes: [] }),
+      plan: ({ nowS }) => sitePlan(1, nowS, [entry("one", 1, 0), entry("six", 6, 1)], { SS: [route("one", 10), route("six")], MM: [route("six")] }),
     };
-    const r = simulateFleet(config(64, { planner, workload: { classes, rateRps: (_t, c) => (c === "SS" ? 3 * capacity : 0.1) } }));
+    const r = simulateFleet(config(64, { planner, workload: { classes, rateRps: (_t, c) => (c === "SS" ? 3 * ssCapacity : 0.1) } }));
     expect(r.arrived).toBeGreaterThan(1000);
     expect(r.dropped / r.arrived).toBeLessThan(0.001);
   });
