@@ -108,7 +108,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   }
 
   const { choice } = forwarded;
-  const outcome = choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
+  const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
   const answer = await respond(forwarded.response, {

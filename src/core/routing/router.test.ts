@@ -97,6 +97,20 @@ describe("Router overflow", () => {
   });
 });
 
+describe("Router during a plan change", () => {
+  it("sends to an instance that is still starting only when none is ready or saturated, and says so", () => {
+    // LL's only target, b/i1, is starting: its site serves the request on what already runs there.
+    const starting = fixtureSnapshot([status("b", { unavailable: ["i1" as never], starting: ["i1" as never] })]);
+    expect(choice(new Router(starting, OPTIONS).select(query("LL")))).toMatchObject({ site: "b", instance: "i1", starting: true, saturated: false });
+    // SS has ready targets elsewhere: a starting one is skipped.
+    const someReady = fixtureSnapshot([status("a", { unavailable: ["i0" as never], starting: ["i0" as never] })]);
+    expect(count(sitesOf(new Router(someReady, OPTIONS), 4, query("SS")))).toEqual({ b: 2, c: 2 });
+    // A draining (unavailable, not starting) instance is never chosen.
+    const draining = fixtureSnapshot([status("b", { unavailable: ["i1" as never] })]);
+    expect(new Router(draining, OPTIONS).select(query("LL"))).toEqual({ ok: false, reason: 'no available instance for class LL of model "m": 1 not ready' });
+  });
+});
+
 describe("Router retry and snapshot updates", () => {
   it("retries at the next choice when the first site failed", () => {
     const router = new Router(fixtureSnapshot(), OPTIONS);

@@ -22,6 +22,8 @@ export interface RouteChoice {
   overflow: boolean;
   /** True when every candidate was saturated and the request was queued at one anyway. */
   saturated: boolean;
+  /** True when no candidate was ready or saturated and it went to one still starting, which its site serves on a stand-in. */
+  starting: boolean;
 }
 
 export type RouteResult = { ok: true; choice: RouteChoice } | { ok: false; reason: string };
@@ -31,7 +33,9 @@ export interface RouterOptions {
   staleAfterMs: number;
 }
 
-type Verdict = "ok" | "saturated" | "down" | "far" | "unavailable" | "excluded";
+type Verdict = "ok" | "saturated" | "starting" | "down" | "far" | "unavailable" | "excluded";
+/** What a pass of `pick` accepts besides "ok": first nothing else, then saturated, then starting instances. */
+type Fallback = "none" | "saturated" | "starting";
 
 interface Pool {
   targets: SnapshotTarget[];
@@ -45,7 +49,9 @@ interface Pool {
  * (class, model); sites that are unhealthy, stale, already tried, or whose RTT from the request's
  * edge region exceeds the class's TTFT SLO are skipped; instances that are not ready are skipped;
  * when every remaining instance of the class's pool is saturated the request overflows to the next
- * larger pool, and only if all of those are saturated too it is queued in its own pool.
+ * larger pool, and only if all of those are saturated too it is queued in its own pool. When no
+ * instance is ready, one that is starting (a plan change under way) is chosen: its site serves the
+ * request on what already runs there (make-before-break) until it is up.
  *
  * @example
  * const router = new Router(snapshot, { staleAfterMs: 10_000 });
@@ -84,21 +90,21 @@ export class Router {
     const cls = this.snapshot.classes[query.classId];
     if (!cls) return { ok: false, reason: `unknown class "${query.classId}"` };
     const overflow = this.overflowOf(query.classId);
-    return this.pick(query, cls.ttftMs, overflow, false) ?? this.pick(query, cls.ttftMs, overflow, true) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
+    return this.pick(query, cls.ttftMs, overflow, "none") ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
   }
 
   /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */
-  private pick(query: RouteQuery, ttftMs: number, overflow: readonly ClassId[], allowSaturated: boolean): RouteResult | null {
+  private pick(query: RouteQuery, ttftMs: number, overflow: readonly ClassId[], fallback: Fallback): RouteResult | null {
     for (let k = -1; k < overflow.length; k++) {
       const poolId = k < 0 ? query.classId : overflow[k]!;
       const pool = this.pool(poolId, query.model);
       const i = pool.rr.next((j) => {
         const v = this.verdict(pool, j, query, ttftMs);
-        return v === "ok" || (allowSaturated && v === "saturated");
+        return v === "ok" || v === fallback;
       });
       if (i < 0) continue;
       const t = pool.targets[i]!;
-      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: allowSaturated } };
+      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: fallback === "saturated", starting: fallback === "starting" } };
     }
     return null;
   }
@@ -112,6 +118,7 @@ export class Router {
     if (!status || !status.healthy || status.lastSeenMs === null || query.nowMs - status.lastSeenMs > this.options.staleAfterMs) return "down";
     const rtt = rttFrom(site, query.edgeRegions);
     if (rtt !== undefined && rtt > ttftMs) return "far";
+    if (status.starting?.includes(t.instance)) return "starting";
     if (status.unavailable.includes(t.instance)) return "unavailable";
     if (status.saturated.includes(t.instance)) return "saturated";
     return "ok";
@@ -152,7 +159,8 @@ export class Router {
     const parts: string[] = [];
     if (counts.get("down")) parts.push(`${counts.get("down")} at unhealthy or stale sites`);
     if (counts.get("far")) parts.push(`${counts.get("far")} beyond the ${ttftMs} ms TTFT SLO from ${query.edgeRegions[0] ?? "this region"}`);
-    if (counts.get("unavailable")) parts.push(`${counts.get("unavailable")} not ready`);
+    const notReady = (counts.get("unavailable") ?? 0) + (counts.get("starting") ?? 0);
+    if (notReady) parts.push(`${notReady} not ready`);
     if (counts.get("excluded")) parts.push(`${counts.get("excluded")} at sites that already failed this request`);
     return `no available instance for ${subject}: ${parts.join(", ")}`;
   }

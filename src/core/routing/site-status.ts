@@ -11,6 +11,12 @@ export interface SiteStatus {
   saturated: InstanceId[];
   /** Instances the site reports but that cannot take requests (starting, draining, stopped, failed). */
   unavailable: InstanceId[];
+  /**
+   * The unavailable ones that are starting: mid plan change the site serves their requests on what
+   * already runs (make-before-break), so routing may still send there as a last resort. Absent in
+   * statuses stored before it was added.
+   */
+  starting?: InstanceId[];
 }
 
 /** When an instance counts as saturated. */
@@ -38,16 +44,18 @@ export function siteStatusOf(
 ): SiteStatus {
   const saturated: InstanceId[] = [];
   const unavailable: InstanceId[] = [];
+  const starting: InstanceId[] = [];
   for (const i of telemetry.instances) {
     if (i.state !== "ready") unavailable.push(i.id);
-    else if (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse) saturated.push(i.id);
+    if (i.state === "starting") starting.push(i.id);
+    else if (i.state === "ready" && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
   }
-  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable };
+  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting };
 }
 
 /** True when two statuses route the same way: same health and instance lists (`lastSeenMs` aside). */
 export function sameRouting(a: SiteStatus | undefined, b: SiteStatus): boolean {
-  return a !== undefined && a.healthy === b.healthy && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable);
+  return a !== undefined && a.healthy === b.healthy && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []);
 }
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { Telemetry } from "../schemas/telemetry.ts";
+import { sameRouting, siteStatusOf } from "./site-status.ts";
+
+const heartbeat = (states: Record<string, { state: string; waiting?: number }>) =>
+  Telemetry.parse({
+    site: "wind-a",
+    sentAtMs: 1_000,
+    appliedPlanVersion: 2,
+    sitePowerW: 2_000,
+    gpus: [{ index: 0, type: "H100-80GB", powerW: 400, energyMj: 1e6, smClockMhz: 1410, lockedClockMhz: 1410, health: "ok" }],
+    instances: Object.entries(states).map(([id, s]) => ({ id, state: s.state, waiting: s.waiting ?? 0, running: 0, kvUse: 0.1 })),
+  });
+
+describe("siteStatusOf", () => {
+  it("lists instances that are not ready as unavailable, the starting ones also apart, and only ready ones as saturated", () => {
+    const status = siteStatusOf(heartbeat({ up: { state: "ready" }, full: { state: "ready", waiting: 20 }, coming: { state: "starting", waiting: 20 }, going: { state: "draining" } }), { healthy: true, lastSeenMs: 1_000 });
+    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], unavailable: ["coming", "going"], starting: ["coming"] });
+  });
+
+  it("counts a change of what is starting as a routing change", () => {
+    const health = { healthy: true, lastSeenMs: 1_000 };
+    const before = siteStatusOf(heartbeat({ a: { state: "starting" } }), health);
+    const after = siteStatusOf(heartbeat({ a: { state: "failed" } }), health);
+    expect(sameRouting(before, after)).toBe(false);
+    expect(sameRouting(before, siteStatusOf(heartbeat({ a: { state: "starting" } }), { ...health, lastSeenMs: 2_000 }))).toBe(true);
+  });
+});
