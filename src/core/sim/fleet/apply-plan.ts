@@ -21,8 +21,8 @@ export interface InstanceRecord {
   planned: PlannedInstance;
   mhz: number;
   cohorts: Cohort[];
-  /** The entry's routing weight per class. */
-  served: ReadonlyMap<ClassId, number>;
+  /** The classes routed to the entry. */
+  classes: readonly ClassId[];
 }
 
 /** A plan as the simulator runs it: instance groups, and per class the groups it is routed to with their weights. */
@@ -58,7 +58,7 @@ export function applyPlan(plan: Plan, previous: ReadonlyMap<string, InstanceReco
       const classes = [...(servedBy.get(key)?.keys() ?? [])].sort();
       const mhz = clockOf(planned, site, profile, classes);
       const cohorts = warm ? [{ count: planned.replicas, readyAtS: nowS }] : reconfigure(previous.get(key), planned, mhz, nowS, delays, counts);
-      records.set(key, { planned, mhz, cohorts, served: servedBy.get(key) ?? new Map() });
+      records.set(key, { planned, mhz, cohorts, classes });
       for (const { count, readyAtS } of cohorts) {
         const groupKey = `${site.id}|${planned.tp}|${mhz}|${readyAtS}|${classes.join(",")}`;
         const g = members.get(groupKey) ?? members.set(groupKey, { site, tp: planned.tp, mhz, readyAtS, classes, keys: [] }).get(groupKey)!;

@@ -3,13 +3,13 @@ import type { FleetSite } from "./fleet-types.ts";
 import { InstanceGroup } from "./instance-group.ts";
 import type { ProfileIndex } from "./profile-index.ts";
 
-/** What the simulator remembers of a plan entry that a handover needs: its shape, clock, readiness and routes. */
+/** What the simulator remembers of a plan entry that a handover needs: its TP, clock, readiness and classes. */
 export interface HandoverRecord {
   planned: { tp: number };
   mhz: number;
   cohorts: ReadonlyArray<{ count: number; readyAtS: number }>;
-  /** The classes routed to the entry, with their weights. */
-  served: ReadonlyMap<ClassId, number>;
+  /** The classes routed to the entry. */
+  classes: readonly ClassId[];
 }
 
 /** Instances of an earlier plan kept running until their replacements are ready. */
@@ -23,10 +23,11 @@ export interface DrainingGroup {
  * Make-before-break on a plan change, as the host agent applies a plan: replicas the new plan
  * removes or re-shards keep running until the new plan's instances for the classes they served are
  * ready, instead of stopping at once and leaving those classes with nothing up for a start-up
- * delay (the simulator routes a class whose new instances are all starting to what runs). They only stay where the site has GPUs to spare beside the new plan's instances (the new
- * plan's GPUs first; what does not fit stops now) and while they are still needed: a group whose
- * classes are all served by ready instances stops at once. Groups still draining from an earlier
- * change are kept first, until their own end. Which GPU indices replicas sit on is not modelled.
+ * delay (the simulator routes a class whose new instances are all starting to what runs). They
+ * stay only where the site has GPUs to spare beside the new plan's instances (the new plan's GPUs
+ * first; what does not fit stops now) and while they are needed: a group whose classes are all
+ * served by ready instances stops at once. Groups still draining from an earlier change are kept
+ * first, until their own end. Which GPU indices replicas sit on is not modelled.
  */
 export function drainingGroups(
   previous: ReadonlyMap<string, HandoverRecord>,
@@ -50,7 +51,7 @@ export function drainingGroups(
     const now = next.get(key);
     if (now && now.planned.tp === old.planned.tp) continue; // its replicas carry on in the new plan
     const up = old.cohorts.filter((c) => c.readyAtS <= nowS).reduce((n, c) => n + c.count, 0);
-    const classes = [...old.served.keys()].sort();
+    const classes = old.classes;
     if (up === 0 || classes.length === 0) continue;
     const untilS = Math.max(nowS, ...nextGroups.filter((g) => classes.some((c) => g.curves.has(c))).map((g) => g.readyAtS));
     if (untilS <= nowS) continue;
