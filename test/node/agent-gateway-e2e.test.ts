@@ -110,6 +110,18 @@ describe("site ingress on a simulated site", () => {
   });
 });
 
+/** A fake edge with `plan` and an agent running fake vLLM processes (`engineEnv`) on two simulated GPUs, plan 1 applied. */
+async function processAgent(plan: ReturnType<typeof sliceBody>, engineEnv: NodeJS.ProcessEnv): Promise<{ edge: Awaited<ReturnType<typeof startFakeEdge>>; agent: Agent }> {
+  const edge = await startFakeEdge(SITE, TOKEN);
+  edge.state.plan = plan;
+  const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000" } });
+  const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => Date.now() });
+  await gpus.init();
+  const agent = await Agent.start(config, { gpus, engineEnv, log: () => undefined });
+  await applied(agent, 1, 10_000);
+  return { edge, agent };
+}
+
 describe("site ingress with engine processes", () => {
   const engines = fakeEngineLog();
   let edge: Awaited<ReturnType<typeof startFakeEdge>>;
@@ -117,13 +129,7 @@ describe("site ingress with engine processes", () => {
   const model = "meta-llama/Llama-3.1-8B-Instruct";
 
   beforeAll(async () => {
-    edge = await startFakeEdge(SITE, TOKEN);
-    edge.state.plan = sliceBody(1, SITE, [{ id: "llama", model, gpus: [0, 1], tp: 1, replicas: 2 }]);
-    const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000" } });
-    const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => Date.now() });
-    await gpus.init();
-    agent = await Agent.start(config, { gpus, engineEnv: engines.env({ FAKE_ENGINE_DELAY_MS: "700" }), log: () => undefined });
-    await applied(agent, 1, 10_000);
+    ({ edge, agent } = await processAgent(sliceBody(1, SITE, [{ id: "llama", model, gpus: [0, 1], tp: 1, replicas: 2 }]), engines.env({ FAKE_ENGINE_DELAY_MS: "700" })));
   });
   afterAll(async () => {
     await agent?.stop();
@@ -154,14 +160,8 @@ describe("a plan change under traffic, with engine processes (make-before-break)
   const smTo = (instance: string) => ({ SM: [{ site: SITE, instance, weight: 1 }] });
 
   beforeAll(async () => {
-    edge = await startFakeEdge(SITE, TOKEN);
-    edge.state.plan = sliceBody(1, SITE, [{ id: "old", model, gpus: [0] }], smTo("old"));
-    const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000" } });
-    const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => Date.now() });
-    await gpus.init();
     // Engines take 800 ms to answer /health: long enough to send requests while the new one boots.
-    agent = await Agent.start(config, { gpus, engineEnv: engines.env({ FAKE_ENGINE_BOOT_MS: "800", FAKE_ENGINE_DELAY_MS: "20" }), log: () => undefined });
-    await applied(agent, 1, 10_000);
+    ({ edge, agent } = await processAgent(sliceBody(1, SITE, [{ id: "old", model, gpus: [0] }], smTo("old")), engines.env({ FAKE_ENGINE_BOOT_MS: "800", FAKE_ENGINE_DELAY_MS: "20" })));
   });
   afterAll(async () => {
     await agent?.stop();
