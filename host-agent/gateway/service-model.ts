@@ -21,8 +21,8 @@ export interface ServiceModelOptions {
 export interface ReplicaPrediction {
   /** FREESH's Lat of a request alone on the replica, wall ms. */
   isolatedMs(inputTokens: number, outputTokens: number): number;
-  /** EcoRoute's freq(m) for the replica's decode batches; absent when the model is unknown. */
-  decodeFreq?: { key: string; freq: (requests: number, kvTokens: number) => number };
+  /** EcoRoute's freq(m) for the replica's decode batches, and its GPU's decode GEMM tile rows; absent when the model is unknown. */
+  decodeFreq?: { key: string; freq: (requests: number, kvTokens: number) => number; tileRows: number };
 }
 
 /**
@@ -49,7 +49,7 @@ export function serviceModel(o: ServiceModelOptions): (launch: EngineLaunch) => 
     const freqs = decodeFreqSet(gpu, clock);
     return {
       isolatedMs: (input, output) => isolatedServiceMs({ ...ctx, mhz }, input, output) / o.speed,
-      decodeFreq: { key: `${llm.id}|${gpu.type}|${launch.tp}|${freqs.join(",")}`, freq: modelDecodeFreq(ctx, freqs) },
+      decodeFreq: { key: `${llm.id}|${gpu.type}|${launch.tp}|${freqs.join(",")}`, freq: modelDecodeFreq(ctx, freqs), tileRows: gpu.tileRows },
     };
   };
 }

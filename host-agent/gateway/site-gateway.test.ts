@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
 import type { Engine } from "../engines/engine.ts";
+import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { SitePlanSlice } from "../protocol/plan-slice.ts";
 import { SimEngineDriver } from "../sim-engine/sim-engine-driver.ts";
 import { SimulatedSite } from "../sim-engine/simulated-site.ts";
@@ -24,8 +25,8 @@ async function started<E extends Engine>(engine: E): Promise<E> {
 }
 
 /** A gateway on 127.0.0.1 over `engines` and a plan of `instances`. */
-async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3] } = {}) {
-  const slice = SitePlanSlice.parse(sliceBody(1, SITE, instances, options.routing));
+async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind } = {}) {
+  const slice = SitePlanSlice.parse({ ...sliceBody(1, SITE, instances, options.routing), ...(options.policy ? { policy: options.policy } : {}) });
   const gateway = new SiteGateway({
     view: { site: SITE, engines: () => engines, slice: () => slice },
     scheduler: "fifo-rr",
@@ -318,16 +319,30 @@ describe("site gateway: the site queue", () => {
 });
 
 describe("site gateway: decode pools", () => {
-  it("places requests for role=decode instances with EcoRoute over the pool's replicas", async () => {
+  const ecofreq = { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1980 } as const;
+  const decodePool: InstanceInput[] = [{ id: "d0", gpus: [0], role: "decode", clock: ecofreq }, { id: "d1", gpus: [1], role: "decode", clock: ecofreq }];
+
+  it("places requests for role=decode instances with EcoRoute over the pool's replicas (a GreenServe plan)", async () => {
     const d0 = await started(new ScriptedReplica(launchOf("d0", 0, 0, "decode"), answerAfter(0)));
     const d1 = await started(new ScriptedReplica(launchOf("d1", 0, 1, "decode"), answerAfter(0)));
-    const policy = { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1980 } as const;
-    const { url } = await gatewayOver([d0, d1], [{ id: "d0", gpus: [0], role: "decode", clock: policy }, { id: "d1", gpus: [1], role: "decode", clock: policy }]);
+    const { url } = await gatewayOver([d0, d1], decodePool, { policy: "greenserve" });
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await chat(url, "d0"));
     // Idle replicas sit at the same frequency before and after: Algorithm 2's case 1a, round-robin.
     expect(answers.map((r) => r.headers.get("x-greenference-ecoroute-rule"))).toEqual(["1a", "1a", "1a", "1a"]);
     expect(answers.map((r) => r.headers.get("x-greenference-replica"))).toEqual(["d0#0", "d1#0", "d0#0", "d1#0"]);
     expect(answers[1]!.headers.get("x-greenference-rerouted")).toBe("d1");
+  });
+
+  it("packs a Greenference plan's decode requests onto the busiest replica while it has room in its GEMM tile", async () => {
+    const d0 = await started(new ScriptedReplica(launchOf("d0", 0, 0, "decode"), answerAfter(300)));
+    const d1 = await started(new ScriptedReplica(launchOf("d1", 0, 1, "decode"), answerAfter(300)));
+    const { url } = await gatewayOver([d0, d1], decodePool, { policy: "greenference" });
+    // Four requests in flight together: each finds d0 busiest with room, so d1 stays idle.
+    const answers = await Promise.all([0, 1, 2, 3].map(() => chat(url, "d0")));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.map((r) => r.headers.get("x-greenference-replica"))).toEqual(["d0#0", "d0#0", "d0#0", "d0#0"]);
+    expect(answers.map((r) => r.headers.get("x-greenference-ecoroute-rule"))).toEqual(["1a", "1a", "1a", "1a"]);
+    expect(d1.seen.length).toBe(0);
   });
 });

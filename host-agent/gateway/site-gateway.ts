@@ -178,8 +178,10 @@ export class SiteGateway {
     let rule: string | undefined;
     const decodeFreq = target.decode ? this.options.predict(candidates[0]!.launch).decodeFreq : undefined;
     if (decodeFreq) {
-      const selectorKey = `${target.group}|${decodeFreq.key}`;
-      if (!this.selectors.has(selectorKey)) this.selectors.set(selectorKey, decodeTargetSelector(decodeFreq.freq));
+      // Greenference's own plans pack a decode pool's load; GreenServe's (and any other) spread it as Algorithm 2 does.
+      const pack = this.options.view.slice()?.policy === "greenference";
+      const selectorKey = `${target.group}|${decodeFreq.key}|${pack ? "pack" : "spread"}`;
+      if (!this.selectors.has(selectorKey)) this.selectors.set(selectorKey, decodeTargetSelector(decodeFreq.freq, pack ? { pack: { tileRows: decodeFreq.tileRows } } : {}));
       const loads = slots.map((s) => ({ key: s.key, free: s.free, running: this.inFlight.get(s.key)?.count ?? 0, kvTokens: this.inFlight.get(s.key)?.kvTokens ?? 0 }));
       const choice = this.selectors.get(selectorKey)!(p.inputTokens, loads);
       [key, rule] = [choice?.key, choice?.rule];

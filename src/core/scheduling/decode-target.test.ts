@@ -33,10 +33,18 @@ describe("decode target selection (EcoRoute on the performance model)", () => {
     const light = { key: "d#1", running: 10, kvTokens: 6010, free: 8 };
     // The H100's levels are 585 MHz apart, more than GreenServe's Δ = 500: case 2b; with a wider Δ, 2a.
     expect(select(600, [atCliff, light])).toEqual({ key: "d#1", rule: "2b" });
-    expect(decodeTargetSelector(freq, 600)(600, [atCliff, light])).toEqual({ key: "d#1", rule: "2a" });
+    expect(decodeTargetSelector(freq, { deltaMhz: 600 })(600, [atCliff, light])).toEqual({ key: "d#1", rule: "2a" });
     expect(select(600, [{ ...atCliff, running: edge - 1, kvTokens: (edge - 1) * 601 }, { ...atCliff, key: "d#1" }])).toEqual({ key: "d#0", rule: "2b" });
     const even = [light, { ...light, key: "d#2" }];
     expect([select(600, even), select(600, even)].map((c) => [c!.key, c!.rule])).toEqual([["d#1", "1a"], ["d#2", "1a"]]);
     expect(select(600, [{ ...light, free: 0 }])).toBeUndefined();
+  });
+
+  it("packs a level field onto the busiest replica with room in its tile when asked to (Greenference)", () => {
+    const pack = decodeTargetSelector(modelDecodeFreq({ llm, gpu, tp: 1 }, [1395, 1980]), { pack: { tileRows: gpu.tileRows } });
+    const busy = { key: "d#0", running: 30, kvTokens: 30 * 601, free: 8 };
+    const light = { key: "d#1", running: 3, kvTokens: 3 * 601, free: 8 };
+    expect([pack(600, [light, busy]), pack(600, [light, busy])]).toEqual([{ key: "d#0", rule: "1a" }, { key: "d#0", rule: "1a" }]);
+    expect(pack(600, [light, { ...busy, free: 0 }])).toEqual({ key: "d#1", rule: "1a" });
   });
 });

@@ -50,14 +50,16 @@ export function modelDecodeFreq(ctx: Omit<ExecutionContext, "mhz">, freqsMhz: re
 /**
  * Picks the decode replica for a request with GreenServe's EcoRoute (Algorithm 2) over the
  * replicas that have a free slot. Keep one selector per pool of interchangeable decode replicas:
- * its round-robin turn (case ❶a) lives in it.
+ * its round-robin turn (case ❶a) lives in it. With `pack` (Greenference's own policy), case ❶a
+ * packs the load within GEMM tiles instead (`packedChoice`), so replicas with nothing to do fall
+ * to idle power.
  *
  * @example
  * const select = decodeTargetSelector(modelDecodeFreq({ llm, gpu, tp: 1 }, [1395, 1980]));
  * select(600, [{ key: "d#0", running: 255, kvTokens: 1.5e5, free: 4 }, { key: "d#1", running: 10, kvTokens: 6e3, free: 4 }]); // { key: "d#1", rule: ... }
  */
-export function decodeTargetSelector(decodeFreq: (requests: number, kvTokens: number) => number, deltaMhz?: number) {
-  const router: EcoRouter = ecoRoute({ decodeFreq, deltaMhz });
+export function decodeTargetSelector(decodeFreq: (requests: number, kvTokens: number) => number, o: { deltaMhz?: number; pack?: { tileRows: number } } = {}) {
+  const router: EcoRouter = ecoRoute({ decodeFreq, ...o });
   return (inputTokens: number, replicas: readonly DecodeReplicaLoad[]): { key: string; rule: EcoRouteCase } | undefined => {
     const open = replicas.filter((r) => r.free > 0);
     if (open.length === 0) return undefined;

@@ -7,7 +7,7 @@ import { seededRng } from "../../ports/rng.ts";
 import { ecoFreqClock } from "./eco-clock.ts";
 import { EcoFreq } from "./eco-freq.ts";
 import { EcoPred } from "./eco-pred.ts";
-import { ecoRoute, ecoRouteDecision } from "./eco-route.ts";
+import { ecoRoute, ecoRouteDecision, packedChoice } from "./eco-route.ts";
 import { profileIterations, trainOffline } from "./offline-profiling.ts";
 import { PrefillArrivals, roundRobinPrefill } from "./prefill-arrivals.ts";
 
@@ -36,6 +36,30 @@ describe("ecoRouteDecision (Algorithm 2's cases, Fig. 14)", () => {
   it("3: all would rise -> lowest resulting frequency (first on ties)", () => {
     expect(ecoRouteDecision([1005, 1005], [1410, 1200], 500, rr)).toEqual({ index: 1, rule: "3" });
     expect(ecoRouteDecision([1005, 1005], [1410, 1410], 500, rr)).toEqual({ index: 0, rule: "3" });
+  });
+});
+
+describe("packedChoice (Greenference's case ❶a: pack decode within GEMM tiles)", () => {
+  it("fills the busiest instance that has room in its current tile", () => {
+    expect(packedChoice([10, 40, 0], 128)).toBe(1);
+    expect(packedChoice([127, 40], 128)).toBe(0);
+    expect(packedChoice([129, 40], 128)).toBe(0);
+  });
+
+  it("opens a new tile, or wakes an idle instance, only where every busy one's tiles are full", () => {
+    expect(packedChoice([128, 0], 128)).toBe(1);
+    expect(packedChoice([128, 256], 128)).toBe(0);
+    expect(packedChoice([0, 0], 128)).toBe(0);
+  });
+
+  it("packs in ecoRoute while frequencies stay level, and still spreads before a cliff (case 2)", () => {
+    const level = ecoRoute({ decodeFreq: () => 1005, pack: { tileRows: 128 } });
+    const states = [0, 1].map((index) => ({ index, waiting: 0, running: 0, kvTokens: 0 }));
+    for (let i = 0; i < 5; i++) states[level({ arrivalS: 0, inputTokens: 100, outputTokens: 10 }, states)]!.running++;
+    expect(states.map((s) => s.running)).toEqual([5, 0]);
+    const cliff = ecoRoute({ decodeFreq: (n) => (n > 5 ? 1410 : 1005), pack: { tileRows: 128 } });
+    expect(cliff({ arrivalS: 0, inputTokens: 100, outputTokens: 10 }, states)).toBe(1);
+    expect(cliff.rules["2a"]).toBe(1);
   });
 });
 

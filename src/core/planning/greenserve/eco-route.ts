@@ -9,7 +9,8 @@ export type EcoRouteCase = "1a" | "1b" | "2a" | "2b" | "3";
 
 /**
  * Algorithm 2's decision on given frequencies: `current[i]` = freq(m_i) and `resulting[i]` =
- * freq(m_i ⊕ r). Ties go to the lowest index. `roundRobin` is asked only in case ❶a.
+ * freq(m_i ⊕ r). Ties go to the lowest index. `roundRobin` (or what stands in for it) is asked
+ * only in case ❶a.
  * - ❶ F = F': (a) all equal -> round-robin; (b) else the lowest current frequency;
  * - ❷ some change: (a) max(F') - min(F') <= Δ -> the lowest frequency among the unchanged (keeps
  *   the others from crossing a cliff); (b) else the lowest resulting frequency (against imbalance);
@@ -53,6 +54,11 @@ export interface EcoRouteOptions {
   decodeFreq: (requests: number, kvTokens: number) => number;
   /** Δ (default 500 MHz). */
   deltaMhz?: number;
+  /**
+   * Greenference's site loop: in case ❶a, pack (`packedChoice`) instead of Algorithm 2's
+   * round-robin, with the GPU's decode GEMM tile (`GpuSpec.tileRows`).
+   */
+  pack?: { tileRows: number };
 }
 
 /** A `routeDecode` hook for `simulateDisaggregated`, counting how often each rule decided. */
@@ -78,21 +84,23 @@ export function ecoRoute(o: EcoRouteOptions): EcoRouter {
   let resulting = new Float64Array(0);
   let next = 0;
   const rules: Record<EcoRouteCase, number> = { "1a": 0, "1b": 0, "2a": 0, "2b": 0, "3": 0 };
-  const roundRobin = () => next++ % current.length;
+  let load = new Float64Array(0);
+  const evenChoice = o.pack ? () => packedChoice(load, o.pack!.tileRows) : () => next++ % current.length;
 
   const route = (request: EngineRequest, decode: readonly DecodeInstanceState[]): number => {
     const n = decode.length;
-    if (current.length !== n) [current, resulting] = [new Float64Array(n), new Float64Array(n)];
+    if (current.length !== n) [current, resulting, load] = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
     while (sent.length < n) sent.push([]);
     const kvOfRequest = request.inputTokens + 1;
     for (let i = 0; i < n; i++) {
       const d = decode[i]!;
       const requests = d.running + d.waiting;
+      load[i] = requests;
       const kv = d.kvTokens + pendingKv(sent[i]!, d.waiting);
       current[i] = o.decodeFreq(requests, kv);
       resulting[i] = o.decodeFreq(requests + 1, kv + kvOfRequest);
     }
-    const { index, rule } = ecoRouteDecision(current, resulting, delta, roundRobin);
+    const { index, rule } = ecoRouteDecision(current, resulting, delta, evenChoice);
     rules[rule]++;
     const mine = sent[index]!;
     mine.push(kvOfRequest);
@@ -100,6 +108,31 @@ export function ecoRoute(o: EcoRouteOptions): EcoRouter {
     return index;
   };
   return Object.assign(route, { rules });
+}
+
+/**
+ * Where a request goes among decode instances that all stay at one frequency with it (case ❶a),
+ * when the load is packed rather than spread: to the busiest instance whose batch (`load[i]`
+ * sequences) has room in the GEMM tile it already pays for, else to the least busy one. A decode
+ * step streams the weights once whatever the batch, so while the batch fills a tile a sequence
+ * more costs little time or energy, and an instance left without work falls to idle power; past
+ * a tile boundary the step grows by a tile's compute, so the next tile is only opened where
+ * every busy instance's tiles are full.
+ *
+ * @example
+ * packedChoice([10, 40, 0], 128); // 1: the busiest with room
+ * packedChoice([128, 0], 128); // 1: instance 0 would open a second tile
+ */
+export function packedChoice(load: ArrayLike<number>, tileRows: number): number {
+  let best = -1;
+  for (let i = 0; i < load.length; i++) {
+    const n = load[i]!;
+    if (n > 0 && n % tileRows !== 0 && (best < 0 || n > load[best]!)) best = i;
+  }
+  if (best >= 0) return best;
+  best = 0;
+  for (let i = 1; i < load.length; i++) if (load[i]! < load[best]!) best = i;
+  return best;
 }
 
 /** KV tokens of the last `waiting` requests sent to an instance. */

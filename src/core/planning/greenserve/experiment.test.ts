@@ -24,6 +24,15 @@ describe("greenServeExperiment (2P2D A100, Llama-3.1-8B, ShareGPT-like, SLO 600/
     expect(low.greenserve.routeRules!["1a"]).toBeGreaterThan(0);
   });
 
+  it("Greenference's site loop packs decode onto one instance at a low rate: less decode energy, the same attainment", () => {
+    const packed = low.greenferenceSite;
+    // Both decode instances are idle-heavy at 3 req/s: packing leaves one idle at idle power.
+    expect(packed.decodeEnergyJ).toBeLessThan(0.9 * low.greenserve.decodeEnergyJ);
+    expect(packed.prefillEnergyJ).toBeCloseTo(low.greenserve.prefillEnergyJ, -2);
+    expect(packed.sloAttainment).toBeGreaterThanOrEqual(low.greenserve.sloAttainment);
+    expect(packed.meanItlMs).toBeGreaterThan(low.greenserve.meanItlMs);
+  });
+
   it("refuses frequencies below the sweet spot", () => {
     expect(() => greenServeExperiment({ rateRps: 1, requests: 10, seed: 1, freqsMhz: [810, 1410] })).toThrow(/sweet spot/);
   });

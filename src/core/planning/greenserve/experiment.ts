@@ -46,7 +46,7 @@ export interface GreenServeExperimentOptions extends GreenServeSystemOptions {
 
 /** One system's run: energy and SLO attainment as GreenServe reports them (Fig. 16). */
 export interface ServingResult {
-  system: "greenserve" | "ecofreq-only" | "static-max" | "static-sweet-spot";
+  system: "greenserve" | "ecofreq-only" | "greenference-site" | "static-max" | "static-sweet-spot";
   energyJ: number;
   prefillEnergyJ: number;
   decodeEnergyJ: number;
@@ -63,13 +63,15 @@ export interface ServingResult {
   lowestFreqShare?: { prefill: number; decode: number };
   /** EcoFreq systems: iterations EcoPred learnt from online. */
   onlineSamples?: number;
-  /** GreenServe: how often each rule of Algorithm 2 decided. */
+  /** GreenServe and the Greenference site loop: how often each rule of Algorithm 2 decided. */
   routeRules?: Record<EcoRouteCase, number>;
 }
 
 export interface GreenServeExperiment {
   greenserve: ServingResult;
   ecoFreqOnly: ServingResult;
+  /** Greenference's site loop: EcoFreq, and EcoRoute packing decode within GEMM tiles in case ❶a (`packedChoice`). */
+  greenferenceSite: ServingResult;
   staticMax: ServingResult;
   staticSweetSpot: ServingResult;
 }
@@ -77,8 +79,9 @@ export interface GreenServeExperiment {
 /**
  * GreenServe's main experiment (§VI-B) on the engine model: Poisson arrivals at `rateRps` with
  * ShareGPT- or LMSYS-like lengths, served P/D-disaggregated (2P2D by default), by GreenServe
- * (EcoFreq + EcoPred online + EcoRoute), EcoFreq with round-robin decode routing (§VI-C), and the
- * static baselines at max(F) (SGLang-1410) and min(F) (SGLang-1005, the sweet spot), which route
+ * (EcoFreq + EcoPred online + EcoRoute), EcoFreq with round-robin decode routing (§VI-C),
+ * Greenference's site loop (GreenServe with decode packed rather than spread in EcoRoute's case ❶a),
+ * and the static baselines at max(F) (SGLang-1410) and min(F) (SGLang-1005, the sweet spot), which route
  * round-robin. Every system sees the same requests.
  *
  * @example
@@ -120,7 +123,7 @@ export function greenServeOnRequests(requests: readonly EngineRequest[], o: Gree
     const c: EngineConfig = { ...base, clock: mhz };
     return summarise(system, requests, slo, simulateDisaggregated({ prefill: Array(nP).fill(c), decode: Array(nD).fill(c), kvTransferGBps }, requests));
   };
-  const ecoRun = (system: ServingResult["system"], withRoute: boolean) => {
+  const ecoRun = (system: ServingResult["system"], route: "round-robin" | "ecoroute" | "ecoroute-packed") => {
     const pred = new EcoPred({ freqsMhz: freqs, tileRows: gpu.tileRows });
     trainOffline(pred, offline);
     const eco = new EcoFreq(pred, slo);
@@ -128,7 +131,7 @@ export function greenServeOnRequests(requests: readonly EngineRequest[], o: Gree
     const clock = { clockSwitchDelayMs: o.clockSwitchDelayMs ?? 0, maxBatch };
     const prefillClocks = queues.map((arrivals) => ecoFreqClock(eco, { ...clock, arrivals }));
     const decodeClocks = Array.from({ length: nD }, () => ecoFreqClock(eco, clock));
-    const router = withRoute ? ecoRoute({ decodeFreq: (n, kv) => eco.decodeFreq(n, kv), deltaMhz: o.deltaMhz ?? GREENSERVE_DELTA_MHZ }) : undefined;
+    const router = route === "round-robin" ? undefined : ecoRoute({ decodeFreq: (n, kv) => eco.decodeFreq(n, kv), deltaMhz: o.deltaMhz ?? GREENSERVE_DELTA_MHZ, ...(route === "ecoroute-packed" ? { pack: { tileRows: gpu.tileRows } } : {}) });
     const config: DisaggregatedConfig = {
       prefill: prefillClocks.map((c) => ({ ...base, clock: c })),
       decode: decodeClocks.map((c) => ({ ...base, clock: c })),
@@ -143,8 +146,9 @@ export function greenServeOnRequests(requests: readonly EngineRequest[], o: Gree
     return result;
   };
   return {
-    greenserve: ecoRun("greenserve", true),
-    ecoFreqOnly: ecoRun("ecofreq-only", false),
+    greenserve: ecoRun("greenserve", "ecoroute"),
+    ecoFreqOnly: ecoRun("ecofreq-only", "round-robin"),
+    greenferenceSite: ecoRun("greenference-site", "ecoroute-packed"),
     staticMax: staticRun("static-max", freqs[freqs.length - 1]!),
     staticSweetSpot: staticRun("static-sweet-spot", freqs[0]!),
   };
