@@ -4,6 +4,7 @@ import { metricAtLoad } from "../../profiling/profile-lookup.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import { row } from "../../planning/planning.test-helper.ts";
 import { InstanceGroup } from "./instance-group.ts";
+import { powerBelowFirstPoint } from "./low-load-power.ts";
 import { ProfileIndex } from "./profile-index.ts";
 
 const gpu = gpuSpecs["H100-80GB"];
@@ -15,12 +16,13 @@ const idle = 8 * gpu.power.idleW;
 const curve = (c: string) => rows.filter((r) => r.classId === c);
 
 describe("InstanceGroup.powerW", () => {
-  it("one class: its profiled draw at the load per instance, linear from idle below the first point", () => {
+  it("one class: its profiled draw at the load per instance, and the busy chance below the first point", () => {
     const g = group(2);
     g.load.set("SS" as ClassId, 5);
     expect(g.powerW()).toBeCloseTo(2 * metricAtLoad(curve("SS"), 2.5, (r) => r.avgPowerW), 6);
     g.load.set("SS" as ClassId, 1);
-    expect(g.powerW()).toBeCloseTo(2 * (idle + (3000 - idle) * 0.5), 6);
+    expect(g.powerW()).toBeCloseTo(2 * powerBelowFirstPoint(idle, curve("SS")[0]!, 0.5), 6);
+    expect(g.powerW()).toBeGreaterThan(2 * (idle + (3000 - idle) * 0.5));
   });
 
   it("several classes: each curve at the total utilisation, weighted by its share, so the draw never exceeds the busiest class's", () => {

@@ -2,6 +2,7 @@ import type { GpuSpec } from "../../model/gpu-specs.ts";
 import { interpolateAtLoad, metricAtLoad } from "../../profiling/profile-lookup.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import type { ProfileRow } from "../../schemas/profile.ts";
+import { powerBelowFirstPoint } from "./low-load-power.ts";
 import type { ProfileIndex } from "./profile-index.ts";
 
 /** One class's operating curve on one instance: profile points at the group's TP and clock. */
@@ -69,8 +70,8 @@ export class InstanceGroup {
    * GPU power of the group (W) at the current loads. Each class's curve is read at the instances'
    * total utilisation (as if they served only that class that busy, as `latencyAt` does) and the
    * draws above idle are weighted by the classes' shares of the utilisation: a GPU running two
-   * classes is busy once, not twice. One class: its curve at its load. Linear from idle to the
-   * first profiled point.
+   * classes is busy once, not twice. One class: its curve at its load. Below the first profiled
+   * point, `powerBelowFirstPoint`.
    */
   powerW(): number {
     const perInstanceIdle = this.idleW / this.count;
@@ -83,7 +84,7 @@ export class InstanceGroup {
       if (!first) continue;
       const own = l / Math.max(1e-9, this.capacityRps(c));
       const perInstance = curve.capacityRps > 0 ? u * curve.capacityRps : l / this.count;
-      const p = perInstance < first.loadRps ? perInstanceIdle + (first.avgPowerW - perInstanceIdle) * (perInstance / first.loadRps) : metricAtLoad(curve.points, perInstance, avgPower);
+      const p = perInstance < first.loadRps ? powerBelowFirstPoint(perInstanceIdle, first, perInstance) : metricAtLoad(curve.points, perInstance, avgPower);
       w += (u > 0 ? own / u : 1) * (p - perInstanceIdle);
     }
     return w * this.count;
