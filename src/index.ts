@@ -10,7 +10,9 @@ const app = createApp({ siteClient: (url, init) => fetch(url, init) });
 
 export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+  // A scheduled run may publish a plan (the planners) or change routing state: this isolate routes
+  // on it from its next request instead of after the snapshot's TTL, as after an admin change.
   scheduled: (controller, env, ctx) => {
-    ctx.waitUntil(runScheduled(controller, env));
+    ctx.waitUntil(runScheduled(controller, env).finally(() => app.context.cache.invalidate()));
   },
 } satisfies ExportedHandler<Env>;

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index.ts";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { CRON_HANDLERS } from "../../functions/cron-map.ts";
+import { fleet, MODEL } from "./edge-fixture.ts";
 
 async function fire(cron: string, scheduledTime: number): Promise<void> {
   const ctx = createExecutionContext();
@@ -22,6 +23,16 @@ describe("scheduled handler", () => {
       // The planners and forecast adapters are not built yet: the handlers say so.
       expect(runs[name]?.[0]).toMatchObject({ name, scheduledTimeMs: 1_700_000_000_000 + i, status: "skipped" });
     }
+  });
+
+  it("makes this isolate route on what the run changed from its next request, not after the snapshot's TTL", async () => {
+    const models = async () => ((await (await worker.fetch(new Request("https://edge.test/v1/models"), env, createExecutionContext())).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(await models()).toEqual([]);
+    // Changed behind this isolate's back (as a planner run stores a plan): the cached snapshot still answers.
+    await controlStub(env).setFleet(fleet());
+    expect(await models()).toEqual([]);
+    await fire("0 3 * * *", 1_700_000_120_000);
+    expect(await models()).toEqual([MODEL]);
   });
 
   it("logs an unknown cron expression and records it as an error", async () => {
