@@ -16,7 +16,8 @@ import { ProfileTable } from "../../src/core/schemas/profile.ts";
 import { classShares } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import { CarbonProvider } from "./carbon-provider.ts";
-import { freePort, retryOnPortRace } from "./free-port.ts";
+import { freePort } from "../../host-agent/util/free-port.ts";
+import { retryOnPortRace } from "./port-race.ts";
 import { LoadGenerator } from "./load-generator.ts";
 import { fullSitePowerW, localFleet, windScaling, type WindScaling } from "./local-fleet.ts";
 import { ManagedProcess } from "./managed-process.ts";
@@ -170,8 +171,29 @@ export class LocalStack {
     return token;
   }
 
-  /** Starts (or restarts) a site's host agent and waits until it runs. */
+  /**
+   * Starts (or restarts) a site's host agent and waits until it runs. A port of the site's that was
+   * taken since it was picked moves the site to fresh ports (the edge learns its new ingress) and
+   * the agent starts again.
+   */
   async startAgent(handle: StackSiteHandle): Promise<void> {
+    let attempt = 0;
+    await retryOnPortRace(async () => {
+      if (attempt++ > 0) await this.moveSitePorts(handle);
+      await this.spawnAgent(handle);
+    });
+  }
+
+  private async moveSitePorts(handle: StackSiteHandle): Promise<void> {
+    handle.ingressUrl = `http://127.0.0.1:${await freePort()}`;
+    handle.localApiUrl = `http://127.0.0.1:${await freePort()}`;
+    this.o.log(`[${handle.site.id}] a port was taken: moving to ingress ${handle.ingressUrl}, local API ${handle.localApiUrl}`);
+    if (!this.fleet) return;
+    this.fleet = { ...this.fleet, sites: this.fleet.sites.map((s) => (s.id === handle.site.id ? { ...s, ingressUrl: handle.ingressUrl } : s)) };
+    await this.admin("PUT", "/admin/v1/fleet", this.fleet);
+  }
+
+  private async spawnAgent(handle: StackSiteHandle): Promise<void> {
     const c = this.config;
     const beat = String(this.o.agentBeatMs ?? 1000);
     const [ingressHost, ingressPort] = hostPort(handle.ingressUrl);

@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { freePort } from "../util/free-port.ts";
 
 /**
  * Ports for engine processes: `base`, `base + 1`, ... handed out lowest first and returned when an
@@ -33,16 +33,4 @@ export class PortPool {
     this.used.add(port);
     return port;
   }
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalStack } from "../../cli/stack/local-stack.ts";
 import type { RequestOutcome } from "../../cli/stack/request-outcome.ts";
@@ -48,8 +49,20 @@ describe("faults on the local stack", () => {
     const lateAtDeadSite = outcomes.filter((o) => o.site === "wind-erco" && o.startedMs > killedAt + unhealthyAfterS * 1000);
     expect(lateAtDeadSite).toEqual([]);
 
-    await stack.startAgent(victim);
+    // Meanwhile another process took the dead agent's ingress port: the restart moves the site to fresh ports.
+    const oldIngress = victim.ingressUrl;
+    const squatter = createServer();
+    await new Promise<void>((resolve, reject) => squatter.once("error", reject).listen(Number(new URL(oldIngress).port), "127.0.0.1", resolve));
+    try {
+      await stack.startAgent(victim);
+    } finally {
+      squatter.close();
+    }
+    expect(victim.ingressUrl).not.toBe(oldIngress);
     await waitFor(async () => (await sites()).every((s) => s.health.healthy), 30_000, "wind-erco healthy again after restart");
+    await setWeightedPlan(stack, { "wind-erco": 1 });
+    const answer = await stack.load!.send(40, 8, false);
+    expect([answer.ok, answer.site], JSON.stringify(answer)).toEqual([true, "wind-erco"]);
   });
 
   it("a site whose power envelope is cut to zero gets no instances in the next plan, and its traffic goes elsewhere", async () => {

@@ -1,18 +1,3 @@
-import { createServer } from "node:net";
-
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Runs `start` (which picks its ports with `freePort`) again, up to `attempts` times in all, when it
  * fails because a port that was free a moment before was taken meanwhile (another process started
