@@ -164,6 +164,8 @@ describe("PlanApplier", () => {
     const { driver, gpus, applier, reports, settled } = await setup(2);
     driver.failStarts.set("small#0", 99);
     applier.offer(sliceBody(5, "wind-a", twoInstances), "edge");
+    // Offered but not yet picked up: its instances are on their way, not failed.
+    expect(applier.instanceState("small")).toBe("starting");
     await settled();
     expect(applier.status()).toMatchObject({ phase: "failed", appliedVersion: null });
     expect([0, 1, 2, 3].map((i) => gpus.lockOf(i))).toEqual([null, null, null, null]);

@@ -106,8 +106,14 @@ export class PlanApplier {
   /** Instance id -> its state, over the planned instances and any engine still running. */
   instanceStates(): Map<string, InstanceState> {
     const ids = new Set([...(this.desired?.slice.site?.instances.map((i) => i.id) ?? []), ...[...this.engines.values()].map((e) => e.launch.instanceId)]);
-    const busy = this.state.phase === "applying" || this.state.phase === "retrying";
-    return new Map([...ids].map((id) => [id, groupState([...this.engines.values()].filter((e) => e.launch.instanceId === id), busy)]));
+    return new Map([...ids].map((id) => [id, this.instanceState(id)]));
+  }
+
+  /** One instance's state, as telemetry reports it and the gateway reads it (`groupState`). */
+  instanceState(id: string): InstanceState {
+    // A plan offered but not yet picked up by the loop counts as being applied.
+    const busy = this.dirty || this.state.phase === "applying" || this.state.phase === "retrying";
+    return groupState([...this.engines.values()].filter((e) => e.launch.instanceId === id), busy);
   }
 
   /** Stops applying, stops every engine (draining each up to `drainTimeoutMs`) and resets the clocks. */

@@ -14,7 +14,7 @@ import { SiteGateway } from "./site-gateway.ts";
 export async function startAgentGateway(config: AgentConfig & { ingress: string }, parts: { applier: PlanApplier; hardware: Hardware; log?: (m: string) => void }): Promise<{ gateway: SiteGateway; url: string }> {
   const { applier, hardware } = parts;
   const gateway = new SiteGateway({
-    view: { site: config.site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null },
+    view: { site: config.site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null, instanceState: (id) => applier.instanceState(id) },
     scheduler: config.scheduler,
     replicaConcurrency: config.gatewayReplicaConcurrency,
     queueMax: config.gatewayQueueMax,

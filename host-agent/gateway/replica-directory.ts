@@ -1,12 +1,15 @@
 import type { PlannedInstance } from "../../src/core/schemas/plan.ts";
+import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { launchKey, type Engine } from "../engines/engine.ts";
 import type { SitePlanSlice } from "../protocol/plan-slice.ts";
 
-/** What the gateway reads of the site: the running engines and the plan slice they came from. */
+/** What the gateway reads of the site: the running engines, the plan slice they came from, and the applier's state of each instance. */
 export interface SiteView {
   site: string;
   engines(): Iterable<Engine>;
   slice(): SitePlanSlice | null;
+  /** The state telemetry reports for the instance: "starting" while its engines are on their way, "failed" once the applier is no longer bringing it up. */
+  instanceState(id: string): InstanceState;
 }
 
 /** What a request asks for: the plan instance the edge chose (if any), its model and class. */
@@ -46,7 +49,9 @@ export const isAccepting = (e: Engine) => e.accepting && e.state === "ready" && 
  * class), and so does one naming an instance the site does not run: the edge may already route by
  * a plan the site has not applied yet. When none of those has a replica up because they are still
  * starting, any accepting instance of the model stands in, the earlier plan's engines the applier
- * keeps until then (make-before-break) included; a drained or failed instance has no stand-in.
+ * keeps until then (make-before-break) included. A drained instance has no stand-in, nor one whose
+start failed (the applier's state, as telemetry reports it): the edge then sends the request to
+another site, and the planner learns of the failure.
  *
  * @example
  * const target = resolveTarget(view, { instance: "llama-a", model: "llama3.1-8b", classId: "SM" });
@@ -87,13 +92,13 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   // While a plan change is on its way, no instance may be planned for the class yet: any instance of the model then serves it.
   const serving = forClass.length > 0 || q.instance !== undefined ? forClass : sameModel;
   const replicas = replicasOf(new Set(serving.map((i) => i.id)));
-  const why = q.instance === undefined ? undefined : `instance ${q.instance} has no replica accepting requests (${describe(engines.filter((e) => e.launch.instanceId === q.instance))})`;
+  const why = q.instance === undefined ? undefined : `instance ${q.instance} has no replica accepting requests (${describe(engines.filter((e) => e.launch.instanceId === q.instance), view.instanceState(q.instance))})`;
   if (replicas.length > 0) return { group: `model:${model}:${q.classId ?? "*"}`, replicas, decode: false, ...(why ? { rerouted: why } : {}) };
   // Mid-change (the instances for the request are still starting), whatever runs the model stands
   // in: instances planned for other classes, and the engines of the plan before that the applier
   // keeps until the new ones are up (make-before-break).
   const awaited = [...(named ? [named] : []), ...serving];
-  if (awaited.some((i) => isStarting(engines, i.id))) {
+  if (awaited.some((i) => view.instanceState(i.id) === "starting")) {
     const standIns = engines.filter((e) => e.launch.model === model && e.launch.role === "mixed" && isAccepting(e)).sort(byKey);
     if (standIns.length > 0) {
       const ids = [...new Set(standIns.map((e) => e.launch.instanceId))].join(", ");
@@ -113,14 +118,9 @@ function servesClass(slice: SitePlanSlice, site: string, inst: PlannedInstance, 
   return (inst.loadRps[classId as keyof typeof inst.loadRps] ?? 0) > 0;
 }
 
-/** The plan's instance `id` is on its way: no replica launched yet, or one starting. */
-function isStarting(engines: readonly Engine[], id: string): boolean {
-  const own = engines.filter((e) => e.launch.instanceId === id);
-  return own.length === 0 || own.some((e) => e.state === "starting");
-}
 
-function describe(engines: readonly Engine[]): string {
-  if (engines.length === 0) return "none running";
+function describe(engines: readonly Engine[], state: InstanceState): string {
+  if (engines.length === 0) return state === "failed" ? "none running: its start failed" : "none running";
   return engines.map((e) => `${launchKey(e.launch)} ${e.accepting || e.state !== "ready" ? e.state : "not accepting"}`).join(", ");
 }
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { groupState } from "../applier/instance-state.ts";
 import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
 import type { Engine } from "../engines/engine.ts";
 import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
@@ -25,10 +26,12 @@ async function started<E extends Engine>(engine: E): Promise<E> {
 }
 
 /** A gateway on 127.0.0.1 over `engines` and a plan of `instances`. */
-async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind } = {}) {
+/** `applying`: whether the plan is still being applied (the default) or the applier has given up on it. */
+async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind; applying?: boolean } = {}) {
   const slice = SitePlanSlice.parse({ ...sliceBody(1, SITE, instances, options.routing), ...(options.policy ? { policy: options.policy } : {}) });
+  const instanceState = (id: string) => groupState(engines.filter((e) => e.launch.instanceId === id), options.applying ?? true);
   const gateway = new SiteGateway({
-    view: { site: SITE, engines: () => engines, slice: () => slice },
+    view: { site: SITE, engines: () => engines, slice: () => slice, instanceState },
     scheduler: "fifo-rr",
     replicaConcurrency: 8,
     queueMax: 64,
@@ -169,6 +172,17 @@ describe("site gateway: refusals say why", () => {
     await response.text();
     await engines[0]!.drain(0);
     expect((await chat(url, "new")).status).toBe(503);
+  });
+
+  it("gives no stand-in to an instance whose start failed (the applier gave up on it), and says why", async () => {
+    const engines = await simEngines(["old", 0, 0]);
+    const routing = { SM: [{ site: SITE, instance: "new", weight: 1 }] };
+    const { url } = await gatewayOver(engines, [{ id: "new", gpus: [1] }], { routing, applying: false });
+    const response = await chat(url, "new");
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({
+      error: { code: "no_replica", message: "instance new has no replica accepting requests (none running: its start failed), and no other instance of llama3.1-8b at site wind-a serves class SM has a replica accepting requests" },
+    });
   });
 
   it("lets an instance planned for another class stand in while the class's instance starts, but not for one that was drained", async () => {
