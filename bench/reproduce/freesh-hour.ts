@@ -6,6 +6,7 @@ import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { FREESH_EPISODE_STEPS, freeshEpisodeInput } from "../../src/core/planning/freesh/pool-from-data.ts";
 import { FreeshPoolInput, type FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
 import { solveFreeshPool, type FreeshPoolResult } from "../../src/core/planning/freesh/pool-solve.ts";
+import { FREESH_MIAD_THRESHOLDS } from "../../src/core/planning/freesh/slo-thresholds.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../src/core/ports/rng.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
@@ -113,6 +114,8 @@ export function runFreeshHour(o: HourOptions): HourResult {
     "w/o LLF": { plans: freeshPlans, knobs: { clock: "miad", llf: false } },
     "Greenference combined": { plans: combined.plans, knobs: { clock: "ecofreq", llf: false } },
   };
+  // FREESH Table 7: TTFT and TBT thresholds from profiles.json, E2E from the paper (not in the file).
+  const miadThresholds = profiles.types.map((name, k) => ({ tbtMs: profiles.slo.tbt_ms[k]!, ttftMs: profiles.slo.ttft_ms[k]!, e2eS: FREESH_MIAD_THRESHOLDS[name.toLowerCase() as keyof typeof FREESH_MIAD_THRESHOLDS].e2eS }));
   const results = HOUR_SYSTEMS.map((system) => {
     o.progress(`freesh: serving the hour, ${system}`);
     const { plans: byEpisode, knobs } = systems[system];
@@ -121,7 +124,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const served: ServedRequest[] = [];
     let untyped = 0;
     byEpisode.forEach((plan, e) => {
-      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, tbtSloMs: Math.min(...profiles.slo.tbt_ms) });
+      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, tbtSloMs: Math.min(...profiles.slo.tbt_ms), miadThresholds });
       run.energyJ.forEach((bySlot, site) =>
         bySlot.forEach((j, k) => {
           const slot = Math.min(data.emissions.bySite[site]!.length - 1, episodes[e]! * FREESH_EPISODE_STEPS + k);

@@ -1,9 +1,9 @@
 import type { LengthPair } from "../../src/core/data/azure-trace.ts";
 import type { EngineRequest, IterationState } from "../../src/core/engine/engine-simulator.ts";
-import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { isolatedLatencyS, llfWindowS } from "../../src/core/planning/freesh/llf.ts";
-import { MiadController, miadClockHook } from "../../src/core/planning/freesh/miad.ts";
+import { miadEngineControl } from "../../src/core/planning/freesh/miad-engine-control.ts";
+import type { MiadThresholds } from "../../src/core/planning/freesh/slo-thresholds.ts";
 import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
 import { simulateRoutedEngine, type RoutedRequest } from "../../src/core/planning/freesh/queued-engine.ts";
 import { decodeFreqSet, modelDecodeFreq } from "../../src/core/scheduling/decode-target.ts";
@@ -70,8 +70,10 @@ export interface ServeOptions {
   sites: number;
   durationS: number;
   slotS: number;
-  /** FREESH Table 7: TBT over this is an SLO breach for MIAD, ms. */
+  /** EcoFreq's TBT target, ms. */
   tbtSloMs: number;
+  /** FREESH Table 7 per request type (the plan's classifier's index): what counts as an SLO breach for MIAD. */
+  miadThresholds: readonly MiadThresholds[];
 }
 
 /**
@@ -85,12 +87,13 @@ export interface ServeOptions {
 export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeServing, knobs: Knobs, o: ServeOptions): ServedEpisode {
   if (plan.workers.length === 0) throw new Error("a plan without workers cannot serve");
   const queues: number[][] = plan.workers.map(() => []);
+  const types = requests.map((r) => plan.classify(r));
   // Per type: the workers it may go to, their weights, and with routes the point that judges it on each.
   const pickers = new Map<number, { to: readonly number[]; pick: () => number; points?: readonly FreeshConfigPoint[]; typed: boolean }>();
   const points: (FreeshConfigPoint | undefined)[] = requests.map(() => undefined);
   let untyped = 0;
-  requests.forEach((r, i) => {
-    const type = plan.classify(r);
+  requests.forEach((_, i) => {
+    const type = types[i]!;
     let picker = pickers.get(type);
     if (!picker) {
       const routes = (plan.routes?.(type) ?? []).filter((t) => t.weight > 0);
@@ -117,8 +120,9 @@ export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeSe
       const latS = isolatedLatencyS(r.outputTokens, point.tbtMs / 1e3, point.ttftMs / 1e3);
       return { arrivalS: r.arrivalS, inputTokens: r.inputTokens, outputTokens: r.outputTokens, latS, windowS: llfWindowS(latS) };
     });
-    const clock = knobs.clock === "miad" ? miadClock(mode.gpu, o.tbtSloMs) : knobs.clock === "ecofreq" ? ecoFreqClock(o.llm, mode, w.clock, o.tbtSloMs) : mode.gpu.maxMhz;
-    const run = simulateRoutedEngine({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock }, routed, knobs.llf ? "llf" : "fcfs", { untilS: o.durationS, slotS: o.slotS });
+    const miad = knobs.clock === "miad" ? miadEngineControl(mode.gpu, queues[k]!.map((i) => ({ arrivalS: requests[i]!.arrivalS, thresholds: o.miadThresholds[types[i]!]! }))) : undefined;
+    const clock = miad?.clock ?? (knobs.clock === "ecofreq" ? ecoFreqClock(o.llm, mode, w.clock, o.tbtSloMs) : mode.gpu.maxMhz);
+    const run = simulateRoutedEngine({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock, ...(miad ? { onProgress: miad.onProgress } : {}) }, routed, knobs.llf ? "llf" : "fcfs", { untilS: o.durationS, slotS: o.slotS });
     run.energyBySlotJ.forEach((j, slot) => (energyJ[w.site]![slot] = (energyJ[w.site]![slot] ?? 0) + j));
     queues[k]!.forEach((i, n) => {
       const out = run.outcomes[n]!;
@@ -141,30 +145,6 @@ function pickFrom(weights: readonly number[]): () => number {
     });
     current[best]! -= total;
     return best;
-  };
-}
-
-/**
- * FREESH's MIAD (x2 / -100 MHz each second, from the top clock) on one engine. A second counts as
- * an SLO breach when a request waited for admission (TTFT grows) or a gap between decode
- * iterations exceeded the TBT SLO: the engine model exposes no per-request latencies before they
- * finish, so these are the signs of congestion it can see as it runs.
- */
-export function miadClock(gpu: GpuSpec, tbtSloMs: number): (state: IterationState) => number {
-  let lastS = NaN;
-  let worstGapS = 0;
-  let queued = false;
-  const tick = miadClockHook(new MiadController({ minMhz: gpu.minMhz, maxMhz: gpu.maxMhz, stepMhz: gpu.clockStepMhz }), () => {
-    const breach = queued || worstGapS * 1e3 > tbtSloMs;
-    worstGapS = 0;
-    queued = false;
-    return breach;
-  });
-  return (state) => {
-    if (state.running > 0 && Number.isFinite(lastS)) worstGapS = Math.max(worstGapS, state.nowS - lastS);
-    lastS = state.nowS;
-    if (state.waiting > 0) queued = true;
-    return tick(state);
   };
 }
 

@@ -43,6 +43,11 @@ export interface EngineConfig {
   kvCapacityTokens?: number;
   /** Stall when the clock changes between iterations (the driver's switching latency), ms. */
   clockSwitchDelayMs?: number;
+  /**
+   * Called when a request gets its first token (its TTFT known, the rest NaN) and when it finishes:
+   * what a serving system sees of it as it streams (e.g. MIAD's SLO signal).
+   */
+  onProgress?: (index: number, outcome: Readonly<RequestOutcome>) => void;
 }
 
 /** Per-request outcome; times in seconds. NaN where the request never got that far. */
@@ -191,6 +196,7 @@ export class EngineInstance {
     for (const i of admitted) {
       const r = this.requests[i]!;
       this.outcomes[i]!.ttftS = this.nowS - r.arrivalS;
+      if (r.outputTokens > 1) this.config.onProgress?.(i, this.outcomes[i]!);
       if (this.role === "prefill" || r.outputTokens <= 1) {
         this.release(r);
         if (r.outputTokens <= 1) this.complete(i);
@@ -237,6 +243,7 @@ export class EngineInstance {
     const r = this.requests[index]!;
     o.e2eS = this.nowS - r.arrivalS;
     if (r.outputTokens > 1) o.meanTbtS = (o.e2eS - o.ttftS) / (r.outputTokens - 1);
+    this.config.onProgress?.(index, o);
   }
 
   private release(r: EngineRequest): void {

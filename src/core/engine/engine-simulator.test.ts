@@ -32,6 +32,21 @@ describe("simulateEngine", () => {
     expect(run.tbt.gapsS.length).toBeLessThan(expected / 2);
   });
 
+  it("reports each request's first token (TTFT known, the rest not yet) and its end, in time order", () => {
+    const seen: { index: number; ttftS: number; e2eS: number }[] = [];
+    const few = [...requests.slice(0, 20), { arrivalS: 0.5, inputTokens: 64, outputTokens: 1 }];
+    const run = simulateEngine({ llm, gpu, tp: 1, clock: 1410, onProgress: (index, o) => seen.push({ index, ttftS: o.ttftS, e2eS: o.e2eS }) }, few);
+    // Two reports per multi-token request, one for the one-token answer (its first token is its end).
+    expect(seen).toHaveLength(2 * 20 + 1);
+    for (const [index, o] of run.outcomes.entries()) {
+      const reports = seen.filter((r) => r.index === index);
+      expect(reports.at(-1)).toEqual({ index, ttftS: o.ttftS, e2eS: o.e2eS });
+      if (few[index]!.outputTokens > 1) expect(reports[0]).toEqual({ index, ttftS: o.ttftS, e2eS: NaN });
+    }
+    const at = seen.map((r) => few[r.index]!.arrivalS + (Number.isNaN(r.e2eS) ? r.ttftS : r.e2eS));
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+  });
+
   it("spends at least idle power over the whole run and at most TDP", () => {
     const run = simulateEngine({ llm, gpu, tp: 2, clock: 1410 }, requests);
     expect(run.energyJ).toBeGreaterThanOrEqual(gpu.power.idleW * 2 * run.endS);

@@ -6,6 +6,7 @@ export * from "./pool-from-data.ts";
 export * from "./pool-plan.ts";
 export * from "./pool-planner.ts";
 export * from "./miad.ts";
+export * from "./miad-engine-control.ts";
 export * from "./slo-thresholds.ts";
 export * from "./llf.ts";
 export * from "./tick-scheduler.ts";

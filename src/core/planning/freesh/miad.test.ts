@@ -3,6 +3,7 @@ import { simulateEngine, type EngineRequest, type IterationState } from "../../e
 import { gpuSpecs } from "../../model/gpu-specs.ts";
 import { llmSpecs } from "../../model/llm-specs.ts";
 import { MiadController, miadClockHook, miadNext } from "./miad.ts";
+import { miadEngineControl } from "./miad-engine-control.ts";
 import { FREESH_MIAD_THRESHOLDS, sloBreached } from "./slo-thresholds.ts";
 
 const A100 = { minMhz: 210, maxMhz: 1410 };
@@ -52,5 +53,42 @@ describe("MIAD (FREESH Eq. 5, MI = 2.0, AD = 100 MHz)", () => {
     expect(Math.min(...clocks.filter(([t]) => t > 40).map(([, f]) => f))).toBeLessThan(800);
     expect(run.energyJ).toBeLessThan(fixed.energyJ);
     expect(run.outcomes.every((o) => Number.isFinite(o.e2eS))).toBe(true);
+  });
+
+  it("on an engine, reads Table 7's thresholds per request as soon as a server can tell, and steps down after quiet seconds", () => {
+    const requests = [
+      { arrivalS: 0.5, thresholds: FREESH_MIAD_THRESHOLDS.ss },
+      { arrivalS: 0.5, thresholds: FREESH_MIAD_THRESHOLDS.ls },
+      { arrivalS: 9.9, thresholds: FREESH_MIAD_THRESHOLDS.ss },
+    ];
+    const control = miadEngineControl({ ...A100, clockStepMhz: 15 }, requests);
+    const at = (nowS: number) => control.clock({ nowS, phase: "decode", waiting: 0, running: 1, batchTokens: 1, kvTokens: 100, currentMhz: 0 });
+    // At 1 s both are younger than their TTFT thresholds (300 and 600 ms), or have their first token.
+    control.onProgress(0, { ttftS: 0.1, e2eS: NaN, meanTbtS: NaN });
+    expect(at(1)).toBe(1305);
+    // At 2 s request 1 has waited 1.5 s without a first token: late while still waiting.
+    expect(at(2)).toBe(1410);
+    control.onProgress(1, { ttftS: 1.6, e2eS: NaN, meanTbtS: NaN });
+    expect([3, 4, 5].map(at)).toEqual([1410, 1305, 1200]);
+    // Finished with a mean TBT of 160 ms: over 150 ms.
+    control.onProgress(1, { ttftS: 1.6, e2eS: 5, meanTbtS: 0.16 });
+    expect([6, 7].map(at)).toEqual([1410, 1305]);
+    // Request 0 is still running 7.5 s after arriving: past SS's 7 s E2E before it finishes.
+    expect(at(8)).toBe(1410);
+    control.onProgress(0, { ttftS: 0.1, e2eS: 8, meanTbtS: 0.05 });
+    expect(at(9)).toBe(1410);
+    // Request 2 arrives at 9.9 s: young at 10 s, 1.1 s old without a first token at 11 s.
+    expect([10, 11].map(at)).toEqual([1305, 1410]);
+  });
+
+  it("saves energy on an engine against the top clock without a late first token or a slow token rate", () => {
+    const requests: EngineRequest[] = [];
+    for (let i = 0; i < 600; i++) requests.push({ arrivalS: i * 0.5, inputTokens: 256, outputTokens: 128 });
+    const base = { llm: llmSpecs["llama3.1-8b"], gpu: gpuSpecs["A100-80GB"], tp: 1 };
+    const thresholds = { ...FREESH_MIAD_THRESHOLDS.ss, e2eS: Infinity };
+    const run = simulateEngine({ ...base, ...miadEngineControl(base.gpu, requests.map((r) => ({ arrivalS: r.arrivalS, thresholds }))) }, requests);
+    const fixed = simulateEngine({ ...base, clock: 1410 }, requests);
+    expect(run.energyJ).toBeLessThan(0.75 * fixed.energyJ);
+    expect(run.outcomes.filter((o) => sloBreached([{ ttftMs: o.ttftS * 1e3, tbtMs: o.meanTbtS * 1e3 }], thresholds))).toEqual([]);
   });
 });
