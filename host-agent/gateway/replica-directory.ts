@@ -50,8 +50,8 @@ export const isAccepting = (e: Engine) => e.accepting && e.state === "ready" && 
  * a plan the site has not applied yet. When none of those has a replica up because they are still
  * starting, any accepting instance of the model stands in, the earlier plan's engines the applier
  * keeps until then (make-before-break) included. A drained instance has no stand-in, nor one whose
-start failed (the applier's state, as telemetry reports it): the edge then sends the request to
-another site, and the planner learns of the failure.
+ * start failed (the applier's state, as telemetry reports it): the edge then sends the request to
+ * another site, and the planner learns of the failure.
  *
  * @example
  * const target = resolveTarget(view, { instance: "llama-a", model: "llama3.1-8b", classId: "SM" });
