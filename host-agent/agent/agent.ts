@@ -16,6 +16,7 @@ import { buildTelemetry } from "../telemetry/build-telemetry.ts";
 import { HeartbeatLoop } from "../telemetry/heartbeat-loop.ts";
 import { readGpus, readInstances, type GpuReading, type InstanceReading } from "../telemetry/readings.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
+import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { makeDriver, openHardware, type Hardware } from "./hardware.ts";
 import { registerUntilDone } from "./registration.ts";
 
@@ -45,6 +46,8 @@ export interface AgentDeps {
  */
 export class Agent {
   readonly requestLog: RequestLog;
+  /** Requests the site gateway is serving; finished ones go to `requestLog`. */
+  readonly requests: RequestTracker;
   readonly applier: PlanApplier;
   readonly edge: EdgeClient;
   readonly heartbeats: HeartbeatLoop;
@@ -69,8 +72,9 @@ export class Agent {
     this.log = deps.log ?? ((m) => console.error(`greenference agent [${config.site}]: ${m}`));
     const backoff = { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs };
     this.requestLog = new RequestLog(Math.max(120_000, 10 * config.heartbeatMs) * (hardware.sim?.clock.speed ?? 1));
+    this.requests = new RequestTracker({ nowMs: () => this.siteNowMs(), log: this.requestLog });
     this.edge = new EdgeClient({ edgeUrl: config.edge, site: config.site, token: config.token, fetch: deps.fetch });
-    this.controllers = agentControllers(config, hardware, { requestLog: this.requestLog, applier: () => this.applier, nowMs: () => this.siteNowMs(), log: this.log });
+    this.controllers = agentControllers(config, hardware, { requestLog: this.requestLog, requests: this.requests, applier: () => this.applier, nowMs: () => this.siteNowMs(), log: this.log });
     const driver = makeDriver(config, hardware, { requestLog: this.requestLog, controllers: deps.controllers ?? this.controllers.frequencyControllers, engineEnv: deps.engineEnv });
     this.applier = new PlanApplier({
       site: config.site,
@@ -96,7 +100,7 @@ export class Agent {
       agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
       agent.localApiUrl = await agent.localApi.start(host, port);
     }
-    if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, log: agent.log }));
+    if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, requests: agent.requests, log: agent.log }));
     agent.registration = registerUntilDone(agent.edge, { agentVersion: AGENT_VERSION, hostname: hostname(), engines: [config.engine], gpus: hardware.gpuTypes.map((type, index) => ({ index, type })) }, {
       backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       signal: agent.stopping.signal,

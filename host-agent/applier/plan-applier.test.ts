@@ -11,6 +11,7 @@ import { sliceBody } from "./plan-fixtures.test-helper.ts";
 /** An engine that only records what is done to it in the shared journal. */
 class FakeEngine implements Engine {
   readonly kind = "vllm";
+  readonly recordsRequests = false;
   state: InstanceState = "stopped";
   accepting = false;
   url: string | undefined;
@@ -53,6 +54,7 @@ class FakeEngine implements Engine {
 
 class FakeDriver implements EngineDriver {
   readonly kind = "vllm";
+  readonly recordsRequests = false;
   readonly journal: string[] = [];
   readonly failStarts = new Map<string, number>();
   readonly engines: FakeEngine[] = [];

@@ -1,6 +1,7 @@
 import { AgentStartError, type Hardware } from "../agent/hardware.ts";
 import type { AgentConfig } from "../config/agent-config.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
+import type { RequestTracker } from "../telemetry/request-tracker.ts";
 import { ControlProfiles, loadProfileTable } from "./control-profiles.ts";
 import { LocalControllers, type ApplierView } from "./local-controllers.ts";
 
@@ -10,9 +11,9 @@ import { LocalControllers, type ApplierView } from "./local-controllers.ts";
  * `controlProfile` file stops the agent at start with the reason.
  *
  * @example
- * const controllers = agentControllers(config, hardware, { requestLog, applier: () => applier, nowMs: () => Date.now(), log });
+ * const controllers = agentControllers(config, hardware, { requestLog, requests, applier: () => applier, nowMs: () => Date.now(), log });
  */
-export function agentControllers(config: AgentConfig, hardware: Hardware, o: { requestLog: RequestLog; applier: () => ApplierView; nowMs: () => number; log: (message: string) => void }): LocalControllers {
+export function agentControllers(config: AgentConfig, hardware: Hardware, o: { requestLog: RequestLog; requests: RequestTracker; applier: () => ApplierView; nowMs: () => number; log: (message: string) => void }): LocalControllers {
   let profiles: ControlProfiles;
   try {
     profiles = new ControlProfiles(config.controlProfile ? loadProfileTable(config.controlProfile) : undefined);

@@ -10,6 +10,7 @@ import { launchKey, type Engine } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
+import type { RequestTracker } from "../telemetry/request-tracker.ts";
 import { PeriodicTask } from "../util/periodic-task.ts";
 import { ClockActuator } from "./clock-actuator.ts";
 import type { ControlProfiles } from "./control-profiles.ts";
@@ -32,6 +33,8 @@ export interface LocalControllersOptions {
   /** Per GPU index, its type. */
   gpuTypes: readonly GpuType[];
   requestLog: RequestLog;
+  /** Requests the site gateway is serving, for MIAD's view of late first tokens. */
+  requests?: RequestTracker;
   applier: () => ApplierView;
   /** True where the engines call a frequency hook each iteration (simulated engines): EcoFreq then runs inside them. */
   perIteration: boolean;
@@ -67,7 +70,7 @@ export interface ControllersStatus {
  * - `ecofreq`: GreenServe's EcoFreq. Simulated engines call it before every iteration through
  *   `frequencyControllers` (the engine's frequency hook); vLLM and SGLang have no such hook, so for
  *   them it runs every `ecofreqPeriodMs` per replica from the engine's metrics;
- * - `miad`: FREESH's MIAD every second from the instance's finished requests;
+ * - `miad`: FREESH's MIAD every second from the instance's finished requests and those in flight;
  * - `instance-manager`: DynamoLLM's instance manager every 5 s from a profile table.
  * A supervisor loop (every `checkPeriodMs`) starts a controller once its plan is applied, stops it
  * when the instance leaves the plan or its setting changes, and runs the site power ladder. A
@@ -160,8 +163,8 @@ export class LocalControllers {
     const planned = mainClass(inst.loadRps);
     const scope = (gpus: readonly number[]) => this.scope(inst, key, gpus);
     const sloOf = (classId: string | undefined) => instanceSlo(llm, gpu, inst.tp, classId, this.o.slo);
-    const { requestLog } = this.o;
-    if (policy === "miad") return [new MiadInstanceController(scope(inst.gpus), { requestLog, slo: sloOf(planned) })];
+    const { requestLog, requests } = this.o;
+    if (policy === "miad") return [new MiadInstanceController(scope(inst.gpus), { requestLog, ...(requests ? { inFlight: requests } : {}), slo: sloOf(planned) })];
     if (policy === "instance-manager") {
       const bounds = lockFor(inst.clock);
       const rows = () => this.o.profiles.rowsFor(llm, gpu, inst.tp, planned, bounds);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RequestLog } from "../telemetry/request-log.ts";
+import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { served, simulatedGpus, testScope } from "./controllers.test-helper.ts";
 import { MiadInstanceController } from "./miad-controller.ts";
 
@@ -10,12 +11,13 @@ async function setup() {
   const { clock, gpus, actuator } = await simulatedGpus(4);
   const log = new RequestLog();
   const { scope, state } = testScope(actuator, clock, { instanceId: "m", gpus: [1, 2], bounds: BOUNDS });
-  const miad = new MiadInstanceController(scope, { requestLog: log, slo: SLO });
+  const requests = new RequestTracker({ nowMs: () => clock.ms, log });
+  const miad = new MiadInstanceController(scope, { requestLog: log, inFlight: requests, slo: SLO });
   const second = async () => {
     clock.ms += 1000;
     await miad.tick();
   };
-  return { clock, gpus, log, miad, state, second };
+  return { clock, gpus, log, requests, miad, state, second };
 }
 
 describe("MiadInstanceController (FREESH MIAD on the simulated GPUs)", () => {
@@ -59,6 +61,25 @@ describe("MiadInstanceController (FREESH MIAD on the simulated GPUs)", () => {
     log.record(served("m", clock.ms + 100, 100, 60));
     await second();
     expect(miad.mhz).toBe(1980);
+  });
+
+  it("doubles the clock while a request in flight has waited past the TTFT SLO for its first token, before it ends", async () => {
+    const { clock, requests, miad, second } = await setup();
+    for (let s = 0; s < 6; s++) await second();
+    expect(miad.mhz).toBe(1380);
+    const late = requests.begin("MM", "m");
+    clock.ms += 100;
+    await second(); // 1100 ms without a first token: a breach, though nothing has finished
+    expect(miad.breached).toBe(true);
+    expect(miad.mhz).toBe(1980);
+    requests.placed(late, "m", true);
+    requests.token(late);
+    await second();
+    expect(miad.breached).toBe(false);
+    const other = requests.begin("MM", "other");
+    await second();
+    expect(miad.breached).toBe(false);
+    requests.drop(other);
   });
 
   it("reads only the last second of this instance's requests", async () => {

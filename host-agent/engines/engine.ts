@@ -53,6 +53,11 @@ export interface Engine {
   readonly url: string | undefined;
   /** False once draining or stopped: the site gateway must send it nothing new. */
   readonly accepting: boolean;
+  /**
+   * Whether it records each request it finishes in the agent's request log itself, as the
+   * simulated engine does (with the request's energy); the site gateway records the others'.
+   */
+  readonly recordsRequests: boolean;
   start(): Promise<void>;
   load(): Promise<EngineLoad>;
   drain(timeoutMs: number): Promise<DrainResult>;

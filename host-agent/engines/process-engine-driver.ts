@@ -50,6 +50,7 @@ class PooledEngine implements Engine {
   get kind() {
     return this.flavor.kind;
   }
+  readonly recordsRequests = false;
   get state(): InstanceState {
     return this.engine?.state ?? "stopped";
   }

@@ -38,6 +38,7 @@ export interface ProcessEngineOptions {
  */
 export class ProcessEngine implements Engine {
   readonly kind;
+  readonly recordsRequests = false;
   state: InstanceState = "stopped";
   accepting = false;
   private child: ChildProcess | undefined;

@@ -1,6 +1,7 @@
 import type { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
 import type { Hardware } from "../agent/hardware.ts";
+import type { RequestTracker } from "../telemetry/request-tracker.ts";
 import { serviceModel } from "./service-model.ts";
 import { SiteGateway } from "./site-gateway.ts";
 
@@ -11,7 +12,7 @@ import { SiteGateway } from "./site-gateway.ts";
  * @example
  * const { gateway, url } = await startAgentGateway(config, { applier, hardware });
  */
-export async function startAgentGateway(config: AgentConfig & { ingress: string }, parts: { applier: PlanApplier; hardware: Hardware; log?: (m: string) => void }): Promise<{ gateway: SiteGateway; url: string }> {
+export async function startAgentGateway(config: AgentConfig & { ingress: string }, parts: { applier: PlanApplier; hardware: Hardware; requests?: RequestTracker; log?: (m: string) => void }): Promise<{ gateway: SiteGateway; url: string }> {
   const { applier, hardware } = parts;
   const gateway = new SiteGateway({
     view: { site: config.site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null, instanceState: (id) => applier.instanceState(id) },
@@ -26,6 +27,7 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
       fallback: { ttftMs: config.gatewayTtftMs, tbtMs: config.gatewayTbtMs },
       clockOf: (id) => applier.current?.clockOf.get(id),
     }),
+    requests: parts.requests,
     log: parts.log,
   });
   const [host, port] = splitHostPort(config.ingress);

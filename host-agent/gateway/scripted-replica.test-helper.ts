@@ -17,6 +17,7 @@ export interface SeenRequest {
  */
 export class ScriptedReplica implements Engine {
   readonly kind = "vllm";
+  readonly recordsRequests = false;
   state: InstanceState = "stopped";
   url: string | undefined;
   accepting = false;

@@ -6,6 +6,8 @@ import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { SitePlanSlice } from "../protocol/plan-slice.ts";
 import { SimEngineDriver } from "../sim-engine/sim-engine-driver.ts";
 import { SimulatedSite } from "../sim-engine/simulated-site.ts";
+import { RequestLog } from "../telemetry/request-log.ts";
+import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
 import { PrometheusWriter } from "../util/prometheus-text.ts";
 import { writeGatewayMetrics } from "./gateway-metrics.ts";
@@ -112,6 +114,77 @@ describe("site gateway: forwarding", () => {
     expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: "ok", site: SITE, acceptingReplicas: 1, queueLength: 0 });
     expect((await fetch(`${url}/v1/embeddings`, { method: "POST" })).status).toBe(404);
     expect((await fetch(`${url}/v1/models`, { method: "DELETE" })).status).toBe(405);
+  });
+});
+
+describe("site gateway: what it measures", () => {
+  const tracked = () => {
+    const log = new RequestLog();
+    return { log, requests: new RequestTracker({ nowMs: () => performance.now(), log }) };
+  };
+  const sseEvent = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
+
+  it("times a streamed answer as its client sees it: TTFT from arrival, mean TBT, usage; a late first token shows while it waits", async () => {
+    const gate = latch();
+    const engine = await started(
+      new ScriptedReplica(launchOf("a"), (_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        void gate.opened.then(async () => {
+          for (let k = 0; k < 5; k++) {
+            if (k > 0) await new Promise((r) => setTimeout(r, 40));
+            res.write(sseEvent({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "t" } }] }));
+          }
+          res.end(`${sseEvent({ choices: [], usage: { prompt_tokens: 17, completion_tokens: 5 } })}data: [DONE]\n\n`);
+        });
+      }),
+    );
+    const { log, requests } = tracked();
+    const { url } = await gatewayOver([engine], [{ id: "a", gpus: [0] }], { requests });
+    const answer = chat(url, "a", { stream: true }).then((r) => r.text());
+    await expect.poll(() => requests.oldestWithoutFirstTokenMs("a") ?? 0, { timeout: 2000, interval: 10 }).toBeGreaterThan(150);
+    gate.open();
+    expect(await answer).toContain("[DONE]");
+    await expect.poll(() => log.totals().get("a")?.requests ?? 0).toBe(1);
+    const s = log.summary("a", 0, performance.now());
+    expect(s.servedRps).toHaveProperty("SM");
+    expect(s.ttftMs!.p50).toBeGreaterThan(150);
+    expect(s.tbtMs!.p50).toBeGreaterThanOrEqual(35);
+    expect(s.tbtMs!.p50).toBeLessThan(100);
+    expect(log.totals().get("a")).toMatchObject({ promptTokens: 17, completionTokens: 5, energyJ: 0 });
+    expect(requests.inFlight).toBe(0);
+  });
+
+  it("records an answer sent whole without TTFT, with its energy receipt, and no 4xx answer or refusal", async () => {
+    const engine = await started(
+      new ScriptedReplica(launchOf("a"), (req, res, seen) => {
+        if (seen.body.max_tokens === 1) return void res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no" } }));
+        answerAfter(50)(req, res);
+      }),
+    );
+    const { log, requests } = tracked();
+    const { url } = await gatewayOver([engine], [{ id: "a", gpus: [0] }], { requests });
+    expect((await chat(url, "a")).status).toBe(200);
+    expect((await chat(url, "a", { max_tokens: 1 })).status).toBe(400);
+    expect((await chat(url, undefined, { model: "some-other-model" })).status).toBe(404);
+    await expect.poll(() => requests.inFlight).toBe(0);
+    expect(log.totals().get("a")).toEqual({ requests: 1, energyJ: 1.5, promptTokens: 1, completionTokens: 1 });
+    expect(log.summary("a", 0, performance.now()).ttftMs).toBeUndefined();
+  });
+
+  it("leaves the logging to an engine that logs its own requests (the simulator), and logs the others' with their receipts", async () => {
+    const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 2, speed: 20 });
+    const own = new RequestLog();
+    const selfLogging = await started(new SimEngineDriver({ site, requestLog: own }).create(launchOf("a", 0, 0)));
+    const plain = await started(new SimEngineDriver({ site }).create(launchOf("b", 0, 1)));
+    const { log, requests } = tracked();
+    const { url } = await gatewayOver([selfLogging, plain], [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }], { requests });
+    for (const instance of ["a", "b"]) expect(await (await chat(url, instance, { stream: true, stream_options: { include_usage: true } })).text()).toContain("[DONE]");
+    await expect.poll(() => requests.inFlight).toBe(0);
+    expect(own.totals().get("a")?.requests).toBe(1);
+    expect(log.totals().get("a")).toBeUndefined();
+    expect(log.totals().get("b")).toMatchObject({ requests: 1, completionTokens: 5 });
+    expect(log.totals().get("b")!.energyJ).toBeGreaterThan(0);
+    expect(log.summary("b", 0, performance.now()).ttftMs!.p50).toBeGreaterThan(0);
   });
 });
 

@@ -4,13 +4,16 @@ import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
 import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts";
 import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
+import { H as RECEIPT_HEADERS } from "../../src/worker/receipt.ts";
 import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
 import { launchKey, type Engine, type EngineLaunch } from "../engines/engine.ts";
 import { classIdOf } from "../telemetry/request-log.ts";
+import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracker.ts";
 import { BodyError, closeServer, listen, readJsonBodyBytes, sendJson, sendOpenAiError } from "../util/http.ts";
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import { isAccepting, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
+import { ResponseTap } from "./response-tap.ts";
 import { forwardToEngine } from "./upstream.ts";
 
 export interface SiteGatewayOptions {
@@ -24,6 +27,11 @@ export interface SiteGatewayOptions {
   defaultOutputTokens: number;
   predict(launch: EngineLaunch): ReplicaPrediction;
   log?: (message: string) => void;
+  /**
+   * Follows each request from arrival to answer: TTFT and TBT as its client sees them into the
+   * request log (for engines that do not log their own), late first tokens for FREESH's MIAD.
+   */
+  requests?: RequestTracker;
   /** Wall clock, ms. Default `Date.now`. */
   nowMs?: () => number;
   /** How often a non-empty queue is looked at again (expiry, engines that became ready). Default 50 ms. */
@@ -54,6 +62,9 @@ interface Pending extends WaitingRequest {
   res: ServerResponse;
   query: TargetQuery;
   inputTokens: number;
+  /** Whether the client asked for a streamed answer. */
+  streams: boolean;
+  tracked: TrackedRequest | undefined;
   attempts: number;
   tried: Set<string>;
   failures: string[];
@@ -146,11 +157,14 @@ export class SiteGateway {
     const maxTokens = kind === "chat" ? ((request as ChatCompletionRequest).max_completion_tokens ?? request.max_tokens) : (request.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
     const outputTokens = positiveInt(header(req.headers[OUTPUT_TOKENS])) ?? maxTokens ?? this.options.defaultOutputTokens;
     const isolatedMs = this.options.predict(target.replicas[0]!.launch).isolatedMs(inputTokens, outputTokens);
-    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, attempts: 0, tried: new Set(), failures: [] };
+    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, streams: request.stream === true, tracked: undefined, attempts: 0, tried: new Set(), failures: [] };
     const refused = this.queue.offer(pending);
     if (refused) return this.reject(res, 503, refused.message, refused.reason);
+    const tracker = this.options.requests;
+    pending.tracked = tracker?.begin(classId, named);
     res.once("close", () => {
       if (this.queue.remove(pending.id)) this.bump(this.counts.rejected, "client_closed");
+      if (pending.tracked) tracker?.drop(pending.tracked);
     });
     this.pump();
   }
@@ -206,7 +220,16 @@ export class SiteGateway {
       this.bump(this.counts.rerouted, p.query.instance);
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra);
+    const { requests: tracker } = this.options;
+    const tracked = p.tracked;
+    if (tracker && tracked) tracker.placed(tracked, instance, p.streams);
+    let tap: ResponseTap | undefined;
+    const observe = tracker && tracked ? (head: IncomingMessage) => {
+      tap = new ResponseTap(header(head.headers["content-type"]), header(head.headers[RECEIPT_HEADERS.energyJ]), () => tracker.token(tracked));
+      return (chunk: Buffer) => tap!.feed(chunk);
+    } : undefined;
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, observe);
+    if (tracker && tracked && outcome.kind === "answered" && tap) tracker.finish(tracked, tap.end(), { inputTokens: p.inputTokens, record: outcome.status < 400 && !engine.recordsRequests });
     const slot = this.inFlight.get(key)!;
     if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - p.inputTokens - 1 });
     else this.inFlight.delete(key);
@@ -217,6 +240,7 @@ export class SiteGateway {
       const another = resolveOthers(this.options.view, p);
       if (p.attempts < MAX_ATTEMPTS && another && !p.res.destroyed) {
         this.counts.retries++;
+        if (tracker && tracked) tracker.requeued(tracked);
         const refused = this.queue.offer(p);
         if (refused) this.reject(p.res, 503, `${p.failures.join("; ")}; ${refused.message}`, refused.reason);
       } else {

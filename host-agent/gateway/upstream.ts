@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
 
 /** How one attempt at an engine replica ended. */
 export type UpstreamOutcome =
@@ -24,12 +24,13 @@ export const engineAgent = new HttpAgent({ keepAlive: true });
  * through to `res`: status, headers (receipts such as `x-greenference-energy-j` included, plus
  * `extraHeaders`), the body chunk by chunk as it arrives (SSE is never buffered; backpressure is
  * kept); trailers are dropped. Nothing is written to `res` before that head, so a failure up to then can
- * be retried elsewhere; after it, a failure cuts the client's response.
+ * be retried elsewhere; after it, a failure cuts the client's response. `observe`, when given, is
+ * shown the head that passes and returns what reads each body chunk after it is passed on.
  *
  * @example
  * const outcome = await forwardToEngine("http://127.0.0.1:8100/v1/chat/completions", req.headers, body, res, { "x-greenference-replica": "a#0" });
  */
-export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>): Promise<UpstreamOutcome> {
+export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>, observe?: (head: IncomingMessage) => (chunk: Buffer) => void): Promise<UpstreamOutcome> {
   return new Promise((resolve) => {
     if (res.destroyed) return resolve({ kind: "client_closed" });
     let settled = false;
@@ -61,11 +62,13 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
       if (status >= 500) return void readErrorMessage(up).then((message) => settle({ kind: "failed", reason: `HTTP ${status}${message ? `: ${message}` : ""}` }));
       res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...(up.headers["content-length"] ? { "content-length": up.headers["content-length"] } : {}), ...extraHeaders });
       res.flushHeaders();
+      const read = observe?.(up);
       up.on("data", (chunk: Buffer) => {
         if (!res.write(chunk)) {
           up.pause();
           res.once("drain", () => up.resume());
         }
+        read?.(chunk);
       });
       up.on("end", () => {
         res.end();

@@ -76,6 +76,10 @@ class SimEngine implements Engine {
     return this.server?.accepting ?? false;
   }
 
+  get recordsRequests(): boolean {
+    return this.options.requestLog !== undefined;
+  }
+
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is already started`);
     const { site, requestLog, defaultMaxTokens } = this.options;

@@ -8,10 +8,12 @@ export interface ServedRequest {
   /** The request class the edge gave it (`x-greenference-class`), when valid. */
   classId: string | undefined;
   endMs: number;
-  ttftMs: number;
-  /** Mean gap between output tokens; undefined for one-token outputs. */
+  /** Undefined when unknown: an answer the engine sent whole (not streamed) shows no first token. */
+  ttftMs: number | undefined;
+  /** Mean gap between output tokens; undefined for one-token outputs and unstreamed answers. */
   tbtMs: number | undefined;
-  energyJ: number;
+  /** Energy charged to the request, when its engine gives a receipt (vLLM and SGLang do not). */
+  energyJ: number | undefined;
   promptTokens: number;
   completionTokens: number;
 }
@@ -27,6 +29,7 @@ export interface ServedSummary {
 /** Running totals per instance since the agent started, for Prometheus counters. */
 export interface ServedTotals {
   requests: number;
+  /** Energy of the requests that came with a receipt. */
   energyJ: number;
   promptTokens: number;
   completionTokens: number;
@@ -60,7 +63,7 @@ export class RequestLog {
     this.entries.push(entry);
     const t = this.totalsByInstance.get(entry.instanceId) ?? { requests: 0, energyJ: 0, promptTokens: 0, completionTokens: 0 };
     t.requests++;
-    t.energyJ += entry.energyJ;
+    t.energyJ += entry.energyJ ?? 0;
     t.promptTokens += entry.promptTokens;
     t.completionTokens += entry.completionTokens;
     this.totalsByInstance.set(entry.instanceId, t);
@@ -78,15 +81,17 @@ export class RequestLog {
     const counts: Record<string, number> = {};
     const ttft: number[] = [];
     const tbt: number[] = [];
+    let requests = 0;
     for (let i = this.head; i < this.entries.length; i++) {
       const e = this.entries[i]!;
       if (e.instanceId !== instanceId || e.endMs <= sinceMs || e.endMs > nowMs) continue;
+      requests++;
       if (e.classId !== undefined) counts[e.classId] = (counts[e.classId] ?? 0) + 1;
-      ttft.push(e.ttftMs);
+      if (e.ttftMs !== undefined) ttft.push(e.ttftMs);
       if (e.tbtMs !== undefined && Number.isFinite(e.tbtMs)) tbt.push(e.tbtMs);
     }
     const servedRps = Object.fromEntries(Object.entries(counts).map(([c, n]) => [c, n / windowS]));
-    return { requests: ttft.length, servedRps, ttftMs: summarise(ttft), tbtMs: summarise(tbt) };
+    return { requests, servedRps, ttftMs: summarise(ttft), tbtMs: summarise(tbt) };
   }
 
   private prune(nowMs: number): void {

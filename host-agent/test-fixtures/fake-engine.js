@@ -5,7 +5,10 @@
 //   GET  /health               200 once FAKE_ENGINE_BOOT_MS (default 0) have passed
 //   GET  /metrics              vLLM or SGLang metric names (FAKE_ENGINE_FLAVOR=vllm|sglang); running =
 //                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0)
-//   POST /v1/chat/completions  answers after FAKE_ENGINE_DELAY_MS (default 0)
+//   POST /v1/chat/completions  answers after FAKE_ENGINE_DELAY_MS (default 0); with "stream": true, as
+//                              vLLM does: one SSE event per output token (max_tokens of them, default
+//                              4) every FAKE_ENGINE_TOKEN_MS (default 10), a usage event when
+//                              stream_options.include_usage, then [DONE]
 // SIGTERM ends it unless FAKE_ENGINE_IGNORE_SIGTERM=1 (to test the SIGKILL escalation).
 /* global setTimeout */
 import { appendFileSync } from "node:fs";
@@ -22,6 +25,7 @@ const host = after("--host", "127.0.0.1");
 const flavor = env.FAKE_ENGINE_FLAVOR ?? "vllm";
 const bootMs = Number(env.FAKE_ENGINE_BOOT_MS ?? 0);
 const delayMs = Number(env.FAKE_ENGINE_DELAY_MS ?? 0);
+const tokenMs = Number(env.FAKE_ENGINE_TOKEN_MS ?? 10);
 const startedAt = Date.now();
 let running = 0;
 
@@ -54,17 +58,36 @@ const server = createServer((req, res) => {
   } else if (req.url === "/v1/chat/completions" && req.method === "POST") {
     running++;
     log({ event: "request" });
-    req.resume();
-    setTimeout(() => {
-      running--;
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-    }, delayMs);
+    let text = "";
+    req.on("data", (c) => (text += c));
+    req.on("end", () => {
+      const body = JSON.parse(text);
+      if (body.stream === true) return setTimeout(() => stream(res, body, body.max_tokens ?? 4), delayMs);
+      setTimeout(() => {
+        running--;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      }, delayMs);
+    });
   } else {
     res.writeHead(404).end();
   }
 });
 server.listen(port, host);
+
+function stream(res, body, tokens) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const send = (event) => res.write(`data: ${JSON.stringify(event)}\n\n`);
+  let sent = 0;
+  const next = () => {
+    send({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "t" }, finish_reason: sent + 1 === tokens ? "length" : null }] });
+    if (++sent < tokens) return void setTimeout(next, tokenMs);
+    if (body.stream_options?.include_usage) send({ object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 3, completion_tokens: tokens, total_tokens: 3 + tokens } });
+    running--;
+    res.end("data: [DONE]\n\n");
+  };
+  next();
+}
 
 process.on("SIGTERM", () => {
   log({ event: "signal", signal: "SIGTERM", running });

@@ -150,6 +150,25 @@ describe("site ingress with engine processes", () => {
     const metrics = parsePrometheusText(await agent.metricsText());
     expect(sumOf(metrics, "greenference_gateway_retries_total")).toBe(1);
   });
+
+  it("reports what the engine processes served, as the ingress measured it: served load, TTFT and TBT in the heartbeat", async () => {
+    const streamed = () =>
+      fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama", true), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 6, stream: true, stream_options: { include_usage: true } }) }).then((r) => r.text());
+    const answers = await Promise.all([streamed(), streamed(), streamed()]);
+    for (const text of answers) expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    // The engine takes 700 ms to its first token, then one token per 10 ms (FAKE_ENGINE_TOKEN_MS).
+    const reported = () => edge.state.heartbeats.map((h) => h.instances.find((i) => i.id === "llama")).filter((i) => i?.ttftMs !== undefined).at(-1);
+    await expect.poll(reported, { timeout: 5000, interval: 50 }).toBeDefined();
+    const llama = reported()!;
+    expect(Object.entries(llama.servedRps)).toEqual([["MM", expect.any(Number)]]);
+    expect(llama.ttftMs!.p50).toBeGreaterThanOrEqual(700);
+    expect(llama.ttftMs!.p99).toBeLessThan(1500);
+    expect(llama.tbtMs!.p50).toBeGreaterThanOrEqual(9);
+    expect(llama.tbtMs!.p50).toBeLessThan(100);
+    const metrics = parsePrometheusText(await agent.metricsText());
+    expect(metrics.find((s) => s.name === "greenference_requests_total" && s.labels.instance === "llama")?.value).toBeGreaterThanOrEqual(3);
+    expect(agent.requests.inFlight).toBe(0);
+  });
 });
 
 describe("a plan change under traffic, with engine processes (make-before-break)", () => {

@@ -1,0 +1,103 @@
+/** What the gateway learned from one engine answer as it passed through. */
+export interface TappedAnswer {
+  /** Whether the answer was a server-sent event stream (only then are token times known). */
+  streamed: boolean;
+  /** Streamed events that carried output (choices), the engine's token deliveries. */
+  tokenEvents: number;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+  /** The engine's energy receipt, when it gives one (the simulated engine does; vLLM does not). */
+  energyJ: number | undefined;
+}
+
+/** A JSON answer is read for its `usage` only up to this size; larger ones pass through unread. */
+const JSON_LIMIT = 1 << 20;
+
+interface UsageBody {
+  choices?: unknown[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; greenference?: { energy_j?: unknown } } | null;
+}
+
+/**
+ * Reads an OpenAI-style answer as its chunks pass through the gateway, without holding them up:
+ * for an SSE stream, `onToken` fires at each event that carries output (vLLM and SGLang send one
+ * per token or per few tokens; the first is the first token) and the last `usage` seen is kept;
+ * for a JSON answer, its `usage` is read at the end. Events may be split across chunks anywhere.
+ *
+ * @example
+ * const tap = new ResponseTap("text/event-stream", undefined, () => tracker.token(t));
+ * up.on("data", (c) => tap.feed(c));
+ * tap.end(); // { streamed: true, tokenEvents: 12, completionTokens: 12, ... }
+ */
+export class ResponseTap {
+  private readonly streamed: boolean;
+  private pending = "";
+  private bytes = 0;
+  private tokenEvents = 0;
+  private usage: UsageBody["usage"] = undefined;
+  private readonly decoder = new TextDecoder();
+
+  constructor(
+    contentType: string | undefined,
+    private readonly energyHeader: string | undefined,
+    private readonly onToken: () => void = () => undefined,
+  ) {
+    this.streamed = (contentType ?? "").toLowerCase().startsWith("text/event-stream");
+  }
+
+  feed(chunk: Buffer): void {
+    if (!this.streamed) {
+      this.bytes += chunk.length;
+      if (this.bytes <= JSON_LIMIT) this.pending += this.decoder.decode(chunk, { stream: true });
+      return;
+    }
+    this.pending += this.decoder.decode(chunk, { stream: true });
+    let cut: RegExpExecArray | null;
+    while ((cut = /\r?\n\r?\n/.exec(this.pending))) {
+      this.event(this.pending.slice(0, cut.index));
+      this.pending = this.pending.slice(cut.index + cut[0].length);
+    }
+  }
+
+  end(): TappedAnswer {
+    if (this.streamed) this.event(this.pending);
+    else if (this.bytes <= JSON_LIMIT) this.usage = parse(this.pending)?.usage;
+    this.pending = "";
+    const u = this.usage ?? undefined;
+    const energy = Number(u?.greenference?.energy_j ?? this.energyHeader);
+    return {
+      streamed: this.streamed,
+      tokenEvents: this.tokenEvents,
+      promptTokens: count(u?.prompt_tokens),
+      completionTokens: count(u?.completion_tokens),
+      energyJ: Number.isFinite(energy) && energy >= 0 ? energy : undefined,
+    };
+  }
+
+  private event(text: string): void {
+    const data = text
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).trimStart())
+      .join("\n");
+    if (data === "" || data === "[DONE]") return;
+    const body = parse(data);
+    if (!body) return;
+    if (Array.isArray(body.choices) && body.choices.length > 0) {
+      this.tokenEvents++;
+      this.onToken();
+    }
+    if (body.usage) this.usage = body.usage;
+  }
+}
+
+function parse(text: string): UsageBody | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null ? (value as UsageBody) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const count = (v: unknown) => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined);

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { RequestLog } from "./request-log.ts";
+import { RequestTracker } from "./request-tracker.ts";
+
+function setup() {
+  const clock = { ms: 10_000 };
+  const log = new RequestLog();
+  return { clock, log, tracker: new RequestTracker({ nowMs: () => clock.ms, log }) };
+}
+const ANSWER = { tokenEvents: 5, promptTokens: 30, completionTokens: 5, energyJ: undefined };
+
+describe("RequestTracker", () => {
+  it("records a streamed request's TTFT from its arrival (queueing included) and its mean TBT", () => {
+    const { clock, log, tracker } = setup();
+    const t = tracker.begin("SM", undefined);
+    clock.ms += 200; // waits in the site queue
+    tracker.placed(t, "llama", true);
+    clock.ms += 100;
+    tracker.token(t);
+    for (let k = 0; k < 4; k++) {
+      clock.ms += 40;
+      tracker.token(t);
+    }
+    tracker.finish(t, ANSWER, { inputTokens: 12, record: true });
+    const s = log.summary("llama", 0, clock.ms);
+    expect(s).toMatchObject({ requests: 1, ttftMs: { p50: 300 }, tbtMs: { p50: 40 } });
+    expect(log.totals().get("llama")).toEqual({ requests: 1, energyJ: 0, promptTokens: 30, completionTokens: 5 });
+    expect(tracker.inFlight).toBe(0);
+  });
+
+  it("leaves TTFT and TBT unknown for an answer sent whole, and counts its tokens from the prompt estimate when usage is missing", () => {
+    const { clock, log, tracker } = setup();
+    const t = tracker.begin("SM", "llama");
+    tracker.placed(t, "llama", false);
+    clock.ms += 900;
+    tracker.finish(t, { tokenEvents: 0, promptTokens: undefined, completionTokens: undefined, energyJ: 2 }, { inputTokens: 12, record: true });
+    expect(log.summary("llama", 0, clock.ms)).toMatchObject({ requests: 1, ttftMs: undefined, tbtMs: undefined });
+    expect(log.totals().get("llama")).toEqual({ requests: 1, energyJ: 2, promptTokens: 12, completionTokens: 0 });
+  });
+
+  it("records nothing when told not to (the engine logs its own) or when the request was dropped", () => {
+    const { log, tracker } = setup();
+    const a = tracker.begin("SM", "llama");
+    tracker.finish(a, ANSWER, { inputTokens: 1, record: false });
+    const b = tracker.begin("SM", "llama");
+    tracker.drop(b);
+    expect(log.totals().size).toBe(0);
+    expect(tracker.inFlight).toBe(0);
+  });
+
+  it("tells how long the oldest request known to be without its first token has waited, per instance", () => {
+    const { clock, tracker } = setup();
+    const queued = tracker.begin("SM", "llama");
+    clock.ms += 100;
+    const whole = tracker.begin("SM", "llama");
+    tracker.placed(whole, "llama", false);
+    const other = tracker.begin("SM", "other");
+    clock.ms += 400;
+    expect(tracker.oldestWithoutFirstTokenMs("llama")).toBe(500);
+    tracker.placed(queued, "llama", true);
+    tracker.token(queued);
+    // `whole` is being prepared unstreamed: its first token cannot be seen, so it does not count.
+    expect(tracker.oldestWithoutFirstTokenMs("llama")).toBeUndefined();
+    tracker.requeued(whole);
+    expect(tracker.oldestWithoutFirstTokenMs("llama")).toBe(400);
+    expect(tracker.oldestWithoutFirstTokenMs("other")).toBe(400);
+    tracker.drop(other);
+    expect(tracker.oldestWithoutFirstTokenMs("other")).toBeUndefined();
+  });
+});

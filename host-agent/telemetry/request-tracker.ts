@@ -1,0 +1,105 @@
+import type { RequestLog } from "./request-log.ts";
+
+/** One request the site gateway holds, from its arrival to its answer's end; times on the site clock. */
+export interface TrackedRequest {
+  readonly arrivalMs: number;
+  readonly classId: string | undefined;
+  /** The plan instance it waits for or runs on; undefined until the gateway places a request that named none. */
+  instanceId: string | undefined;
+  firstTokenMs: number | undefined;
+  lastTokenMs: number | undefined;
+  /**
+   * Whether its first token would be seen: while it waits in the site queue (none is out yet) and
+   * while a streamed answer runs; not while an engine prepares an answer it sends whole.
+   */
+  firstTokenVisible: boolean;
+}
+
+/** What the answer said about itself (see `ResponseTap`). */
+export interface AnswerFacts {
+  tokenEvents: number;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+  energyJ: number | undefined;
+}
+
+/**
+ * The site's view of requests while they are served: the gateway begins one at arrival, names its
+ * instance when it places it, marks its tokens as they stream out, and finishes it with what the
+ * answer said. A finished request goes to the request log (served load and TTFT/TBT for telemetry and
+ * the local controllers) unless its engine logs its own, as the simulated engine does. In between,
+ * `oldestWithoutFirstTokenMs` tells FREESH's MIAD of a late first token before the request ends.
+ *
+ * @example
+ * const tracker = new RequestTracker({ nowMs: () => Date.now(), log });
+ * const t = tracker.begin("SM", "llama");
+ * tracker.token(t); // first token
+ * tracker.finish(t, { tokenEvents: 1, promptTokens: 12, completionTokens: 1, energyJ: undefined }, { inputTokens: 12, record: true });
+ */
+export class RequestTracker {
+  private readonly open = new Set<TrackedRequest>();
+
+  constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
+
+  nowMs(): number {
+    return this.o.nowMs();
+  }
+
+  begin(classId: string | undefined, instanceId: string | undefined): TrackedRequest {
+    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, firstTokenVisible: true };
+    this.open.add(t);
+    return t;
+  }
+
+  /** `t` went to a replica of `instanceId`; `streams`: whether it asked for a streamed answer. */
+  placed(t: TrackedRequest, instanceId: string, streams: boolean): void {
+    t.instanceId = instanceId;
+    t.firstTokenVisible = streams;
+  }
+
+  /** `t` is back in the site queue (its replica failed before answering). */
+  requeued(t: TrackedRequest): void {
+    t.firstTokenVisible = true;
+  }
+
+  /** An output event of `t` went out to the client now. */
+  token(t: TrackedRequest): void {
+    const now = this.o.nowMs();
+    t.firstTokenMs ??= now;
+    t.lastTokenMs = now;
+  }
+
+  /**
+   * `t` was answered in full. With `record`, it goes to the request log: TTFT from its arrival at the
+   * gateway (site queueing included, as its client sees it), mean TBT over its streamed output.
+   * Token counts come from the answer's `usage`, else from its streamed events and `inputTokens`.
+   */
+  finish(t: TrackedRequest, answer: AnswerFacts, o: { inputTokens: number; record: boolean }): void {
+    this.open.delete(t);
+    if (!o.record || t.instanceId === undefined) return;
+    const completionTokens = answer.completionTokens ?? answer.tokenEvents;
+    const ttftMs = t.firstTokenMs === undefined ? undefined : t.firstTokenMs - t.arrivalMs;
+    const streamedMs = t.firstTokenMs === undefined || t.lastTokenMs === undefined ? 0 : t.lastTokenMs - t.firstTokenMs;
+    const tbtMs = completionTokens > 1 && streamedMs > 0 ? streamedMs / (completionTokens - 1) : undefined;
+    this.o.log.record({ instanceId: t.instanceId, classId: t.classId, endMs: this.o.nowMs(), ttftMs, tbtMs, energyJ: answer.energyJ, promptTokens: answer.promptTokens ?? o.inputTokens, completionTokens });
+  }
+
+  /** `t` ended without a full answer (refused, failed, or its client left): it is no longer in flight. */
+  drop(t: TrackedRequest): void {
+    this.open.delete(t);
+  }
+
+  /**
+   * How long the oldest request of `instanceId` known to be still without its first token has
+   * waited, ms (an unstreamed answer being prepared is not known to be).
+   */
+  oldestWithoutFirstTokenMs(instanceId: string): number | undefined {
+    let oldest: number | undefined;
+    for (const t of this.open) if (t.instanceId === instanceId && t.firstTokenVisible && t.firstTokenMs === undefined && (oldest === undefined || t.arrivalMs < oldest)) oldest = t.arrivalMs;
+    return oldest === undefined ? undefined : this.o.nowMs() - oldest;
+  }
+
+  get inFlight(): number {
+    return this.open.size;
+  }
+}
