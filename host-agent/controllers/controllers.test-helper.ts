@@ -27,6 +27,6 @@ export function testScope(actuator: ClockActuator, clock: { ms: number }, o: { i
 }
 
 /** A finished request for the request log. */
-export function served(instanceId: string, endMs: number, ttftMs: number, tbtMs: number, classId = "MM") {
-  return { instanceId, classId, endMs, ttftMs, tbtMs, energyJ: 1, promptTokens: 100, completionTokens: 50 };
+export function served(instanceId: string, endMs: number, ttftMs: number, tbtMs: number, classId = "MM", e2eMs = ttftMs + 49 * tbtMs) {
+  return { instanceId, classId, endMs, ttftMs, tbtMs, e2eMs, energyJ: 1, promptTokens: 100, completionTokens: 50 };
 }

@@ -164,7 +164,7 @@ export class LocalControllers {
     const scope = (gpus: readonly number[]) => this.scope(inst, key, gpus);
     const sloOf = (classId: string | undefined) => instanceSlo(llm, gpu, inst.tp, classId, this.o.slo);
     const { requestLog, requests } = this.o;
-    if (policy === "miad") return [new MiadInstanceController(scope(inst.gpus), { requestLog, ...(requests ? { inFlight: requests } : {}), slo: sloOf(planned) })];
+    if (policy === "miad") return [new MiadInstanceController(scope(inst.gpus), { requestLog, ...(requests ? { inFlight: requests } : {}), sloOf })];
     if (policy === "instance-manager") {
       const bounds = lockFor(inst.clock);
       const rows = () => this.o.profiles.rowsFor(llm, gpu, inst.tp, planned, bounds);

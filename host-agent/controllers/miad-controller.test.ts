@@ -4,7 +4,9 @@ import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { served, simulatedGpus, testScope } from "./controllers.test-helper.ts";
 import { MiadInstanceController } from "./miad-controller.ts";
 
-const SLO = { ttftMs: 300, tbtMs: 50 };
+const SLO = { ttftMs: 300, tbtMs: 50, e2eMs: 5000 };
+/** Class LL's requests are held to a longer E2E, as FREESH holds its long types (Table 7). */
+const sloOf = (classId: string | undefined) => (classId === "LL" ? { ...SLO, ttftMs: 600, e2eMs: 30_000 } : SLO);
 const BOUNDS = { minMhz: 1005, maxMhz: 1980 };
 
 async function setup() {
@@ -12,7 +14,7 @@ async function setup() {
   const log = new RequestLog();
   const { scope, state } = testScope(actuator, clock, { instanceId: "m", gpus: [1, 2], bounds: BOUNDS });
   const requests = new RequestTracker({ nowMs: () => clock.ms, log });
-  const miad = new MiadInstanceController(scope, { requestLog: log, inFlight: requests, slo: SLO });
+  const miad = new MiadInstanceController(scope, { requestLog: log, inFlight: requests, sloOf });
   const second = async () => {
     clock.ms += 1000;
     await miad.tick();
@@ -80,6 +82,37 @@ describe("MiadInstanceController (FREESH MIAD on the simulated GPUs)", () => {
     await second();
     expect(miad.breached).toBe(false);
     requests.drop(other);
+  });
+
+  it("holds each request to its class's SLO, E2E included, finished or still running", async () => {
+    const { clock, log, requests, miad, second } = await setup();
+    for (let s = 0; s < 6; s++) await second();
+    log.record(served("m", clock.ms + 500, 500, 40, "LL", 20_000)); // within LL's SLO
+    await second();
+    expect(miad.breached).toBe(false);
+    log.record(served("m", clock.ms + 500, 100, 40, "MM", 6000)); // over MM's E2E
+    await second();
+    expect(miad.breached).toBe(true);
+    const long = requests.begin("LL", "m");
+    requests.placed(long, "m", true);
+    requests.token(long);
+    clock.ms += 20_000;
+    await second();
+    expect(miad.breached).toBe(false);
+    clock.ms += 10_000; // now older than LL's 30 s
+    await second();
+    expect(miad.breached).toBe(true);
+    requests.drop(long);
+  });
+
+  it("takes the p99 of a busy second: more than 1% of its requests over their SLO", async () => {
+    const { clock, log, miad, second } = await setup();
+    for (let k = 0; k < 200; k++) log.record(served("m", clock.ms + 1 + k, k < 2 ? 900 : 100, 20));
+    await second();
+    expect(miad.breached).toBe(false);
+    for (let k = 0; k < 200; k++) log.record(served("m", clock.ms + 1 + k, k < 3 ? 900 : 100, 20));
+    await second();
+    expect(miad.breached).toBe(true);
   });
 
   it("reads only the last second of this instance's requests", async () => {

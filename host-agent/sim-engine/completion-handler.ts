@@ -64,6 +64,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
       endMs: ctx.nowMs(),
       ttftMs: result.ttftS * 1e3,
       tbtMs: Number.isFinite(result.meanTbtS) ? result.meanTbtS * 1e3 : undefined,
+      e2eMs: result.e2eS * 1e3,
       energyJ: result.energyJ,
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,

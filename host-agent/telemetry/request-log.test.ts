@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classIdOf, RequestLog } from "./request-log.ts";
 
-const entry = (endMs: number, classId: string | undefined, ttftMs: number) => ({ instanceId: "i", classId, endMs, ttftMs, tbtMs: ttftMs / 10, energyJ: 2, promptTokens: 10, completionTokens: 5 });
+const entry = (endMs: number, classId: string | undefined, ttftMs: number) => ({ instanceId: "i", classId, endMs, ttftMs, tbtMs: ttftMs / 10, e2eMs: ttftMs * 2, energyJ: 2, promptTokens: 10, completionTokens: 5 });
 
 describe("RequestLog", () => {
   it("summarises a window: per-class rates and nearest-rank TTFT/TBT percentiles", () => {

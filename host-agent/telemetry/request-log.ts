@@ -12,6 +12,8 @@ export interface ServedRequest {
   ttftMs: number | undefined;
   /** Mean gap between output tokens; undefined for one-token outputs and unstreamed answers. */
   tbtMs: number | undefined;
+  /** From arrival to the answer's end. */
+  e2eMs: number;
   /** Energy charged to the request, when its engine gives a receipt (vLLM and SGLang do not). */
   energyJ: number | undefined;
   promptTokens: number;
@@ -46,7 +48,7 @@ export const classIdOf = (header: string | string[] | undefined): string | undef
  * per-class served load and TTFT/TBT percentiles, plus running totals per instance.
  *
  * @example
- * log.record({ instanceId: "i1", classId: "SS", endMs: now, ttftMs: 80, tbtMs: 30, energyJ: 41, promptTokens: 100, completionTokens: 20 });
+ * log.record({ instanceId: "i1", classId: "SS", endMs: now, ttftMs: 80, tbtMs: 30, e2eMs: 650, energyJ: 41, promptTokens: 100, completionTokens: 20 });
  * log.summary("i1", now - 10_000, now).servedRps; // { SS: 0.1 }
  */
 export class RequestLog {
@@ -74,24 +76,27 @@ export class RequestLog {
     return this.totalsByInstance;
   }
 
-  /** Requests of `instanceId` that finished in (sinceMs, nowMs]: per-class rates and latency percentiles. */
-  summary(instanceId: string, sinceMs: number, nowMs: number): ServedSummary {
+  /** Requests of `instanceId` that finished in (sinceMs, nowMs], oldest first. */
+  finished(instanceId: string, sinceMs: number, nowMs: number): ServedRequest[] {
     this.prune(nowMs);
-    const windowS = Math.max(1e-3, (nowMs - sinceMs) / 1e3);
-    const counts: Record<string, number> = {};
-    const ttft: number[] = [];
-    const tbt: number[] = [];
-    let requests = 0;
+    const out: ServedRequest[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
       const e = this.entries[i]!;
-      if (e.instanceId !== instanceId || e.endMs <= sinceMs || e.endMs > nowMs) continue;
-      requests++;
-      if (e.classId !== undefined) counts[e.classId] = (counts[e.classId] ?? 0) + 1;
-      if (e.ttftMs !== undefined) ttft.push(e.ttftMs);
-      if (e.tbtMs !== undefined && Number.isFinite(e.tbtMs)) tbt.push(e.tbtMs);
+      if (e.instanceId === instanceId && e.endMs > sinceMs && e.endMs <= nowMs) out.push(e);
     }
+    return out;
+  }
+
+  /** Requests of `instanceId` that finished in (sinceMs, nowMs]: per-class rates and latency percentiles. */
+  summary(instanceId: string, sinceMs: number, nowMs: number): ServedSummary {
+    const windowS = Math.max(1e-3, (nowMs - sinceMs) / 1e3);
+    const finished = this.finished(instanceId, sinceMs, nowMs);
+    const counts: Record<string, number> = {};
+    for (const e of finished) if (e.classId !== undefined) counts[e.classId] = (counts[e.classId] ?? 0) + 1;
     const servedRps = Object.fromEntries(Object.entries(counts).map(([c, n]) => [c, n / windowS]));
-    return { requests, servedRps, ttftMs: summarise(ttft), tbtMs: summarise(tbt) };
+    const ttft = finished.flatMap((e) => (e.ttftMs === undefined ? [] : [e.ttftMs]));
+    const tbt = finished.flatMap((e) => (e.tbtMs !== undefined && Number.isFinite(e.tbtMs) ? [e.tbtMs] : []));
+    return { requests: finished.length, servedRps, ttftMs: summarise(ttft), tbtMs: summarise(tbt) };
   }
 
   private prune(nowMs: number): void {

@@ -22,6 +22,7 @@ describe("RequestTracker", () => {
       tracker.token(t);
     }
     tracker.finish(t, ANSWER, { inputTokens: 12, record: true });
+    expect(log.finished("llama", 0, clock.ms)[0]!.e2eMs).toBe(460);
     const s = log.summary("llama", 0, clock.ms);
     expect(s).toMatchObject({ requests: 1, ttftMs: { p50: 300 }, tbtMs: { p50: 40 } });
     expect(log.totals().get("llama")).toEqual({ requests: 1, energyJ: 0, promptTokens: 30, completionTokens: 5 });
@@ -48,23 +49,25 @@ describe("RequestTracker", () => {
     expect(tracker.inFlight).toBe(0);
   });
 
-  it("tells how long the oldest request known to be without its first token has waited, per instance", () => {
+  it("lists an instance's requests in flight: age, and whether each is known to be still without its first token", () => {
     const { clock, tracker } = setup();
     const queued = tracker.begin("SM", "llama");
     clock.ms += 100;
-    const whole = tracker.begin("SM", "llama");
+    const whole = tracker.begin("LL", "llama");
     tracker.placed(whole, "llama", false);
     const other = tracker.begin("SM", "other");
     clock.ms += 400;
-    expect(tracker.oldestWithoutFirstTokenMs("llama")).toBe(500);
+    expect(tracker.inFlightOf("llama")).toEqual([
+      { classId: "SM", ageMs: 500, awaitingFirstToken: true },
+      // Being prepared unstreamed: its first token cannot be seen.
+      { classId: "LL", ageMs: 400, awaitingFirstToken: false },
+    ]);
     tracker.placed(queued, "llama", true);
     tracker.token(queued);
-    // `whole` is being prepared unstreamed: its first token cannot be seen, so it does not count.
-    expect(tracker.oldestWithoutFirstTokenMs("llama")).toBeUndefined();
     tracker.requeued(whole);
-    expect(tracker.oldestWithoutFirstTokenMs("llama")).toBe(400);
-    expect(tracker.oldestWithoutFirstTokenMs("other")).toBe(400);
+    expect(tracker.inFlightOf("llama").map((r) => r.awaitingFirstToken)).toEqual([false, true]);
+    expect(tracker.inFlightOf("other")).toEqual([{ classId: "SM", ageMs: 400, awaitingFirstToken: true }]);
     tracker.drop(other);
-    expect(tracker.oldestWithoutFirstTokenMs("other")).toBeUndefined();
+    expect(tracker.inFlightOf("other")).toEqual([]);
   });
 });

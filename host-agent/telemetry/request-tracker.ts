@@ -15,6 +15,15 @@ export interface TrackedRequest {
   firstTokenVisible: boolean;
 }
 
+/** A request of one instance in flight now, as MIAD judges it. */
+export interface InFlightRequest {
+  classId: string | undefined;
+  /** Since its arrival at the gateway, ms. */
+  ageMs: number;
+  /** Known to be still without its first token (see `firstTokenVisible`). */
+  awaitingFirstToken: boolean;
+}
+
 /** What the answer said about itself (see `ResponseTap`). */
 export interface AnswerFacts {
   tokenEvents: number;
@@ -28,7 +37,7 @@ export interface AnswerFacts {
  * instance when it places it, marks its tokens as they stream out, and finishes it with what the
  * answer said. A finished request goes to the request log (served load and TTFT/TBT for telemetry and
  * the local controllers) unless its engine logs its own, as the simulated engine does. In between,
- * `oldestWithoutFirstTokenMs` tells FREESH's MIAD of a late first token before the request ends.
+ * `inFlightOf` lets FREESH's MIAD see a request running late before it ends.
  *
  * @example
  * const tracker = new RequestTracker({ nowMs: () => Date.now(), log });
@@ -81,7 +90,8 @@ export class RequestTracker {
     const ttftMs = t.firstTokenMs === undefined ? undefined : t.firstTokenMs - t.arrivalMs;
     const streamedMs = t.firstTokenMs === undefined || t.lastTokenMs === undefined ? 0 : t.lastTokenMs - t.firstTokenMs;
     const tbtMs = completionTokens > 1 && streamedMs > 0 ? streamedMs / (completionTokens - 1) : undefined;
-    this.o.log.record({ instanceId: t.instanceId, classId: t.classId, endMs: this.o.nowMs(), ttftMs, tbtMs, energyJ: answer.energyJ, promptTokens: answer.promptTokens ?? o.inputTokens, completionTokens });
+    const endMs = this.o.nowMs();
+    this.o.log.record({ instanceId: t.instanceId, classId: t.classId, endMs, ttftMs, tbtMs, e2eMs: endMs - t.arrivalMs, energyJ: answer.energyJ, promptTokens: answer.promptTokens ?? o.inputTokens, completionTokens });
   }
 
   /** `t` ended without a full answer (refused, failed, or its client left): it is no longer in flight. */
@@ -89,14 +99,12 @@ export class RequestTracker {
     this.open.delete(t);
   }
 
-  /**
-   * How long the oldest request of `instanceId` known to be still without its first token has
-   * waited, ms (an unstreamed answer being prepared is not known to be).
-   */
-  oldestWithoutFirstTokenMs(instanceId: string): number | undefined {
-    let oldest: number | undefined;
-    for (const t of this.open) if (t.instanceId === instanceId && t.firstTokenVisible && t.firstTokenMs === undefined && (oldest === undefined || t.arrivalMs < oldest)) oldest = t.arrivalMs;
-    return oldest === undefined ? undefined : this.o.nowMs() - oldest;
+  /** The requests of `instanceId` in flight now (waiting in the site queue or being answered). */
+  inFlightOf(instanceId: string): InFlightRequest[] {
+    const now = this.o.nowMs();
+    const out: InFlightRequest[] = [];
+    for (const t of this.open) if (t.instanceId === instanceId) out.push({ classId: t.classId, ageMs: now - t.arrivalMs, awaitingFirstToken: t.firstTokenVisible && t.firstTokenMs === undefined });
+    return out;
   }
 
   get inFlight(): number {
