@@ -3,6 +3,7 @@ import type { ControllersStatus } from "../controllers/local-controllers.ts";
 import { PrometheusWriter } from "../util/prometheus-text.ts";
 import type { HeartbeatStats } from "./heartbeat-loop.ts";
 import type { GpuReading, InstanceReading } from "./readings.ts";
+import type { LatencySummary } from "../../src/core/schemas/profile.ts";
 import type { ServedTotals } from "./request-log.ts";
 
 /** Everything the agent's `/metrics` shows, read at scrape time. */
@@ -35,6 +36,11 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
   const gpu = (g: GpuReading) => ({ site, gpu: g.index, type: g.type });
   const inst = (i: InstanceReading) => ({ site, instance: i.id });
   const totals = [...s.servedTotals];
+  const quantiles = (of: (i: InstanceReading) => LatencySummary | undefined) =>
+    s.instances.flatMap((i) => {
+      const l = of(i);
+      return l ? ([[{ ...inst(i), quantile: "0.5" }, l.p50 / 1e3], [{ ...inst(i), quantile: "0.99" }, l.p99 / 1e3]] as const) : [];
+    });
   const w = new PrometheusWriter()
     .family("greenference_gpu_power_watts", "gauge", "Power the GPU draws now.", s.gpus.map((g) => [gpu(g), g.powerW]))
     .family("greenference_gpu_energy_joules_total", "counter", "Energy the GPU has used (driver counter).", s.gpus.map((g) => [gpu(g), g.energyJ]))
@@ -47,6 +53,8 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_engine_kv_cache_usage_ratio", "gauge", "Fraction of KV cache in use (mean over replicas).", s.instances.map((i) => [inst(i), i.kvUse]))
     .family("greenference_engine_replicas", "gauge", "Engine replicas of the instance.", s.instances.map((i) => [inst(i), i.replicas]))
     .family("greenference_engine_state", "gauge", "1 for the instance's current state.", s.instances.flatMap((i) => STATES.map((state) => [{ ...inst(i), state }, i.state === state ? 1 : 0] as const)))
+    .family("greenference_request_ttft_seconds", "gauge", "TTFT of the instance's streamed requests that finished in the telemetry window, as clients saw it.", quantiles((i) => i.served.ttftMs))
+    .family("greenference_request_tbt_seconds", "gauge", "Mean TBT of the instance's streamed requests that finished in the telemetry window.", quantiles((i) => i.served.tbtMs))
     .family("greenference_requests_total", "counter", "Requests the instance finished.", totals.map(([id, t]) => [{ site, instance: id }, t.requests]))
     .family("greenference_request_energy_joules_total", "counter", "Energy charged to finished requests (their receipts).", totals.map(([id, t]) => [{ site, instance: id }, t.energyJ]))
     .family("greenference_prompt_tokens_total", "counter", "Prompt tokens of finished requests.", totals.map(([id, t]) => [{ site, instance: id }, t.promptTokens]))

@@ -167,6 +167,7 @@ describe("site ingress with engine processes", () => {
     expect(llama.tbtMs!.p50).toBeLessThan(100);
     const metrics = parsePrometheusText(await agent.metricsText());
     expect(metrics.find((s) => s.name === "greenference_requests_total" && s.labels.instance === "llama")?.value).toBeGreaterThanOrEqual(3);
+    expect(metrics.find((s) => s.name === "greenference_request_ttft_seconds" && s.labels.instance === "llama" && s.labels.quantile === "0.5")?.value).toBeGreaterThanOrEqual(0.7);
     expect(agent.requests.inFlight).toBe(0);
   });
 });
