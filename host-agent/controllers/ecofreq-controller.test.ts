@@ -59,4 +59,17 @@ describe("EcoFreqMetricsController (periodic, from engine metrics, for vLLM / SG
     await c.tick();
     expect(gpus.lockOf(1)).toEqual({ minMhz: 1590, maxMhz: 1590 });
   });
+
+  it("takes requests waiting in the site gateway's queue for its instance as waiting, though the engine's queue is empty", async () => {
+    const { clock, gpus, actuator } = await simulatedGpus(2);
+    const { scope } = testScope(actuator, clock, { instanceId: "e", gpus: [1], bounds: BOUNDS });
+    const capacity = kvCapacityTokens(llm, h100, 1);
+    let queued = 0;
+    const c = new EcoFreqMetricsController(scope, { eco: models.build(llm, h100, 1, BOUNDS, SLO), load: async () => ({ running: 4, waiting: 0, kvUse: 2000 / capacity }), queued: () => queued, kvCapacityTokens: capacity, periodMs: 200 });
+    await c.tick();
+    expect(c.mhz).toBe(1395);
+    queued = 3;
+    await c.tick();
+    expect(gpus.lockOf(1)).toEqual({ minMhz: 1590, maxMhz: 1590 });
+  });
 });

@@ -87,6 +87,11 @@ export interface EcoFreqMetricsOptions {
   eco: EcoFreq;
   /** The replica's queue and KV use now, from its engine's metrics. */
   load: () => Promise<EngineLoad>;
+  /**
+   * Requests for its instance waiting in the site gateway's queue: the gateway holds back what is
+   * over a replica's concurrency, so the engine's own queue can be empty while requests wait.
+   */
+  queued?: () => number;
   /** KV cache size in tokens, to turn the engine's KV use fraction into N_kv. */
   kvCapacityTokens: number;
   /** Site ms between decisions. */
@@ -95,8 +100,8 @@ export interface EcoFreqMetricsOptions {
 
 /**
  * EcoFreq for an engine with no per-iteration hook (vLLM, SGLang): every `periodMs` (a few hundred
- * ms rather than every iteration) from the engine's Prometheus metrics. Requests waiting: the max
- * clock; otherwise the decode branch of Algorithm 1 on the running batch (N_req = running, N_kv =
+ * ms rather than every iteration) from the engine's Prometheus metrics. Requests waiting (in the
+ * engine or in the site gateway's queue for its instance): the max clock; otherwise the decode branch of Algorithm 1 on the running batch (N_req = running, N_kv =
  * KV use x capacity); an empty engine gets the lowest level. The metrics say nothing of a single
  * iteration's phase or duration, so there is no prefill branch and no online adaptation here.
  *
@@ -119,7 +124,8 @@ export class EcoFreqMetricsController implements LocalController {
   async tick(): Promise<void> {
     const { eco } = this.o;
     const load = await this.o.load();
-    const mhz = load.waiting > 0 ? eco.freqsMhz.at(-1)! : load.running === 0 ? eco.freqsMhz[0]! : eco.decodeFreq(load.running, load.kvUse * this.o.kvCapacityTokens);
+    const waiting = load.waiting + (this.o.queued?.() ?? 0);
+    const mhz = waiting > 0 ? eco.freqsMhz.at(-1)! : load.running === 0 ? eco.freqsMhz[0]! : eco.decodeFreq(load.running, load.kvUse * this.o.kvCapacityTokens);
     if (!this.scope.isCurrent()) return;
     this.mhz = await applyClock(this.scope, mhz);
   }

@@ -33,7 +33,7 @@ export interface LocalControllersOptions {
   /** Per GPU index, its type. */
   gpuTypes: readonly GpuType[];
   requestLog: RequestLog;
-  /** Requests the site gateway is serving, for MIAD's view of late first tokens. */
+  /** Requests the site gateway is serving: MIAD's view of late requests, EcoFreq's of the site queue. */
   requests?: RequestTracker;
   applier: () => ApplierView;
   /** True where the engines call a frequency hook each iteration (simulated engines): EcoFreq then runs inside them. */
@@ -181,7 +181,9 @@ export class LocalControllers {
       if (!engine || engine.state !== "ready") throw new Error(`replica ${replica} of ${inst.id} is not ready`);
       return engine.load();
     };
-    return new EcoFreqMetricsController(scope, { eco, load, kvCapacityTokens: kvCapacityTokens(llm, gpu, inst.tp), periodMs: this.o.ecofreqPeriodMs });
+    const { requests } = this.o;
+    const queued = requests ? { queued: () => requests.queuedFor(inst.id) } : {};
+    return new EcoFreqMetricsController(scope, { eco, load, ...queued, kvCapacityTokens: kvCapacityTokens(llm, gpu, inst.tp), periodMs: this.o.ecofreqPeriodMs });
   }
 
   private scope(inst: PlannedInstance, key: string, gpus: readonly number[]): ControlScope {

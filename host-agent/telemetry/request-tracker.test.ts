@@ -57,6 +57,7 @@ describe("RequestTracker", () => {
     tracker.placed(whole, "llama", false);
     const other = tracker.begin("SM", "other");
     clock.ms += 400;
+    expect(tracker.queuedFor("llama")).toBe(1);
     expect(tracker.inFlightOf("llama")).toEqual([
       { classId: "SM", ageMs: 500, awaitingFirstToken: true },
       // Being prepared unstreamed: its first token cannot be seen.
@@ -64,7 +65,9 @@ describe("RequestTracker", () => {
     ]);
     tracker.placed(queued, "llama", true);
     tracker.token(queued);
+    expect(tracker.queuedFor("llama")).toBe(0);
     tracker.requeued(whole);
+    expect(tracker.queuedFor("llama")).toBe(1);
     expect(tracker.inFlightOf("llama").map((r) => r.awaitingFirstToken)).toEqual([false, true]);
     expect(tracker.inFlightOf("other")).toEqual([{ classId: "SM", ageMs: 400, awaitingFirstToken: true }]);
     tracker.drop(other);

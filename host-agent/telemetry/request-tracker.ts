@@ -13,6 +13,8 @@ export interface TrackedRequest {
    * while a streamed answer runs; not while an engine prepares an answer it sends whole.
    */
   firstTokenVisible: boolean;
+  /** At a replica now; false while it waits in the site queue. */
+  dispatched: boolean;
 }
 
 /** A request of one instance in flight now, as MIAD judges it. */
@@ -55,7 +57,7 @@ export class RequestTracker {
   }
 
   begin(classId: string | undefined, instanceId: string | undefined): TrackedRequest {
-    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, firstTokenVisible: true };
+    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, firstTokenVisible: true, dispatched: false };
     this.open.add(t);
     return t;
   }
@@ -64,11 +66,13 @@ export class RequestTracker {
   placed(t: TrackedRequest, instanceId: string, streams: boolean): void {
     t.instanceId = instanceId;
     t.firstTokenVisible = streams;
+    t.dispatched = true;
   }
 
   /** `t` is back in the site queue (its replica failed before answering). */
   requeued(t: TrackedRequest): void {
     t.firstTokenVisible = true;
+    t.dispatched = false;
   }
 
   /** An output event of `t` went out to the client now. */
@@ -105,6 +109,13 @@ export class RequestTracker {
     const out: InFlightRequest[] = [];
     for (const t of this.open) if (t.instanceId === instanceId) out.push({ classId: t.classId, ageMs: now - t.arrivalMs, awaitingFirstToken: t.firstTokenVisible && t.firstTokenMs === undefined });
     return out;
+  }
+
+  /** Requests for `instanceId` waiting in the site queue (its replicas are full, or starting). */
+  queuedFor(instanceId: string): number {
+    let n = 0;
+    for (const t of this.open) if (t.instanceId === instanceId && !t.dispatched) n++;
+    return n;
   }
 
   get inFlight(): number {
