@@ -220,16 +220,9 @@ export class SiteGateway {
       this.bump(this.counts.rerouted, p.query.instance);
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
-    const { requests: tracker } = this.options;
-    const tracked = p.tracked;
-    if (tracker && tracked) tracker.placed(tracked, instance, p.streams);
-    let tap: ResponseTap | undefined;
-    const observe = tracker && tracked ? (head: IncomingMessage) => {
-      tap = new ResponseTap(header(head.headers["content-type"]), header(head.headers[RECEIPT_HEADERS.energyJ]), () => tracker.token(tracked));
-      return (chunk: Buffer) => tap!.feed(chunk);
-    } : undefined;
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, observe);
-    if (tracker && tracked && outcome.kind === "answered" && tap) tracker.finish(tracked, tap.end(), { inputTokens: p.inputTokens, record: outcome.status < 400 && !engine.recordsRequests });
+    const measured = this.measure(p, engine);
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, measured?.observe);
+    if (outcome.kind === "answered") measured?.answered(outcome.status);
     const slot = this.inFlight.get(key)!;
     if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - p.inputTokens - 1 });
     else this.inFlight.delete(key);
@@ -240,7 +233,7 @@ export class SiteGateway {
       const another = resolveOthers(this.options.view, p);
       if (p.attempts < MAX_ATTEMPTS && another && !p.res.destroyed) {
         this.counts.retries++;
-        if (tracker && tracked) tracker.requeued(tracked);
+        if (p.tracked) this.options.requests?.requeued(p.tracked);
         const refused = this.queue.offer(p);
         if (refused) this.reject(p.res, 503, `${p.failures.join("; ")}; ${refused.message}`, refused.reason);
       } else {
@@ -252,6 +245,24 @@ export class SiteGateway {
       this.options.log?.(`gateway: replica ${key} failed mid-response, the client's response was cut: ${outcome.reason}`);
     } else if (outcome.kind === "client_closed") this.bump(this.counts.rejected, "client_closed");
     this.pump();
+  }
+
+  /** Tells the request tracker (if any) that `p` went to `engine`, and reads the answer for it as it passes. */
+  private measure(p: Pending, engine: Engine) {
+    const { requests: tracker } = this.options;
+    const tracked = p.tracked;
+    if (!tracker || !tracked) return undefined;
+    tracker.placed(tracked, engine.launch.instanceId, p.streams);
+    let tap: ResponseTap | undefined;
+    return {
+      observe: (head: IncomingMessage) => {
+        tap = new ResponseTap(header(head.headers["content-type"]), header(head.headers[RECEIPT_HEADERS.energyJ]), () => tracker.token(tracked));
+        return (chunk: Buffer) => tap!.feed(chunk);
+      },
+      answered: (status: number) => {
+        if (tap) tracker.finish(tracked, tap.end(), { inputTokens: p.inputTokens, record: status < 400 && !engine.recordsRequests });
+      },
+    };
   }
 
   private models() {
