@@ -1,6 +1,7 @@
 import { runEcoFreqDecisionBench, type EcoFreqDecisionBench } from "./agent/ecofreq-decisions.ts";
 import { runNvmlCallBench, type NvmlCallBench } from "./agent/nvml-calls.ts";
 import type { Percentiles } from "./agent/percentiles.ts";
+import { runResponseTapBench, type ResponseTapBench } from "./agent/response-tap-events.ts";
 import { runTelemetryCycleBench, type TelemetryCycleBench } from "./agent/telemetry-cycle.ts";
 
 /** GreenServe budgets about 0.5 ms for one EcoFreq choice. */
@@ -12,17 +13,20 @@ export interface AgentBenchResult {
   nvml_ffi_call_us: number;
   /** Median of one `Agent.telemetry()` on a loaded simulated site. */
   telemetry_cycle_ms: number;
+  /** Median cost the site gateway adds to one streamed token (reading it for TTFT/TBT and usage). */
+  gateway_tap_event_us: number;
   ecofreq_goal_met: boolean;
   nvml: "fake";
   simulated: true;
-  details: { ecofreq: EcoFreqDecisionBench; nvml: NvmlCallBench; telemetry: TelemetryCycleBench };
+  details: { ecofreq: EcoFreqDecisionBench; nvml: NvmlCallBench; telemetry: TelemetryCycleBench; tap: ResponseTapBench };
 }
 
 /**
  * The host agent's benchmark: (a) one EcoFreq decision, per iteration, on queue/batch states of a
  * busy simulated engine (goal: p99 <= 500 us); (b) one NVML call over FFI into the fake NVML
  * library the tests compile (NVML here is not a real driver); (c) one telemetry build on a
- * simulated 8-GPU site with 4 engines under load.
+ * simulated 8-GPU site with 4 engines under load; (d) the site gateway's reading of one streamed
+ * token (`ResponseTap`).
  *
  * @example
  * const r = await runAgentBench(); // r.ecofreq_decision_us.p99 <= 500 when the goal is met
@@ -32,14 +36,16 @@ export async function runAgentBench(): Promise<AgentBenchResult> {
   const ecofreq = runEcoFreqDecisionBench(hr);
   const nvml = await runNvmlCallBench(hr);
   const telemetry = await runTelemetryCycleBench(() => performance.now());
+  const tap = runResponseTapBench(hr);
   return {
     ecofreq_decision_us: { p50: ecofreq.decision_us.p50, p99: ecofreq.decision_us.p99 },
     nvml_ffi_call_us: nvml.call_us.mean,
     telemetry_cycle_ms: telemetry.cycle_ms.p50,
+    gateway_tap_event_us: tap.event_us.p50,
     ecofreq_goal_met: ecofreq.decision_us.p99 <= ECOFREQ_DECISION_GOAL_US,
     nvml: "fake",
     simulated: true,
-    details: { ecofreq, nvml, telemetry },
+    details: { ecofreq, nvml, telemetry, tap },
   };
 }
 
@@ -50,11 +56,12 @@ export async function runAgentBench(): Promise<AgentBenchResult> {
  * console.log(agentBenchTable(await runAgentBench()));
  */
 export function agentBenchTable(r: AgentBenchResult): string {
-  const { ecofreq, nvml, telemetry } = r.details;
+  const { ecofreq, nvml, telemetry, tap } = r.details;
   const rows: [string, string, string, string][] = [
     ["ecofreq decision (us)", String(ecofreq.decision_us.p50), String(ecofreq.decision_us.p99), `${ecofreq.decisions} decisions; goal p99 <= ${ECOFREQ_DECISION_GOAL_US} us: ${r.ecofreq_goal_met ? "met" : "NOT met"}`],
     ["nvml ffi call (us)", String(nvml.call_us.p50), String(nvml.call_us.p99), `mean ${nvml.call_us.mean}; fake NVML library, not a driver`],
     ["telemetry cycle (ms)", String(telemetry.cycle_ms.p50), String(telemetry.cycle_ms.p99), `${telemetry.inputs.engines} engines on ${telemetry.inputs.gpus} simulated GPUs, ${telemetry.requests_logged} requests logged`],
+    ["gateway tap per token (us)", String(tap.event_us.p50), String(tap.event_us.p99), `${tap.streams} streams of ${tap.inputs.events_per_stream} SSE events, ${tap.inputs.event_bytes} bytes each`],
   ];
   const head: [string, string, string, string] = ["", "p50", "p99", ""];
   const widths = [0, 1, 2].map((c) => Math.max(...[head, ...rows].map((row) => row[c]!.length)));

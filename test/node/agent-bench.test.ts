@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { agentBenchTable, type AgentBenchResult } from "../../bench/agent-bench.ts";
 import { runEcoFreqDecisionBench } from "../../bench/agent/ecofreq-decisions.ts";
 import { runNvmlCallBench } from "../../bench/agent/nvml-calls.ts";
+import { runResponseTapBench } from "../../bench/agent/response-tap-events.ts";
 import { runTelemetryCycleBench } from "../../bench/agent/telemetry-cycle.ts";
 
 const hr = () => process.hrtime.bigint();
@@ -32,13 +33,20 @@ describe("agent bench pieces", () => {
     expect(out.cycle_ms.p50).toBeGreaterThan(0);
   });
 
+  it("times the gateway's reading of streamed tokens, every token seen", () => {
+    const out = runResponseTapBench(hr, { streams: 20, eventsPerStream: 64, seed: 2 });
+    expect(out.streams).toBe(20);
+    expect(out.event_us.p50).toBeGreaterThan(0);
+    expect(out.inputs.event_bytes).toBeGreaterThan(150);
+  });
+
   it("prints a table that says whether the EcoFreq goal was met", () => {
     const stats = { p50: 0.2, p99: 0.9, mean: 0.3, max: 4 };
     const table = agentBenchTable({
       ecofreq_goal_met: false,
-      details: { ecofreq: { decision_us: stats, decisions: 10 }, nvml: { call_us: stats }, telemetry: { cycle_ms: stats, requests_logged: 3, inputs: { engines: 4, gpus: 8 } } },
+      details: { ecofreq: { decision_us: stats, decisions: 10 }, nvml: { call_us: stats }, telemetry: { cycle_ms: stats, requests_logged: 3, inputs: { engines: 4, gpus: 8 } }, tap: { event_us: stats, streams: 2, inputs: { events_per_stream: 8, event_bytes: 200 } } },
     } as unknown as AgentBenchResult);
-    expect(table.split("\n")).toHaveLength(4);
+    expect(table.split("\n")).toHaveLength(5);
     expect(table).toMatch(/goal p99 <= 500 us: NOT met/);
   });
 });
