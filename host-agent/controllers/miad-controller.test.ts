@@ -69,16 +69,16 @@ describe("MiadInstanceController (FREESH MIAD on the simulated GPUs)", () => {
     const { clock, requests, miad, second } = await setup();
     for (let s = 0; s < 6; s++) await second();
     expect(miad.mhz).toBe(1380);
-    const late = requests.begin("MM", "m");
+    const late = requests.begin("MM", "m", true);
     clock.ms += 100;
     await second(); // 1100 ms without a first token: a breach, though nothing has finished
     expect(miad.breached).toBe(true);
     expect(miad.mhz).toBe(1980);
-    requests.placed(late, "m", true);
+    requests.placed(late, "m");
     requests.token(late);
     await second();
     expect(miad.breached).toBe(false);
-    const other = requests.begin("MM", "other");
+    const other = requests.begin("MM", "other", true);
     await second();
     expect(miad.breached).toBe(false);
     requests.drop(other);
@@ -93,8 +93,8 @@ describe("MiadInstanceController (FREESH MIAD on the simulated GPUs)", () => {
     log.record(served("m", clock.ms + 500, 100, 40, "MM", 6000)); // over MM's E2E
     await second();
     expect(miad.breached).toBe(true);
-    const long = requests.begin("LL", "m");
-    requests.placed(long, "m", true);
+    const long = requests.begin("LL", "m", true);
+    requests.placed(long, "m");
     requests.token(long);
     clock.ms += 20_000;
     await second();

@@ -1,13 +1,9 @@
+import type { AnswerFacts } from "../telemetry/request-tracker.ts";
+
 /** What the gateway learned from one engine answer as it passed through. */
-export interface TappedAnswer {
+export interface TappedAnswer extends AnswerFacts {
   /** Whether the answer was a server-sent event stream (only then are token times known). */
   streamed: boolean;
-  /** Streamed events that carried output (choices), the engine's token deliveries. */
-  tokenEvents: number;
-  promptTokens: number | undefined;
-  completionTokens: number | undefined;
-  /** The engine's energy receipt, when it gives one (the simulated engine does; vLLM does not). */
-  energyJ: number | undefined;
 }
 
 /** An event with a non-empty `choices` list (output), and one with a `usage` object. */

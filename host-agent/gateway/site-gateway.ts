@@ -62,8 +62,6 @@ interface Pending extends WaitingRequest {
   res: ServerResponse;
   query: TargetQuery;
   inputTokens: number;
-  /** Whether the client asked for a streamed answer. */
-  streams: boolean;
   tracked: TrackedRequest | undefined;
   attempts: number;
   tried: Set<string>;
@@ -157,11 +155,11 @@ export class SiteGateway {
     const maxTokens = kind === "chat" ? ((request as ChatCompletionRequest).max_completion_tokens ?? request.max_tokens) : (request.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
     const outputTokens = positiveInt(header(req.headers[OUTPUT_TOKENS])) ?? maxTokens ?? this.options.defaultOutputTokens;
     const isolatedMs = this.options.predict(target.replicas[0]!.launch).isolatedMs(inputTokens, outputTokens);
-    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, streams: request.stream === true, tracked: undefined, attempts: 0, tried: new Set(), failures: [] };
+    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, tracked: undefined, attempts: 0, tried: new Set(), failures: [] };
     const refused = this.queue.offer(pending);
     if (refused) return this.reject(res, 503, refused.message, refused.reason);
     const tracker = this.options.requests;
-    pending.tracked = tracker?.begin(classId, named);
+    pending.tracked = tracker?.begin(classId, named, request.stream === true);
     res.once("close", () => {
       if (this.queue.remove(pending.id)) this.bump(this.counts.rejected, "client_closed");
       if (pending.tracked) tracker?.drop(pending.tracked);
@@ -252,7 +250,7 @@ export class SiteGateway {
     const { requests: tracker } = this.options;
     const tracked = p.tracked;
     if (!tracker || !tracked) return undefined;
-    tracker.placed(tracked, engine.launch.instanceId, p.streams);
+    tracker.placed(tracked, engine.launch.instanceId);
     let tap: ResponseTap | undefined;
     return {
       observe: (head: IncomingMessage) => {

@@ -12,9 +12,9 @@ const ANSWER = { tokenEvents: 5, promptTokens: 30, completionTokens: 5, energyJ:
 describe("RequestTracker", () => {
   it("records a streamed request's TTFT from its arrival (queueing included) and its mean TBT", () => {
     const { clock, log, tracker } = setup();
-    const t = tracker.begin("SM", undefined);
+    const t = tracker.begin("SM", undefined, true);
     clock.ms += 200; // waits in the site queue
-    tracker.placed(t, "llama", true);
+    tracker.placed(t, "llama");
     clock.ms += 100;
     tracker.token(t);
     for (let k = 0; k < 4; k++) {
@@ -31,8 +31,8 @@ describe("RequestTracker", () => {
 
   it("leaves TTFT and TBT unknown for an answer sent whole, and counts its tokens from the prompt estimate when usage is missing", () => {
     const { clock, log, tracker } = setup();
-    const t = tracker.begin("SM", "llama");
-    tracker.placed(t, "llama", false);
+    const t = tracker.begin("SM", "llama", false);
+    tracker.placed(t, "llama");
     clock.ms += 900;
     tracker.finish(t, { tokenEvents: 0, promptTokens: undefined, completionTokens: undefined, energyJ: 2 }, { inputTokens: 12, record: true });
     expect(log.summary("llama", 0, clock.ms)).toMatchObject({ requests: 1, ttftMs: undefined, tbtMs: undefined });
@@ -41,9 +41,9 @@ describe("RequestTracker", () => {
 
   it("records nothing when told not to (the engine logs its own) or when the request was dropped", () => {
     const { log, tracker } = setup();
-    const a = tracker.begin("SM", "llama");
+    const a = tracker.begin("SM", "llama", true);
     tracker.finish(a, ANSWER, { inputTokens: 1, record: false });
-    const b = tracker.begin("SM", "llama");
+    const b = tracker.begin("SM", "llama", true);
     tracker.drop(b);
     expect(log.totals().size).toBe(0);
     expect(tracker.inFlight).toBe(0);
@@ -51,11 +51,11 @@ describe("RequestTracker", () => {
 
   it("lists an instance's requests in flight: age, and whether each is known to be still without its first token", () => {
     const { clock, tracker } = setup();
-    const queued = tracker.begin("SM", "llama");
+    const queued = tracker.begin("SM", "llama", true);
     clock.ms += 100;
-    const whole = tracker.begin("LL", "llama");
-    tracker.placed(whole, "llama", false);
-    const other = tracker.begin("SM", "other");
+    const whole = tracker.begin("LL", "llama", false);
+    tracker.placed(whole, "llama");
+    const other = tracker.begin("SM", "other", true);
     clock.ms += 400;
     expect(tracker.queuedFor("llama")).toBe(1);
     expect(tracker.inFlightOf("llama")).toEqual([
@@ -63,7 +63,7 @@ describe("RequestTracker", () => {
       // Being prepared unstreamed: its first token cannot be seen.
       { classId: "LL", ageMs: 400, awaitingFirstToken: false },
     ]);
-    tracker.placed(queued, "llama", true);
+    tracker.placed(queued, "llama");
     tracker.token(queued);
     expect(tracker.queuedFor("llama")).toBe(0);
     tracker.requeued(whole);

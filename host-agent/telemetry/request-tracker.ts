@@ -8,29 +8,34 @@ export interface TrackedRequest {
   instanceId: string | undefined;
   firstTokenMs: number | undefined;
   lastTokenMs: number | undefined;
-  /**
-   * Whether its first token would be seen: while it waits in the site queue (none is out yet) and
-   * while a streamed answer runs; not while an engine prepares an answer it sends whole.
-   */
-  firstTokenVisible: boolean;
+  /** Whether the client asked for a streamed answer (only then does its first token show). */
+  streams: boolean;
   /** At a replica now; false while it waits in the site queue. */
   dispatched: boolean;
 }
+
+/**
+ * Known to be still without its first token: it waits in the site queue (none is out yet), or a
+ * streamed answer has shown none; an answer the engine prepares to send whole shows nothing.
+ */
+const awaitingFirstToken = (t: TrackedRequest) => t.firstTokenMs === undefined && (!t.dispatched || t.streams);
 
 /** A request of one instance in flight now, as MIAD judges it. */
 export interface InFlightRequest {
   classId: string | undefined;
   /** Since its arrival at the gateway, ms. */
   ageMs: number;
-  /** Known to be still without its first token (see `firstTokenVisible`). */
+  /** Known to be still without its first token (see `awaitingFirstToken`). */
   awaitingFirstToken: boolean;
 }
 
-/** What the answer said about itself (see `ResponseTap`). */
+/** What the answer said about itself (read by the gateway's `ResponseTap`). */
 export interface AnswerFacts {
+  /** Streamed events that carried output (choices), the engine's token deliveries. */
   tokenEvents: number;
   promptTokens: number | undefined;
   completionTokens: number | undefined;
+  /** The engine's energy receipt, when it gives one (the simulated engine does; vLLM does not). */
   energyJ: number | undefined;
 }
 
@@ -43,7 +48,7 @@ export interface AnswerFacts {
  *
  * @example
  * const tracker = new RequestTracker({ nowMs: () => Date.now(), log });
- * const t = tracker.begin("SM", "llama");
+ * const t = tracker.begin("SM", "llama", true);
  * tracker.token(t); // first token
  * tracker.finish(t, { tokenEvents: 1, promptTokens: 12, completionTokens: 1, energyJ: undefined }, { inputTokens: 12, record: true });
  */
@@ -52,26 +57,20 @@ export class RequestTracker {
 
   constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
 
-  nowMs(): number {
-    return this.o.nowMs();
-  }
-
-  begin(classId: string | undefined, instanceId: string | undefined): TrackedRequest {
-    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, firstTokenVisible: true, dispatched: false };
+  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean): TrackedRequest {
+    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false };
     this.open.add(t);
     return t;
   }
 
-  /** `t` went to a replica of `instanceId`; `streams`: whether it asked for a streamed answer. */
-  placed(t: TrackedRequest, instanceId: string, streams: boolean): void {
+  /** `t` went to a replica of `instanceId`. */
+  placed(t: TrackedRequest, instanceId: string): void {
     t.instanceId = instanceId;
-    t.firstTokenVisible = streams;
     t.dispatched = true;
   }
 
   /** `t` is back in the site queue (its replica failed before answering). */
   requeued(t: TrackedRequest): void {
-    t.firstTokenVisible = true;
     t.dispatched = false;
   }
 
@@ -107,7 +106,7 @@ export class RequestTracker {
   inFlightOf(instanceId: string): InFlightRequest[] {
     const now = this.o.nowMs();
     const out: InFlightRequest[] = [];
-    for (const t of this.open) if (t.instanceId === instanceId) out.push({ classId: t.classId, ageMs: now - t.arrivalMs, awaitingFirstToken: t.firstTokenVisible && t.firstTokenMs === undefined });
+    for (const t of this.open) if (t.instanceId === instanceId) out.push({ classId: t.classId, ageMs: now - t.arrivalMs, awaitingFirstToken: awaitingFirstToken(t) });
     return out;
   }
 
