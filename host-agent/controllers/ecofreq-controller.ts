@@ -101,8 +101,9 @@ export interface EcoFreqMetricsOptions {
 /**
  * EcoFreq for an engine with no per-iteration hook (vLLM, SGLang): every `periodMs` (a few hundred
  * ms rather than every iteration) from the engine's Prometheus metrics. Requests waiting (in the
- * engine or in the site gateway's queue for its instance): the max clock; otherwise the decode branch of Algorithm 1 on the running batch (N_req = running, N_kv =
- * KV use x capacity); an empty engine gets the lowest level. The metrics say nothing of a single
+ * engine or in the site gateway's queue for its instance): the max clock; otherwise the decode
+ * branch of Algorithm 1 on the running batch (N_req = running, N_kv = KV use x capacity); an empty
+ * engine gets the lowest level. The metrics say nothing of a single
  * iteration's phase or duration, so there is no prefill branch and no online adaptation here.
  *
  * @example
