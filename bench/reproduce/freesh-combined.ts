@@ -12,7 +12,7 @@ import { poissonRequests } from "../../src/core/profiling/steady-load.ts";
 import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
-import { binLengths, type ServingMode } from "./freesh-profile.ts";
+import { binLengths, type ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
 import type { RouteTo, Worker } from "./freesh-serving.ts";
 
 /** Pounds per MWh (PJM's unit for e_instance.csv) to grams per kWh. */

@@ -12,7 +12,8 @@ import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../sr
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { combinedInput, combinedPlan, combinedProfile } from "./freesh-combined.ts";
-import { binLengths, probeProfile, servingModes, type ServingMode } from "./freesh-profile.ts";
+import { binLengths, servingModes, type ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
+import { probeProfile } from "./freesh-profile.ts";
 import { serveEpisode, type EpisodeServing, type Knobs, type ServedRequest, type Worker } from "./freesh-serving.ts";
 
 export const HOUR_SYSTEMS = ["FREESH", "Baseline", "w/o MultiParti", "w/o TPchange", "w/o MIAD", "w/o LLF", "Greenference combined"] as const;

@@ -8,7 +8,7 @@ import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-inpu
 import { simulateRoutedEngine, type RoutedRequest } from "../../src/core/planning/freesh/queued-engine.ts";
 import { decodeFreqSet, modelDecodeFreq } from "../../src/core/scheduling/decode-target.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
-import type { ServingMode } from "./freesh-profile.ts";
+import type { ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
 
 /** One worker of a plan: where it runs, the request type it serves, its mode and profile point. */
 export interface Worker {

@@ -12,6 +12,14 @@ describe("greenference calibrate", () => {
     expect(j.dynamollm_table1.classes).toHaveLength(9);
     expect(j.dynamollm_table1.matches).toBe(j.dynamollm_table1.classes.filter((c: { match: boolean }) => c.match).length);
     expect(j.dynamollm_table1.feasible_cells).toBe(108);
+    for (const scheduling of ["prefill_first", "chunked"]) {
+      const kinds = j.freesh_vllm[scheduling];
+      expect(Object.keys(kinds).sort()).toEqual(["a100", "h100"]);
+      for (const k of Object.values<{ points: number; keeps_up: number; tbt_ratio_p50: number }>(kinds)) {
+        expect(k.keeps_up).toBeLessThanOrEqual(k.points);
+        expect(k.tbt_ratio_p50).toBeGreaterThan(0);
+      }
+    }
     expect(j.dynamollm_table1.feasible_agreement).toBe(j.dynamollm_table1.classes.reduce((n: number, c: { feasible_agreement: number }) => n + c.feasible_agreement, 0));
   });
 

@@ -30,6 +30,22 @@ describe("greenference profile --virtual", () => {
     expect(ss.input.max).toBeLessThan(1000);
   });
 
+  it("profiles a chunked-prefill engine with --scheduling chunked: the same grid, other latencies", async () => {
+    const out = mkdtempSync(join(tmpdir(), "gf-profile-"));
+    const args = ["profile", "--virtual", "--model", "llama2-70b", "--gpu", "h100", "--tp", "4", "--loads", "0.4", "--requests", "60", "--out", out, "--json"];
+    const first = await runCli(args);
+    const whole = ProfileTable.parse(JSON.parse(readFileSync(first.last().file, "utf8")));
+    const r = await runCli([...args, "--scheduling", "chunked"]);
+    expect(r.code).toBe(0);
+    expect(r.last()).toMatchObject({ scheduling: "chunked", rows: whole.rows.length });
+    const chunked = ProfileTable.parse(JSON.parse(readFileSync(r.last().file, "utf8")));
+    expect(chunked.source.details["scheduling"]).toBe("chunked");
+    expect(chunked.rows.map((x) => x.tbtMs.p50)).not.toEqual(whole.rows.map((x) => x.tbtMs.p50));
+    const bad = await runCli([...args, "--scheduling", "sarathi"]);
+    expect(bad.code).toBe(1);
+    expect(bad.err.join("\n")).toContain("--scheduling takes prefill-first or chunked, got 'sarathi'");
+  });
+
   it("rejects an unknown model and a non-virtual run with a clear message", async () => {
     const bad = await runCli(["profile", "--virtual", "--model", "gpt-9", "--gpu", "h100", "--out", tmpdir()]);
     expect(bad.code).toBe(1);

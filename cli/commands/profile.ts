@@ -9,12 +9,14 @@ import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
 
-const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--trace FILE] [--requests N] [--seed N] [--json]
+const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--trace FILE] [--scheduling prefill-first|chunked] [--requests N] [--seed N] [--json]
 
 Virtual profiling: runs steady Poisson load through the engine model for every TP degree, 7 clocks
 from 800 MHz to the GPU's max, 9 request classes and each load level (fractions of the estimated
 max-clock capacity), and writes the profile table (JSON) to DIR. Classes are DynamoLLM's (Table IV
-bins) unless --trace names an Azure-format trace, whose 33rd/66th length percentiles define them. Results are simulated.
+bins) unless --trace names an Azure-format trace, whose 33rd/66th length percentiles define them.
+--scheduling chunked profiles an engine that prefills prompts in chunks beside decoding (vLLM V1,
+SGLang) instead of in iterations of their own (the default, as splitwise measured). Results are simulated.
 Real profiling on GPUs is done by the host agent.`;
 
 /** `greenference profile`: writes a profile table. */
@@ -32,6 +34,7 @@ export const profile: Command = {
         loads: { type: "string", default: "0.05,0.1,0.2,0.3,0.4,0.5" },
         requests: { type: "string", default: "200" },
         seed: { type: "string", default: "1" },
+        scheduling: { type: "string", default: "prefill-first" },
         json: { type: "boolean", default: false },
       },
       usage,
@@ -47,6 +50,8 @@ export const profile: Command = {
       if (!(n > 0 && n <= 1)) throw new CliError(`--loads takes fractions in (0, 1], got '${x}'`);
       return n;
     });
+    const scheduling = values.scheduling;
+    if (scheduling !== "prefill-first" && scheduling !== "chunked") throw new CliError(`--scheduling takes prefill-first or chunked, got '${scheduling}'`);
     const clocks = defaultClocks(gpu);
     const classes = values.trace ? await traceClasses(values.trace) : DYNAMOLLM_CLASS_LENGTHS;
     const started = performance.now();
@@ -59,6 +64,7 @@ export const profile: Command = {
       loadFractions,
       requestsPerPoint: positiveInt(values.requests, "--requests"),
       seed: positiveInt(values.seed, "--seed"),
+      scheduling,
       onPoint: (done, total) => {
         if (process.stderr.isTTY && (done % 50 === 0 || done === total)) process.stderr.write(`\rprofiling ${done}/${total} points`);
       },
@@ -76,6 +82,7 @@ export const profile: Command = {
       tps: [...new Set(table.rows.map((r) => r.tp))],
       clocks,
       loads: loadFractions.length,
+      scheduling,
       seed: Number(values.seed),
       seconds: Math.round((performance.now() - started) / 100) / 10,
     };

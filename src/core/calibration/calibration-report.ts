@@ -1,9 +1,12 @@
+import type { LengthPair } from "../data/azure-trace.ts";
+import type { FreeshProfiles } from "../data/freesh-profiles.ts";
 import { gpuSpecs } from "../model/gpu-specs.ts";
 import { llmSpecs } from "../model/llm-specs.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../profiling/class-lengths.ts";
 import { a100SweetSpot } from "./a100-sweet-spot.ts";
 import { DYNAMOLLM_TABLE_I, paperMeetsSlo } from "./dynamollm-table1.ts";
 import { energyOptimalConfig, type InstanceLayout } from "./energy-optimal-config.ts";
+import { freeshMeasuredPoints, summariseMeasured } from "./freesh-measured.ts";
 import { splitwiseAccuracy } from "./splitwise-accuracy.ts";
 import type { SplitwiseRow } from "./splitwise-rows.ts";
 
@@ -28,8 +31,18 @@ export interface CalibrationOptions {
   requests: number;
 }
 
-/** Runs every calibration check of the performance and power model against its published target. */
-export function calibrationReport(splitwise: readonly SplitwiseRow[], o: CalibrationOptions) {
+/** FREESH's measured vLLM profile and the trace whose lengths fill its bins (see `freeshMeasuredPoints`). */
+export interface FreeshMeasurements {
+  profiles: FreeshProfiles;
+  lengths: readonly LengthPair[];
+}
+
+/**
+ * Runs every calibration check of the performance and power model against its published target,
+ * and reports (no goal) how the model does at FREESH's measured operating points under both engine
+ * schedulings.
+ */
+export function calibrationReport(splitwise: readonly SplitwiseRow[], freesh: FreeshMeasurements, o: CalibrationOptions) {
   const sw = splitwiseAccuracy(splitwise);
   const a100 = a100SweetSpot();
   const llm = llmSpecs["llama2-70b"];
@@ -59,6 +72,7 @@ export function calibrationReport(splitwise: readonly SplitwiseRow[], o: Calibra
     simulated: true,
     splitwise: sw,
     a100_8b: a100,
+    freesh_vllm: freeshVllm(freesh, o),
     dynamollm_table1: { matches, of: classes.length, feasible_agreement: feasibleAgreement, feasible_cells: cells, layout: DYNAMOLLM_LAYOUT.kind, seed: o.seed, requests_per_config: o.requests, classes },
     goals_met: {
       splitwise: sw.prompt_ape_p50 <= g.ape_p50_max && sw.token_ape_p50 <= g.ape_p50_max && sw.prompt_ape_p90 <= g.ape_p90_max && sw.token_ape_p90 <= g.ape_p90_max,
@@ -68,4 +82,10 @@ export function calibrationReport(splitwise: readonly SplitwiseRow[], o: Calibra
       dynamollm_table1: matches >= g.dynamollm_matches_min,
     },
   };
+}
+
+/** Medians of model / measured at FREESH's max-QPS points, per GPU kind, for each engine scheduling. */
+function freeshVllm(freesh: FreeshMeasurements, o: CalibrationOptions) {
+  const at = (scheduling: "prefill-first" | "chunked") => summariseMeasured(freeshMeasuredPoints(llmSpecs["llama3-70b"], freesh.profiles, freesh.lengths, { scheduling, requests: 400, seed: o.seed }));
+  return { model: "llama3-70b", at: "each measured max QPS, top clock", prefill_first: at("prefill-first"), chunked: at("chunked") };
 }

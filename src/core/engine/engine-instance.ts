@@ -1,4 +1,4 @@
-import { decodeTime, prefillTime, type ExecutionContext } from "../model/iteration-time.ts";
+import { decodeTime, mixedTime, prefillTime, type IterationTime, type PromptChunk } from "../model/iteration-time.ts";
 import { throttle } from "../model/power.ts";
 import type { GpuSpec } from "../model/gpu-specs.ts";
 import type { LlmSpec } from "../model/llm-specs.ts";
@@ -28,6 +28,17 @@ export interface IterationState {
 /** Which phases an instance runs: both (co-located), or one side of a prefill/decode split. */
 export type EngineRole = "mixed" | "prefill" | "decode";
 
+/**
+ * How a co-located instance fits prompts in beside decoding. "prefill-first": whole prompts in
+ * iterations of their own, which stall the decode batch (vLLM's default before its V1 engine, and
+ * the engine splitwise measured). "chunked": each iteration carries the decode batch plus prompt
+ * chunks up to the token budget (Sarathi; vLLM's chunked prefill, always on in V1; SGLang).
+ */
+export type EngineScheduling = "prefill-first" | "chunked";
+
+/** Token budget per iteration with chunked prefill: vLLM V1's default for its API server (it has varied by version and GPU). */
+const CHUNKED_TOKEN_BUDGET = 2048;
+
 export interface EngineConfig {
   llm: LlmSpec;
   gpu: GpuSpec;
@@ -37,7 +48,12 @@ export interface EngineConfig {
   role?: EngineRole;
   /** Most sequences decoded together (vLLM's max_num_seqs). */
   maxBatch?: number;
-  /** Most prompt tokens in one prefill iteration (vLLM's max_num_batched_tokens). */
+  /** Co-located instances only; default "prefill-first". */
+  scheduling?: EngineScheduling;
+  /**
+   * Most tokens in one iteration (vLLM's max_num_batched_tokens): prompt tokens of a prefill
+   * iteration (default 8192), or decode plus prompt-chunk tokens with chunked scheduling (default 2048).
+   */
   maxBatchedTokens?: number;
   /** KV cache size in tokens; defaults to what fits beside the weights. */
   kvCapacityTokens?: number;
@@ -70,9 +86,15 @@ interface Waiting {
   readyS: number;
 }
 
+/** An admitted request whose prompt is being prefilled in chunks, and how many of its tokens are done. */
+interface Prefilling {
+  index: number;
+  done: number;
+}
+
 /**
- * One engine instance, stepped one iteration at a time: continuous batching with prefill-first
- * scheduling (vLLM's default without chunked prefill). A request is admitted when its whole context
+ * One engine instance, stepped one iteration at a time: continuous batching, prefill-first or
+ * chunked (`EngineScheduling`). A request is admitted when its whole context
  * (input + output) fits the KV cache that is left, so nothing is preempted. Prefill instances hand
  * requests on after their first token (`onPrefilled`); decode instances take them without a
  * prefill. Each iteration runs at the hook's clock, throttled to TDP; energy is power x time on all
@@ -100,10 +122,13 @@ export class EngineInstance {
   private decodeIterations = 0;
   private lastDecodeEndS = 0;
   private joined: Joined[] = [];
+  /** Chunked scheduling: admitted requests still prefilling, first come first served. */
+  private prefilling: Prefilling[] = [];
   private kvReserved = 0;
   private kvHeld = 0;
   private mhz: number;
   private readonly role: EngineRole;
+  private readonly chunked: boolean;
   private readonly maxBatch: number;
   private readonly maxBatchedTokens: number;
   private readonly kvCapacity: number;
@@ -118,8 +143,9 @@ export class EngineInstance {
     private readonly onPrefilled?: (index: number, atS: number) => void,
   ) {
     this.role = config.role ?? "mixed";
+    this.chunked = this.role === "mixed" && config.scheduling === "chunked";
     this.maxBatch = config.maxBatch ?? 256;
-    this.maxBatchedTokens = config.maxBatchedTokens ?? 8192;
+    this.maxBatchedTokens = config.maxBatchedTokens ?? (this.chunked ? CHUNKED_TOKEN_BUDGET : 8192);
     this.kvCapacity = config.kvCapacityTokens ?? kvCapacityTokens(config.llm, config.gpu, config.tp);
     const clock = config.clock;
     this.clockFor = typeof clock === "number" ? () => clock : clock;
@@ -134,7 +160,7 @@ export class EngineInstance {
   }
 
   get load(): { waiting: number; running: number; kvTokens: number } {
-    return { waiting: this.waiting.length, running: this.finishing.size, kvTokens: this.kvHeld };
+    return { waiting: this.waiting.length, running: this.finishing.size + this.prefilling.length, kvTokens: this.kvHeld };
   }
 
   private get running(): number {
@@ -143,7 +169,7 @@ export class EngineInstance {
 
   /** When this instance can next do something: now if it has work, else when its first waiting request is ready. */
   nextEventS(): number {
-    if (this.running > 0) return this.nowS;
+    if (this.running > 0 || this.prefilling.length > 0) return this.nowS;
     if (this.waiting.length === 0) return Infinity;
     return Math.max(this.nowS, this.waiting.first!.readyS);
   }
@@ -162,34 +188,74 @@ export class EngineInstance {
     if (next === Infinity) return false;
     this.idleUntil(next);
     const admitted = this.admit();
-    const prefill = admitted.length > 0 && this.role !== "decode";
-    if (!prefill && this.running === 0) return admitted.length > 0 || this.waiting.length > 0;
-    const { llm, gpu, tp } = this.config;
-    const lengths = prefill ? admitted.map((i) => this.requests[i]!.inputTokens) : [];
-    const mhz = this.lockedMhz ?? this.clockFor({ nowS: this.nowS, phase: prefill ? "prefill" : "decode", waiting: this.waiting.length, running: this.running, batchTokens: prefill ? lengths.reduce((a, b) => a + b, 0) : this.running, kvTokens: this.kvHeld, currentMhz: this.mhz });
+    const work = this.chunked ? this.chunkedWork(admitted) : this.wholePromptWork(admitted);
+    if (!work) return admitted.length > 0 || this.waiting.length > 0;
+    const { gpu, tp } = this.config;
+    const inFlight = this.waiting.length + this.running + work.prefilling;
+    const mhz = this.lockedMhz ?? this.clockFor({ nowS: this.nowS, phase: work.promptTokens > 0 ? "prefill" : "decode", waiting: this.waiting.length, running: this.running, batchTokens: work.promptTokens > 0 ? work.promptTokens : this.running, kvTokens: this.kvHeld, currentMhz: this.mhz });
     if (mhz !== this.mhz) {
       this.clockSwitches++;
       const stallS = (this.config.clockSwitchDelayMs ?? 0) / 1e3;
       this.energyJ += gpu.power.idleW * tp * stallS;
-      this.requestSeconds += (this.waiting.length + this.running + (prefill ? admitted.length : 0)) * stallS;
+      this.requestSeconds += inFlight * stallS;
       this.nowS += stallS;
       this.mhz = mhz;
     }
-    const batch = this.running;
-    const kv = this.kvHeld;
-    const it = throttle(gpu, mhz, (f) => {
-      const ctx: ExecutionContext = { llm, gpu, tp, mhz: f };
-      return prefill ? prefillTime(ctx, lengths) : decodeTime(ctx, batch, kv);
-    });
+    const it = throttle(gpu, mhz, work.time);
     const durationS = it.ms / 1e3;
-    this.requestSeconds += (this.waiting.length + this.running + (prefill ? admitted.length : 0)) * durationS;
+    this.requestSeconds += inFlight * durationS;
     this.iterations++;
     this.nowS += durationS;
     this.energyJ += it.energyJ * tp;
     if (it.powerW > this.peakPowerW) this.peakPowerW = it.powerW;
-    if (prefill) this.finishPrefill(admitted);
-    else this.finishDecode();
+    work.finish();
     return true;
+  }
+
+  /** Prefill-first: the admitted prompts whole, or else a decode iteration; undefined when there is neither. */
+  private wholePromptWork(admitted: number[]): IterationWork | undefined {
+    const { llm, gpu, tp } = this.config;
+    if (admitted.length > 0 && this.role !== "decode") {
+      const lengths = admitted.map((i) => this.requests[i]!.inputTokens);
+      return {
+        promptTokens: lengths.reduce((a, b) => a + b, 0),
+        prefilling: admitted.length,
+        time: (mhz) => prefillTime({ llm, gpu, tp, mhz }, lengths),
+        finish: () => this.finishPrefill(admitted),
+      };
+    }
+    if (this.running === 0) return undefined;
+    const [batch, kv] = [this.running, this.kvHeld];
+    return { promptTokens: 0, prefilling: 0, time: (mhz) => decodeTime({ llm, gpu, tp, mhz }, batch, kv), finish: () => this.finishDecode() };
+  }
+
+  /** Chunked: the decode batch plus, first come first served, prompt chunks up to the token budget. */
+  private chunkedWork(admitted: number[]): IterationWork | undefined {
+    for (const index of admitted) this.prefilling.push({ index, done: 0 });
+    let budget = this.maxBatchedTokens - this.running;
+    const chunks: (PromptChunk & { p: Prefilling })[] = [];
+    for (const p of this.prefilling) {
+      if (budget <= 0) break;
+      const tokens = Math.min(this.requests[p.index]!.inputTokens - p.done, budget);
+      chunks.push({ tokens, context: p.done, p });
+      budget -= tokens;
+    }
+    if (chunks.length === 0 && this.running === 0) return undefined;
+    const { llm, gpu, tp } = this.config;
+    const [batch, kv] = [this.running, this.kvHeld];
+    return {
+      promptTokens: chunks.reduce((sum, c) => sum + c.tokens, 0),
+      prefilling: this.prefilling.length,
+      time: (mhz) => mixedTime({ llm, gpu, tp, mhz }, batch, kv, chunks),
+      finish: () => {
+        if (batch > 0) this.finishDecode();
+        for (const c of chunks) c.p.done += c.tokens;
+        const prefilled = this.prefilling.filter((p) => p.done >= this.requests[p.index]!.inputTokens);
+        if (prefilled.length === 0) return;
+        this.prefilling = this.prefilling.filter((p) => p.done < this.requests[p.index]!.inputTokens);
+        this.finishPrefill(prefilled.map((p) => p.index));
+      },
+    };
   }
 
   private finishPrefill(admitted: number[]): void {
@@ -254,7 +320,7 @@ export class EngineInstance {
   private admit(): number[] {
     const chosen: number[] = [];
     let tokens = 0;
-    while (this.waiting.length > 0 && this.running + chosen.length < this.maxBatch) {
+    while (this.waiting.length > 0 && this.running + this.prefilling.length + chosen.length < this.maxBatch) {
       const w = this.waiting.first!;
       if (w.readyS > this.nowS) break;
       const r = this.requests[w.index]!;
@@ -265,7 +331,7 @@ export class EngineInstance {
         continue;
       }
       if (this.kvReserved + need > this.kvCapacity) break;
-      if (this.role !== "decode" && chosen.length > 0 && tokens + r.inputTokens > this.maxBatchedTokens) break;
+      if (this.role !== "decode" && !this.chunked && chosen.length > 0 && tokens + r.inputTokens > this.maxBatchedTokens) break;
       this.waiting.shift();
       this.kvReserved += need;
       if (this.role === "decode") {
@@ -278,4 +344,14 @@ export class EngineInstance {
     }
     return chosen;
   }
+}
+
+/** One iteration's work: how long it takes at a clock, and what it does to the requests when it ends. */
+interface IterationWork {
+  /** Prompt tokens it prefills (0: a pure decode iteration). */
+  promptTokens: number;
+  /** Admitted requests still waiting for their first token while it runs. */
+  prefilling: number;
+  time: (mhz: number) => IterationTime;
+  finish: () => void;
 }

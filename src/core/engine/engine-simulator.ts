@@ -1,6 +1,6 @@
 import { EngineInstance, type EngineConfig, type EngineRequest, type RequestOutcome } from "./engine-instance.ts";
 
-export type { EngineConfig, EngineRequest, IterationState, RequestOutcome, EngineRole } from "./engine-instance.ts";
+export type { EngineConfig, EngineRequest, EngineRole, EngineScheduling, IterationState, RequestOutcome } from "./engine-instance.ts";
 
 export interface EngineRun {
   outcomes: RequestOutcome[];

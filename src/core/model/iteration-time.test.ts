@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "./gpu-specs.ts";
-import { decodeTime, prefillTime } from "./iteration-time.ts";
+import { decodeTime, mixedTime, prefillTime } from "./iteration-time.ts";
 import { llmSpecs } from "./llm-specs.ts";
 
 const a100 = gpuSpecs["A100-80GB"];
@@ -49,5 +49,28 @@ describe("decodeTime", () => {
     const t = decodeTime({ llm: big, gpu: h100, tp: 8, mhz: 1200 }, 32, 32 * 2000);
     expect(t.computeMs + t.memoryMs + t.syncMs).toBeCloseTo(t.ms, 9);
     expect(Math.min(t.computeMs, t.memoryMs, t.syncMs)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("mixedTime", () => {
+  const ctx = { llm: big, gpu: h100, tp: 4, mhz: h100.maxMhz };
+
+  it("is a prefill iteration with nothing decoding, and a decode iteration with no prompt", () => {
+    expect(mixedTime(ctx, 0, 0, [{ tokens: 700, context: 0 }]).ms).toBeCloseTo(prefillTime(ctx, [700]).ms, 12);
+    expect(mixedTime(ctx, 16, 16 * 900, []).ms).toBeCloseTo(decodeTime(ctx, 16, 16 * 900).ms, 12);
+  });
+
+  it("adds a chunk to a decode iteration for less than a prefill iteration of its own (no second fixed overhead)", () => {
+    const decode = decodeTime(ctx, 16, 16 * 900).ms;
+    const mixed = mixedTime(ctx, 16, 16 * 900, [{ tokens: 512, context: 0 }]);
+    expect(mixed.ms).toBeGreaterThan(decode);
+    expect(mixed.ms - decode).toBeLessThan(prefillTime(ctx, [512]).ms);
+    expect(mixed.computeMs + mixed.memoryMs + mixed.syncMs).toBeCloseTo(mixed.ms, 9);
+  });
+
+  it("charges a later chunk for attending to the prompt before it", () => {
+    const first = mixedTime(ctx, 8, 8000, [{ tokens: 2048, context: 0 }]).ms;
+    const later = mixedTime(ctx, 8, 8000, [{ tokens: 2048, context: 6144 }]).ms;
+    expect(later).toBeGreaterThan(first);
   });
 });

@@ -25,6 +25,12 @@ export interface ExecutionContext {
   mhz: number;
 }
 
+/** Part of a prompt prefilled in one iteration: `tokens` new tokens after `context` already in the KV cache. */
+export interface PromptChunk {
+  tokens: number;
+  context: number;
+}
+
 /**
  * Prefill iteration over a batch of prompts (prompt lengths in tokens). Nearly compute-bound:
  * GEMMs over all tokens plus quadratic attention, plus two all-reduces per layer under TP.
@@ -33,23 +39,61 @@ export interface ExecutionContext {
  * prefillTime({ llm: llmSpecs["llama2-70b"], gpu: gpuSpecs["H100-80GB"], tp: 4, mhz: 1980 }, [512]).ms
  */
 export function prefillTime(ctx: ExecutionContext, promptLengths: readonly number[]): IterationTime {
+  return prefillIteration(ctx, promptLengths.map((tokens) => ({ tokens, context: 0 })));
+}
+
+/**
+ * Iteration of a chunked-prefill engine (Sarathi; vLLM with chunked prefill, always on in its V1
+ * engine): the decode batch and prompt chunks in one forward pass. The decode part costs a decode
+ * iteration; every prompt token adds what a further prompt adds to a prefill batch (its GEMM and
+ * attention compute, the fitted per-token batching cost and its share of the all-reduces), and the
+ * fixed prefill overhead is not paid again. With no sequence decoding it is a prefill iteration.
+ *
+ * @example
+ * mixedTime(ctx, 32, 32 * 600, [{ tokens: 512, context: 1024 }]).ms
+ */
+export function mixedTime(ctx: ExecutionContext, batch: number, kvTokens: number, chunks: readonly PromptChunk[]): IterationTime {
+  if (batch === 0) return prefillIteration(ctx, chunks);
+  const decode = decodeTime(ctx, batch, kvTokens);
+  if (chunks.length === 0) return decode;
+  const prompt = promptWork(ctx, chunks, 0, 0);
+  return {
+    ms: decode.ms + prompt.computeMs + prompt.memoryMs + prompt.syncMs,
+    computeMs: decode.computeMs + prompt.computeMs,
+    memoryMs: decode.memoryMs + prompt.memoryMs,
+    syncMs: decode.syncMs + prompt.syncMs,
+  };
+}
+
+/** A prefill iteration: the fixed overhead and the first chunk's own cost, then each further token at the batching rate. */
+function prefillIteration(ctx: ExecutionContext, chunks: readonly PromptChunk[]): IterationTime {
+  const c = ctx.gpu.prefill;
+  const w = promptWork(ctx, chunks, chunks[0]?.tokens ?? 0, c.allReduceLatencyUs);
+  const memoryMs = c.overheadMs * (ctx.llm.params / REFERENCE_PARAMS) * memoryClockScale(ctx.gpu, ctx.gpu.maxMhz / ctx.mhz) + w.memoryMs;
+  return { ms: w.computeMs + memoryMs + w.syncMs, computeMs: w.computeMs, memoryMs, syncMs: w.syncMs };
+}
+
+/**
+ * What prompt chunks cost on top of an iteration's fixed part: GEMM FLOPs over their tokens,
+ * attention over each chunk's tokens against its context and itself, the per-token cost of
+ * batching (on all tokens but `unbatchedTokens`), TP synchronisation (all-reduce latency
+ * `allReduceLatencyUs` per reduce, bandwidth on every token).
+ */
+function promptWork(ctx: ExecutionContext, chunks: readonly PromptChunk[], unbatchedTokens: number, allReduceLatencyUs: number): Omit<IterationTime, "ms"> {
   const { llm, gpu, tp } = ctx;
   const c = gpu.prefill;
   const clockSlowdown = gpu.maxMhz / ctx.mhz;
-  const sizeScale = llm.params / REFERENCE_PARAMS;
   let tokens = 0;
   let attentionFlops = 0;
-  for (const n of promptLengths) {
+  for (const { tokens: n, context } of chunks) {
     tokens += n;
-    attentionFlops += 2 * n * n * llm.hiddenSize * llm.layers;
+    attentionFlops += 2 * ((context + n) ** 2 - context ** 2) * llm.hiddenSize * llm.layers;
   }
   const flops = 2 * llm.params * tokens + c.attentionCostFactor * attentionFlops;
-  const tpFactor = 1 + c.tpPenalty * (tp - 1);
   const computeMs = (flops / (tp * gpu.peakTflops * 1e12 * c.mfu)) * 1e3 * clockSlowdown;
-  const extraSequenceTokens = tokens - (promptLengths[0] ?? 0);
-  const memoryMs = (c.overheadMs + c.extraSequenceMsPerToken * extraSequenceTokens) * sizeScale * memoryClockScale(gpu, clockSlowdown);
-  const syncMs = computeMs * (tpFactor - 1) + allReduceMs(ctx, c.allReduceLatencyUs, tokens);
-  return { ms: computeMs + memoryMs + syncMs, computeMs, memoryMs, syncMs };
+  const memoryMs = c.extraSequenceMsPerToken * (tokens - unbatchedTokens) * (llm.params / REFERENCE_PARAMS) * memoryClockScale(gpu, clockSlowdown);
+  const syncMs = computeMs * c.tpPenalty * (tp - 1) + allReduceMs(ctx, allReduceLatencyUs, tokens);
+  return { computeMs, memoryMs, syncMs };
 }
 
 /**

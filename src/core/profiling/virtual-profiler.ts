@@ -1,3 +1,4 @@
+import type { EngineScheduling } from "../engine/engine-simulator.ts";
 import { forkRng, seededRng } from "../ports/rng.ts";
 import type { GpuSpec } from "../model/gpu-specs.ts";
 import type { LlmSpec } from "../model/llm-specs.ts";
@@ -18,6 +19,8 @@ export interface VirtualProfileOptions {
   loadFractions: readonly number[];
   requestsPerPoint: number;
   seed: number;
+  /** How the profiled engine fits prompts in beside decoding (default "prefill-first"). */
+  scheduling?: EngineScheduling;
   /** Called after each point, for progress reporting. */
   onPoint?: (done: number, total: number) => void;
 }
@@ -38,6 +41,7 @@ export function defaultClocks(gpu: GpuSpec, count = 7, lowMhz = 800): number[] {
  */
 export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
   const rows: ProfileRow[] = [];
+  const scheduling = o.scheduling ?? "prefill-first";
   const tps = o.tps.filter((tp) => o.llm.totalParams * o.llm.bytesPerParam < tp * o.gpu.memoryGb * 1e9);
   const total = tps.length * o.clocksMhz.length * o.classes.length * o.loadFractions.length;
   const root = seededRng(o.seed);
@@ -51,7 +55,7 @@ export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
           const loadRps = capacity * fraction;
           const rng = forkRng(root, ((tp * 131 + ci) * 1009 + li) * 7919 + mhz);
           const requests = poissonRequests(rng, loadRps, o.requestsPerPoint, (r) => sampleLengths(r, cls, o.llm.maxContext));
-          const m = profilePoint({ llm: o.llm, gpu: o.gpu, tp, clock: mhz }, requests);
+          const m = profilePoint({ llm: o.llm, gpu: o.gpu, tp, clock: mhz, scheduling }, requests);
           rows.push({
             model: o.llm.id,
             variant: "base",
@@ -75,7 +79,7 @@ export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
   }
   return {
     version: 1,
-    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
+    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, scheduling, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
     rows,
   };
 }
