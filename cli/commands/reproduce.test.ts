@@ -77,6 +77,8 @@ describe("greenference reproduce", () => {
     for (const row of rows) expect(row.command).toBe(`npx greenference reproduce heron ${grids.map((g) => `--grid ${g}`).join(" ")} --quick`);
     const inputs = JSON.parse(readFileSync(join(dir, "out", "results.json"), "utf8")).inputs.heron;
     expect(inputs.wind.map((w: { id: string }) => w.id)).toEqual(["bpat", "miso"]);
+    expect(inputs.week).toContain("the whole synthetic week");
+    expect(readFileSync(join(dir, "RESULTS.md"), "utf8")).toContain("### heron-goodput-week");
     expect(readdirSync(join(dir, "out", "heron")).filter((f) => f.endsWith(".svg"))).toHaveLength(4);
   }, 120_000);
 
