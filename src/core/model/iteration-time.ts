@@ -57,29 +57,30 @@ export function mixedTime(ctx: ExecutionContext, batch: number, kvTokens: number
   const decode = decodeTime(ctx, batch, kvTokens);
   if (chunks.length === 0) return decode;
   const prompt = promptWork(ctx, chunks, 0, 0);
+  const promptMemoryMs = prompt.batchingMs * prompt.sizeScale * prompt.clockScale;
   return {
-    ms: decode.ms + prompt.computeMs + prompt.memoryMs + prompt.syncMs,
+    ms: decode.ms + prompt.computeMs + promptMemoryMs + prompt.syncMs,
     computeMs: decode.computeMs + prompt.computeMs,
-    memoryMs: decode.memoryMs + prompt.memoryMs,
+    memoryMs: decode.memoryMs + promptMemoryMs,
     syncMs: decode.syncMs + prompt.syncMs,
   };
 }
 
 /** A prefill iteration: the fixed overhead and the first chunk's own cost, then each further token at the batching rate. */
 function prefillIteration(ctx: ExecutionContext, chunks: readonly PromptChunk[]): IterationTime {
-  const c = ctx.gpu.prefill;
-  const w = promptWork(ctx, chunks, chunks[0]?.tokens ?? 0, c.allReduceLatencyUs);
-  const memoryMs = c.overheadMs * (ctx.llm.params / REFERENCE_PARAMS) * memoryClockScale(ctx.gpu, ctx.gpu.maxMhz / ctx.mhz) + w.memoryMs;
+  const w = promptWork(ctx, chunks, chunks[0]?.tokens ?? 0, ctx.gpu.prefill.allReduceLatencyUs);
+  const memoryMs = (ctx.gpu.prefill.overheadMs + w.batchingMs) * w.sizeScale * w.clockScale;
   return { ms: w.computeMs + memoryMs + w.syncMs, computeMs: w.computeMs, memoryMs, syncMs: w.syncMs };
 }
 
 /**
  * What prompt chunks cost on top of an iteration's fixed part: GEMM FLOPs over their tokens,
- * attention over each chunk's tokens against its context and itself, the per-token cost of
- * batching (on all tokens but `unbatchedTokens`), TP synchronisation (all-reduce latency
- * `allReduceLatencyUs` per reduce, bandwidth on every token).
+ * attention over each chunk's tokens against its context and itself, TP synchronisation
+ * (all-reduce latency `allReduceLatencyUs` per reduce, bandwidth on every token), and the
+ * per-token cost of batching on all tokens but `unbatchedTokens` (`batchingMs`, before the model
+ * size and clock scaling that memory-bound time gets: `sizeScale`, `clockScale`).
  */
-function promptWork(ctx: ExecutionContext, chunks: readonly PromptChunk[], unbatchedTokens: number, allReduceLatencyUs: number): Omit<IterationTime, "ms"> {
+function promptWork(ctx: ExecutionContext, chunks: readonly PromptChunk[], unbatchedTokens: number, allReduceLatencyUs: number) {
   const { llm, gpu, tp } = ctx;
   const c = gpu.prefill;
   const clockSlowdown = gpu.maxMhz / ctx.mhz;
@@ -90,10 +91,11 @@ function promptWork(ctx: ExecutionContext, chunks: readonly PromptChunk[], unbat
     attentionFlops += 2 * ((context + n) ** 2 - context ** 2) * llm.hiddenSize * llm.layers;
   }
   const flops = 2 * llm.params * tokens + c.attentionCostFactor * attentionFlops;
+  const tpFactor = 1 + c.tpPenalty * (tp - 1);
   const computeMs = (flops / (tp * gpu.peakTflops * 1e12 * c.mfu)) * 1e3 * clockSlowdown;
-  const memoryMs = c.extraSequenceMsPerToken * (tokens - unbatchedTokens) * (llm.params / REFERENCE_PARAMS) * memoryClockScale(gpu, clockSlowdown);
-  const syncMs = computeMs * c.tpPenalty * (tp - 1) + allReduceMs(ctx, allReduceLatencyUs, tokens);
-  return { computeMs, memoryMs, syncMs };
+  const syncMs = computeMs * (tpFactor - 1) + allReduceMs(ctx, allReduceLatencyUs, tokens);
+  const batchingMs = c.extraSequenceMsPerToken * (tokens - unbatchedTokens);
+  return { computeMs, syncMs, batchingMs, sizeScale: llm.params / REFERENCE_PARAMS, clockScale: memoryClockScale(gpu, clockSlowdown) };
 }
 
 /**
