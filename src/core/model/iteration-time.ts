@@ -69,6 +69,7 @@ export function mixedTime(ctx: ExecutionContext, batch: number, kvTokens: number
 /** A prefill iteration: the fixed overhead and the first chunk's own cost, then each further token at the batching rate. */
 function prefillIteration(ctx: ExecutionContext, chunks: readonly PromptChunk[]): IterationTime {
   const w = promptWork(ctx, chunks, chunks[0]?.tokens ?? 0, ctx.gpu.prefill.allReduceLatencyUs);
+  // Multiplied in the fitted model's order: planners' LPs break ties on the last bit of these times.
   const memoryMs = (ctx.gpu.prefill.overheadMs + w.batchingMs) * w.sizeScale * w.clockScale;
   return { ms: w.computeMs + memoryMs + w.syncMs, computeMs: w.computeMs, memoryMs, syncMs: w.syncMs };
 }
