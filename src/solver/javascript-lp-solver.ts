@@ -43,12 +43,14 @@ function toSolution(model: LpModel, r: SolveResult, timedOut: boolean): LpSoluti
     values[name] = typeof v === "number" && Number.isFinite(v) ? v : 0;
   }
   const worst = model.opType === "min" ? Infinity : -Infinity;
-  if (!r.feasible) return { status: "infeasible", objective: worst, values };
+  const none = { objective: worst, values: Object.fromEntries(Object.keys(values).map((k) => [k, 0])) };
+  // Stopped by the clock before branch and bound had an incumbent, the library says "not feasible";
+  // the relaxation was feasible, so that means "none found yet", not "infeasible".
+  if (!r.feasible) return timedOut ? { status: "timeout", ...none } : { status: "infeasible", objective: worst, values };
   if (r.bounded === false) return { status: "unbounded", objective: -worst, values };
   const objective = typeof r.result === "number" && Number.isFinite(r.result) ? r.result : worst;
   if (!timedOut) return { status: "optimal", objective, values };
   // Stopped early: keep the incumbent only if it is integral (the library may hand back a relaxed node).
   const integral = Object.keys(model.ints ?? {}).every((name) => Math.abs((values[name] ?? 0) - Math.round(values[name] ?? 0)) < 1e-6);
-  if (integral) return { status: "timeout", objective, values };
-  return { status: "timeout", objective: worst, values: Object.fromEntries(Object.keys(values).map((k) => [k, 0])) };
+  return integral ? { status: "timeout", objective, values } : { status: "timeout", ...none };
 }
