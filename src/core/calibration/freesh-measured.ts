@@ -62,7 +62,6 @@ export function freeshMeasuredPoints(llm: LlmSpec, profiles: FreeshProfiles, len
         });
         const run = simulateEngine({ llm, gpu: mode.gpu, tp: mode.tp, clock: mode.gpu.maxMhz, scheduling: o.scheduling }, requests);
         const kept = run.outcomes.slice(Math.floor(o.requests / 10));
-        const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
         points.push({
           partition,
           type,
@@ -82,12 +81,17 @@ export function freeshMeasuredPoints(llm: LlmSpec, profiles: FreeshProfiles, len
   return points;
 }
 
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+/** The GPU kind of a mode name: "H100" for "H100x4". */
+const kindOf = (mode: string) => mode.replace(/x\d+$/, "");
+
 /** Summary per GPU kind (by the mode's name prefix, e.g. "H100" for "H100x4"). */
 export function summariseMeasured(points: readonly MeasuredPoint[]): Record<string, MeasuredSummary> {
-  const kinds = [...new Set(points.map((p) => p.mode.replace(/x\d+$/, "")))];
+  const kinds = [...new Set(points.map((p) => kindOf(p.mode)))];
   return Object.fromEntries(
     kinds.map((kind) => {
-      const of = points.filter((p) => p.mode.replace(/x\d+$/, "") === kind);
+      const of = points.filter((p) => kindOf(p.mode) === kind);
       const ratio = (k: "tbtMs" | "ttftMs" | "powerW") => median(of.map((p) => p.ours[k] / p.measured[k]));
       return [kind.toLowerCase(), { points: of.length, keeps_up: of.filter((p) => p.ours.keepsUp).length, tbt_ratio_p50: ratio("tbtMs"), ttft_ratio_p50: ratio("ttftMs"), power_ratio_p50: ratio("powerW") }];
     }),

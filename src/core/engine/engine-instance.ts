@@ -249,11 +249,15 @@ export class EngineInstance {
       time: (mhz) => mixedTime({ llm, gpu, tp, mhz }, batch, kv, chunks),
       finish: () => {
         if (batch > 0) this.finishDecode();
-        for (const c of chunks) c.p.done += c.tokens;
-        const prefilled = this.prefilling.filter((p) => p.done >= this.requests[p.index]!.inputTokens);
+        const prefilled: number[] = [];
+        for (const c of chunks) {
+          c.p.done += c.tokens;
+          if (c.p.done >= this.requests[c.p.index]!.inputTokens) prefilled.push(c.p.index);
+        }
         if (prefilled.length === 0) return;
-        this.prefilling = this.prefilling.filter((p) => p.done < this.requests[p.index]!.inputTokens);
-        this.finishPrefill(prefilled.map((p) => p.index));
+        // Chunks are taken from the front of the queue, so the prompts done are its first ones.
+        this.prefilling = this.prefilling.slice(prefilled.length);
+        this.finishPrefill(prefilled);
       },
     };
   }
