@@ -41,6 +41,13 @@ describe("the engine model at FREESH's measured vLLM operating points", () => {
     }
   });
 
+  it("keeps up at no point whose rate needs more GEMM FLOPs than the GPUs' peak, and some of FREESH's rates do at the trace's lengths", () => {
+    const beyond = points.filter((p) => p.gemmPeakShare > 1);
+    expect(beyond.length).toBeGreaterThan(0);
+    for (const p of beyond) expect(p.ours.keepsUp).toBe(false);
+    expect(summariseMeasured(points).a100!.beyond_peak_flops).toBe(beyond.filter((p) => p.mode.startsWith("A100")).length);
+  });
+
   it("with chunked prefill, decoding on H100 is interrupted less at the short-prompt points", () => {
     const chunked = run("chunked");
     const shortPrompts = (p: (typeof points)[number]) => p.mode === "H100x4" && p.type.startsWith("S");

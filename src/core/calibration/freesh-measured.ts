@@ -14,6 +14,12 @@ export interface MeasuredPoint {
   type: string;
   mode: string;
   qps: number;
+  /**
+   * Fraction of the mode's dense peak FLOPs that the GEMMs alone need to serve `qps` requests of the
+   * bin's mean length (2 x parameters per prompt or output token): above 1, no engine on these GPUs
+   * serves that rate at the trace's lengths, so the measured requests must have been shorter.
+   */
+  gemmPeakShare: number;
   measured: { tbtMs: number; ttftMs: number; powerW: number };
   ours: { tbtMs: number; ttftMs: number; powerW: number; keepsUp: boolean };
 }
@@ -23,6 +29,8 @@ export interface MeasuredSummary {
   points: number;
   /** Points where the model keeps up with the measured max QPS at all. */
   keeps_up: number;
+  /** Points whose rate at the trace's lengths needs more GEMM FLOPs than the GPUs' dense peak (see `gemmPeakShare`). */
+  beyond_peak_flops: number;
   tbt_ratio_p50: number;
   ttft_ratio_p50: number;
   power_ratio_p50: number;
@@ -52,6 +60,7 @@ export function freeshMeasuredPoints(llm: LlmSpec, profiles: FreeshProfiles, len
   for (const [partition, p] of Object.entries(profiles.partitions)) {
     profiles.types.forEach((type, r) => {
       const bin = binLengths(lengths, p.thresholds_tokens, r);
+      const meanTokens = mean(bin.map((l) => l.inputTokens + l.outputTokens));
       modes.forEach((mode, m) => {
         const qps = p.max_qps[r]![m]!;
         if (qps <= 0 || bin.length === 0) return;
@@ -67,6 +76,7 @@ export function freeshMeasuredPoints(llm: LlmSpec, profiles: FreeshProfiles, len
           type,
           mode: mode.name,
           qps,
+          gemmPeakShare: (2 * llm.totalParams * qps * meanTokens) / (mode.tp * mode.gpu.peakTflops * 1e12),
           measured: { tbtMs: p.tbt_ms[r]![m]!, ttftMs: p.ttft_ms[r]![m]!, powerW: p.power_w[r]![m]! },
           ours: {
             tbtMs: mean(kept.map((x) => x.meanTbtS).filter(Number.isFinite)) * 1e3,
@@ -93,7 +103,7 @@ export function summariseMeasured(points: readonly MeasuredPoint[]): Record<stri
     kinds.map((kind) => {
       const of = points.filter((p) => kindOf(p.mode) === kind);
       const ratio = (k: "tbtMs" | "ttftMs" | "powerW") => median(of.map((p) => p.ours[k] / p.measured[k]));
-      return [kind.toLowerCase(), { points: of.length, keeps_up: of.filter((p) => p.ours.keepsUp).length, tbt_ratio_p50: ratio("tbtMs"), ttft_ratio_p50: ratio("ttftMs"), power_ratio_p50: ratio("powerW") }];
+      return [kind.toLowerCase(), { points: of.length, keeps_up: of.filter((p) => p.ours.keepsUp).length, beyond_peak_flops: of.filter((p) => p.gemmPeakShare > 1).length, tbt_ratio_p50: ratio("tbtMs"), ttft_ratio_p50: ratio("ttftMs"), power_ratio_p50: ratio("powerW") }];
     }),
   );
 }
