@@ -16,7 +16,7 @@ import { binLengths, servingModes, type ServingMode } from "../../src/core/plann
 import { probeProfile } from "./freesh-profile.ts";
 import { serveEpisode, type EpisodeServing, type Knobs, type ServedRequest, type Worker } from "./freesh-serving.ts";
 
-export const HOUR_SYSTEMS = ["FREESH", "Baseline", "w/o MultiParti", "w/o TPchange", "w/o MIAD", "w/o LLF", "Greenference combined"] as const;
+export const HOUR_SYSTEMS = ["FREESH", "Baseline", "Baseline, hour's peak", "w/o MultiParti", "w/o TPchange", "w/o MIAD", "w/o LLF", "Greenference combined"] as const;
 export type HourSystem = (typeof HOUR_SYSTEMS)[number];
 
 export interface HourOptions {
@@ -63,9 +63,9 @@ export interface HourResult {
  * forecast's total rate ÷ β with lengths resampled from the trace; β is the first of `betas` at
  * which every plan covers α x the forecast (the engine model's 70B is slower than FREESH's
  * measured vLLM, so the stored run's ÷ 2 does not fit the three sites). Systems: FREESH (all
- * knobs), Baseline (no classifier and no knobs: one type-blind pool of TP4 workers sized for the
- * hour's peak, taken site by site in file order, top clocks, FCFS), and FREESH without
- * one knob each (the other partition; E1's plan kept for E2; top clocks; FCFS).
+ * knobs), Baseline (no classifier and no knobs: one type-blind pool of TP4 workers reserved for
+ * the day's peak forecast, taken site by site in file order, top clocks, FCFS), the same pool
+ * sized for the hour's peak, and FREESH without one knob each (the other partition; E1's plan kept for E2; top clocks; FCFS).
  */
 export function runFreeshHour(o: HourOptions): HourResult {
   const { data, solver } = o;
@@ -83,9 +83,10 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const inputs = episodes.map((episode, e) => withProfile(freeshEpisodeInput(data, { episode }), parts, profiles.slo.latency_scale, shares, totals[e]!));
     const freesh = inputs.map((input) => solveFreeshPool(input, solver));
     const other = inputs.map((input, e) => solveFreeshPool({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }, solver));
-    const baseline = baselinePlan(inputs[0]!, totals.flat(), blind);
-    const covered = baseline.covered && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
-    return { inputs, freesh, other, baseline, covered };
+    const baseline = baselinePlan(inputs[0]!, dayTotals(data, beta), blind);
+    const hourBaseline = baselinePlan(inputs[0]!, totals.flat(), blind);
+    const covered = baseline.covered && hourBaseline.covered && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
+    return { inputs, freesh, other, baseline, hourBaseline, covered };
   };
   const betas = o.betas ?? [2, 3, 4, 6, 8];
   let beta = betas[0]!;
@@ -109,6 +110,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
   const systems: Record<HourSystem, { plans: EpisodeServing[]; knobs: Knobs }> = {
     FREESH: { plans: freeshPlans, knobs: { clock: "miad", llf: true } },
     Baseline: { plans: episodes.map(() => ({ workers: plans.baseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
+    "Baseline, hour's peak": { plans: episodes.map(() => ({ workers: plans.hourBaseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
     "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.inputs[e]!, r)), knobs: { clock: "miad", llf: true } },
     "w/o TPchange": { plans: episodes.map(() => freeshPlans[0]!), knobs: { clock: "miad", llf: true } },
     "w/o MIAD": { plans: freeshPlans, knobs: { clock: "top", llf: true } },
@@ -136,7 +138,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
       served.push(...run.served);
       untyped += run.untyped;
     });
-    return { system, energyKwh: energyJ / 3.6e6, emissions, served, untyped, plans: byEpisode.map((p) => describe(p.workers, modes, system === "Baseline" ? ["all"] : profiles.types)) };
+    return { system, energyKwh: energyJ / 3.6e6, emissions, served, untyped, plans: byEpisode.map((p) => describe(p.workers, modes, system.startsWith("Baseline") ? ["all"] : profiles.types)) };
   });
   return { beta, requests: workload.reduce((n, w) => n + w.length, 0), freeshPartitions: plans.freesh.map((r) => r.partitionName), combinedShortfallRps: combined.shortfallRps, systems: results };
 }
@@ -170,6 +172,12 @@ function totalRates(data: FreeshData, episode: number, beta: number): number[] {
   });
 }
 
+/** The forecast's total rate per slot over every episode of the demand files (one day) ÷ β. */
+function dayTotals(data: FreeshData, beta: number): number[] {
+  const episodes = Math.floor(data.demand.a.rows.length / FREESH_EPISODE_STEPS);
+  return Array.from({ length: episodes }, (_, e) => totalRates(data, e, beta)).flat();
+}
+
 /** Each planned worker as its own entry (x workers of a configuration become x entries). */
 function workersOf(input: FreeshPoolInput, r: FreeshPoolResult): Worker[] {
   return r.workers.flatMap((w) => Array.from({ length: w.workers }, () => ({ site: w.site, type: w.type, mode: w.mode, point: input.partitions[w.partition]!.configs[w.type]![w.mode]! })));
@@ -179,12 +187,15 @@ function workersOf(input: FreeshPoolInput, r: FreeshPoolResult): Worker[] {
 const BASELINE_TP = 4;
 
 /**
- * The Baseline's pool. FREESH §4.1 defines it as "without the request classifier nor any of the
- * proposed control knobs": no type (knobs 2-3), no work-mode choice (knob 4), no location choice
- * (knob 1), top clocks, FCFS; §1 describes today's practice it stands for as GPUs reserved for
- * peak load with parallelism fixed over a long window. So: one type-blind pool of TP4 workers
- * (`BASELINE_TP`), taken from the inventory in file order (site by site, GPU kind by kind) until
- * their profiled capacity covers α x the hour's peak forecast. Neither the modes (for energy) nor
+ * A Baseline pool. FREESH §4.1 defines the Baseline as "without the request classifier nor any of
+ * the proposed control knobs": no type (knobs 2-3), no work-mode choice (knob 4), no location
+ * choice (knob 1), top clocks, FCFS; §1 describes the practice it stands for as "reservation-based
+ * allocation ... for GPU provisioning based on peak load" with parallelism fixed over a large time
+ * window, and §4.2 credits part of FREESH's saving to its "look-ahead GPU cluster provisioning".
+ * So: one type-blind pool of TP4 workers (`BASELINE_TP`), taken from the inventory in file order
+ * (site by site, GPU kind by kind) until their profiled capacity covers α x the peak of `totals`:
+ * the day's forecast for the Baseline (a reservation for the day's peak, no look-ahead), the
+ * hour's for the reading that gives it FREESH's look-ahead. Neither the modes (for energy) nor
  * the sites (for carbon) are chosen; `covered` is false when the inventory runs out first.
  */
 function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: FreeshConfigPoint[][]): { workers: Worker[]; covered: boolean } {
