@@ -1,5 +1,5 @@
 import { basename, join } from "node:path";
-import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
+import { dataFilesIn, loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { windSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
@@ -13,6 +13,7 @@ import type { ClassId, SiteId } from "../../src/core/schemas/ids.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import type { ClassScheme, Slo } from "../../src/core/schemas/request-class.ts";
 import type { FleetSite } from "../../src/core/sim/fleet/fleet-types.ts";
+import { leastVariableSites } from "../../src/core/sim/fleet/complementary-sites.ts";
 import { gpusForPower, windEnvelope } from "../../src/core/sim/fleet/power-envelope.ts";
 import { constantSeries } from "../../src/core/sim/fleet/time-series.ts";
 import { classShares, schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
@@ -27,8 +28,8 @@ export const HERON_RIGHT_SIZE_PERCENTILE = 20;
 export const HERON_WIND_TIME_SCALE = 0.25;
 /** Life-cycle intensity of wind power (gCO2/kWh), as `bench sim` uses. */
 const WIND_GCO2_PER_KWH = 11;
-/** The four wind regions of `bench sim` (grid-2022 WND columns), standing in for Heron's four European farms. */
-export const HERON_REGIONS = ["BPAT", "CISO", "ERCO", "MISO"];
+/** Heron §2.3 and §5: four farms, chosen among the candidates for the least variable summed output. */
+export const HERON_SITE_COUNT = 4;
 
 export interface HeronFleet {
   trace: RequestTrace;
@@ -39,12 +40,15 @@ export interface HeronFleet {
   /** Sites whose power series start at the window's first hour and cover `hours`. */
   sites: FleetSite[];
   siteInputs: Array<{ id: string; file: string; gpus: number; provisionedMW: number }>;
+  /** How the sites were picked from the candidate files, and the five least variable sets. */
+  siteChoice: { rule: string; candidates: string[]; sets: Array<{ sites: string[]; cov: number }> };
   /** What the fleet's GPUs serve at the trace's class mix, power aside (see `perGpuCapacityRps`). */
   capacityRps: number;
 }
 
 export interface HeronFleetOptions {
   tracePath: string;
+  /** Candidate wind farms (grid CSVs); with more than HERON_SITE_COUNT, the least variable set is used. */
   gridPaths: readonly string[];
   /** First hour of the wind series the sites see, and how many simulated hours they cover (at HERON_WIND_TIME_SCALE). */
   startHour: number;
@@ -54,8 +58,9 @@ export interface HeronFleetOptions {
 }
 
 /**
- * Heron's setup as `bench sim` builds it: Llama2-70B on H100 sites at wind farms (each series
- * scaled to a 250 MW peak, GPUs for its 20th percentile at peak power x 1.82), 9 classes from the
+ * Heron's setup: Llama2-70B on H100 sites at wind farms (the four least variable together among
+ * the candidates, Heron §2.3; each series scaled to a 250 MW peak, GPUs for its 20th percentile
+ * at peak power x 1.82), 9 classes from the
  * trace's 33rd/66th length percentiles, a virtual profile at TP 2/4/8 and seven clocks, and SLOs
  * of 5x each class's isolated TP8 top-clock latency. Right-sizing reads the whole series; the
  * sites then see it from `startHour`, one hour of generation per 15 simulated minutes (Heron §5
@@ -72,11 +77,14 @@ export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
       ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, loadFractions: [0.1, 0.3, 0.5], requestsPerPoint: 30, seed: o.seed }
       : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: o.seed },
   ).rows;
+  const candidates = await Promise.all(o.gridPaths.map(async (file) => ({ file, wind: windSeries((await loadGrid(file)).rows) })));
+  const ids = candidates.reduce<string[]>((taken, c) => [...taken, uniqueId(basename(c.file).split(/[-.]/)[0]!.toLowerCase(), taken)], []);
+  const sets = leastVariableSites(candidates.map((c) => c.wind.values), Math.min(HERON_SITE_COUNT, candidates.length));
   const sites: FleetSite[] = [];
   const siteInputs: HeronFleet["siteInputs"] = [];
-  for (const file of o.gridPaths) {
-    const wind = windSeries((await loadGrid(file)).rows);
-    const id = uniqueId(basename(file).split(/[-.]/)[0]!.toLowerCase(), sites);
+  for (const i of sets[0]!.sites) {
+    const { file, wind } = candidates[i]!;
+    const id = ids[i]!;
     const intervalS = 3600 * HERON_WIND_TIME_SCALE;
     const { envelope, provisionedW } = windEnvelope({ name: `${id} WND`, unit: "MW", startS: 0, intervalS, values: wind.values }, HERON_PEAK_W, HERON_RIGHT_SIZE_PERCENTILE);
     const samples = Math.ceil((o.hours * 3600) / intervalS);
@@ -86,9 +94,14 @@ export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
     sites.push({ id: id as SiteId, gpu, gpus, power: { ...envelope, values }, carbon: constantSeries(`${id} wind`, "gCO2/kWh", WIND_GCO2_PER_KWH, o.hours * 3600) });
     siteInputs.push({ id, file, gpus, provisionedMW: round(provisionedW / 1e6) });
   }
+  const siteChoice = {
+    rule: candidates.length > HERON_SITE_COUNT ? `the ${HERON_SITE_COUNT} of ${candidates.length} candidates whose summed WND output, each scaled to the same peak, has the lowest coefficient of variation over the whole series (Heron §2.3)` : "every candidate given",
+    candidates: ids,
+    sets: sets.slice(0, 5).map((x) => ({ sites: x.sites.map((i) => ids[i]!), cov: round(x.cov) })),
+  };
   const slo = Object.fromEntries(classes.map((c) => [c.classId, isolatedLatencySlo(llm, gpu, c, 5)])) as Record<ClassId, Slo>;
   const gpus = sites.reduce((s, x) => s + x.gpus, 0);
-  return { trace, scheme, profile, slo, model: llm.id, sites, siteInputs, capacityRps: gpus * perGpuCapacityRps(profile, slo, classShares(scheme, trace.requests)) };
+  return { trace, scheme, profile, slo, model: llm.id, sites, siteInputs, siteChoice, capacityRps: gpus * perGpuCapacityRps(profile, slo, classShares(scheme, trace.requests)) };
 }
 
 /**
@@ -104,15 +117,15 @@ export function perGpuCapacityRps(profile: readonly ProfileRow[], slo: Readonly<
   return 1 / gpuSecondsPerRequest;
 }
 
-function uniqueId(id: string, sites: readonly FleetSite[]): string {
+function uniqueId(id: string, taken: readonly string[]): string {
   let candidate = id;
-  for (let n = 2; sites.some((s) => s.id === candidate); n++) candidate = `${id}${n}`;
+  for (let n = 2; taken.includes(candidate); n++) candidate = `${id}${n}`;
   return candidate;
 }
 
-/** The default wind files: the WND series of the four regions under `dataDir`. */
-export function defaultWindFiles(dataDir: string): string[] {
-  return HERON_REGIONS.map((r) => join(dataDir, `grid-2022/${r}-2022H1.csv`));
+/** The default candidate wind farms: every grid CSV under `dataDir`/grid-2022 (their WND columns). */
+export async function defaultWindFiles(dataDir: string): Promise<string[]> {
+  return dataFilesIn(join(dataDir, "grid-2022"), ".csv");
 }
 
 function round(x: number): number {

@@ -57,8 +57,8 @@ export const heronReproduction: SeedReproduction = { seed: "heron", run: runHero
 async function runHeron(o: ReproduceOptions): Promise<SeedResult> {
   const size = o.quick ? SIZES.quick : SIZES.full;
   const tracePath = o.trace ?? join(o.dataDir, "azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
-  const gridPaths = o.grids.length > 0 ? o.grids : defaultWindFiles(o.dataDir);
-  o.progress(`profiling Llama2-70B on H100 and right-sizing ${gridPaths.length} wind sites`);
+  const gridPaths = o.grids.length > 0 ? o.grids : await defaultWindFiles(o.dataDir);
+  o.progress(`profiling Llama2-70B on H100; choosing and right-sizing wind sites among ${gridPaths.length} candidates`);
   const fleet = await heronFleet({ tracePath, gridPaths, startHour: 0, hours: Math.max(size.weekHours, size.windowHours), quick: o.quick ?? false, seed: o.seed });
   const solver = javascriptLpSolver();
   const durationS = size.windowHours * 3600;
@@ -180,6 +180,7 @@ function report(fleet: HeronFleet, sweep: Map<number, Map<string, FleetResult>>,
     simulated: true,
     trace: inp.tracePath,
     wind: fleet.siteInputs,
+    site_choice: fleet.siteChoice,
     week: `goodput headline: the whole synthetic week (${inp.weekHours} h, Monday 00:00) against hours 0 to ${inp.weekHours / HERON_WIND_TIME_SCALE} of the wind series, for ${[PLANNER_L, WRR, GREEDY].join(", ")} at the headline load`,
     window: `sweep, ${PLANNER_L_LATENCY} and the combined policy: the first ${inp.windowHours} h of the synthetic week (Monday 00:00) against hours 0 to ${inp.windowHours / HERON_WIND_TIME_SCALE} of the wind series (starting 2022-01-01 for the grid-2022 files), each hour of wind replayed as one 15-min slot (Heron §5 Data (2): time scaled by ${HERON_WIND_TIME_SCALE})`,
     model: "llama2-70b on H100-80GB, virtual profile (TP 2/4/8, 7 clocks 800-1980 MHz), SLO 5x isolated TP8 latency",

@@ -67,16 +67,21 @@ describe("greenference reproduce", () => {
     expect(JSON.parse(readFileSync(join(dir, "out", "results.json"), "utf8")).inputs.dynamollm.simulated).toBe(true);
   }, 120_000);
 
-  it("runs Heron's quick configuration on the wind sites given with --grid", async () => {
+  it("runs Heron's quick configuration on the four least variable of the wind farms given with --grid", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gf-reproduce-"));
-    const grids = ["BPAT", "MISO"].map((r) => join(process.cwd(), `../shared/data/grid-2022/${r}-2022H1.csv`));
+    const grids = ["MISO", "BPAT", "AZPS", "CISO", "ERCO"].map((r) => join(process.cwd(), `../shared/data/grid-2022/${r}-2022H1.csv`));
     const r = await runCli(["reproduce", "heron", "--quick", ...grids.flatMap((g) => ["--grid", g]), "--out", join(dir, "out"), "--results", join(dir, "RESULTS.md"), "--json"]);
     expect(r.code).toBe(0);
     const rows: ExperimentRow[] = r.last().experiments;
     expect(rows.map((row) => row.seed)).toEqual(["heron", "heron", "heron", "heron", "greenference"]);
     for (const row of rows) expect(row.command).toBe(`npx greenference reproduce heron ${grids.map((g) => `--grid ${g}`).join(" ")} --quick`);
     const inputs = JSON.parse(readFileSync(join(dir, "out", "results.json"), "utf8")).inputs.heron;
-    expect(inputs.wind.map((w: { id: string }) => w.id)).toEqual(["bpat", "miso"]);
+    // Heron §2.3: of the five farms, the four whose summed output varies least; BPAT's adds the most variation.
+    expect(inputs.site_choice.candidates).toEqual(["miso", "bpat", "azps", "ciso", "erco"]);
+    expect(inputs.wind.map((w: { id: string }) => w.id)).toEqual(["miso", "azps", "ciso", "erco"]);
+    const sets: Array<{ sites: string[]; cov: number }> = inputs.site_choice.sets;
+    expect(sets[0]!.sites).toEqual(["miso", "azps", "ciso", "erco"]);
+    for (const other of sets.slice(1)) expect(other.cov).toBeGreaterThanOrEqual(sets[0]!.cov);
     expect(inputs.week).toContain("the whole synthetic week");
     expect(readFileSync(join(dir, "RESULTS.md"), "utf8")).toContain("### heron-goodput-week");
     expect(readdirSync(join(dir, "out", "heron")).filter((f) => f.endsWith(".svg"))).toHaveLength(4);

@@ -18,7 +18,9 @@ simulated.
   --data DIR     shared data folder (default ${DEFAULTS.data})
   --trace FILE   request trace replacing each seed's default (Azure trace format)
   --grid FILE    grid CSV(s) replacing each seed's defaults (repeatable): Heron reads their WND
-                 columns as wind sites, DynamoLLM the first file's avg_CI as carbon intensity
+                 columns as candidate wind farms and uses the four whose sum varies least
+                 (default: every file in DIR/grid-2022), DynamoLLM the first file's avg_CI as
+                 carbon intensity
   --seed N       random seed (default ${DEFAULTS.seed})
   --quick        a tiny configuration for tests; its rows say nothing about the papers`;
 

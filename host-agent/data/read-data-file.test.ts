@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DataError } from "../../src/core/data/data-error.ts";
-import { loadAzureTrace, loadFreesh, loadGrid, readDataFile } from "./read-data-file.ts";
+import { dataFilesIn, loadAzureTrace, loadFreesh, loadGrid, readDataFile } from "./read-data-file.ts";
 
 const DATA = resolve(process.cwd(), "../shared/data");
 
@@ -11,6 +11,13 @@ describe("readDataFile", () => {
   it("turns a missing file or a directory into a DataError naming the path", async () => {
     await expect(readDataFile("no/such/trace.csv")).rejects.toThrow(new DataError("cannot read no/such/trace.csv: no such file"));
     await expect(readDataFile(DATA)).rejects.toThrow(`cannot read ${DATA}: is a directory`);
+  });
+});
+
+describe("dataFilesIn", () => {
+  it("lists a folder's files of one kind, sorted, and names a missing folder", async () => {
+    expect(await dataFilesIn(join(DATA, "grid-2022"), ".csv")).toEqual(["AZPS", "BPAT", "CISO", "ERCO", "MISO"].map((ba) => join(DATA, "grid-2022", `${ba}-2022H1.csv`)));
+    await expect(dataFilesIn("no/such/folder", ".csv")).rejects.toThrow(new DataError("cannot read no/such/folder: no such file"));
   });
 });
 

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseAzureTrace, type RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { DataError } from "../../src/core/data/data-error.ts";
@@ -25,6 +25,22 @@ export async function readDataFile(path: string): Promise<string> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "";
     throw new DataError(`cannot read ${path}: ${REASONS[code] ?? (error as Error).message}`);
+  }
+}
+
+/**
+ * The paths of the files in a data folder whose names end in `suffix`, sorted; a missing folder
+ * becomes a DataError naming it.
+ *
+ * @example
+ * await dataFilesIn("../shared/data/grid-2022", ".csv"); // [".../AZPS-2022H1.csv", ...]
+ */
+export async function dataFilesIn(dir: string, suffix: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((f) => f.endsWith(suffix)).sort().map((f) => join(dir, f));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    throw new DataError(`cannot read ${dir}: ${REASONS[code] ?? (error as Error).message}`);
   }
 }
 
