@@ -60,11 +60,11 @@ export interface HeronFleetOptions {
 /**
  * Heron's setup: Llama2-70B on H100 sites at wind farms (the four least variable together among
  * the candidates, Heron §2.3; each series scaled to a 250 MW peak, GPUs for its 20th percentile
- * at peak power x 1.82), 9 classes from the
- * trace's 33rd/66th length percentiles, a virtual profile at TP 2/4/8 and seven clocks, and SLOs
- * of 5x each class's isolated TP8 top-clock latency. Right-sizing reads the whole series; the
- * sites then see it from `startHour`, one hour of generation per 15 simulated minutes (Heron §5
- * Data (2)), for `hours` simulated hours (4 x `hours` hours of the series).
+ * at peak power x 1.82), 9 classes from the trace's 33rd/66th length percentiles, a virtual
+ * profile at TP 2/4/8 and seven clocks, and SLOs of 5x each class's isolated TP8 top-clock
+ * latency. Site choice and right-sizing read the whole series; the sites then see it from
+ * `startHour`, one hour of generation per 15 simulated minutes (Heron §5 Data (2)), for `hours`
+ * simulated hours (4 x `hours` hours of the series).
  */
 export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
   const trace = await loadAzureTrace(o.tracePath);
