@@ -49,15 +49,23 @@ export const PlanningBase = z.object({
  * @example
  * const input = PlanningInput.parse({ version: 8, nowMs, model: "llama2-70b", sites, classes, profile: table.rows });
  */
-export const PlanningInput = PlanningBase.extend({
-  version: z.number().int().nonnegative(),
-  horizonMs: z.number().int().positive().default(PLANNER_L_PERIOD_MS),
-  previous: Plan.optional(),
-}).superRefine(uniqueIds);
+export const PlanningInput = PlanningBase.extend({ ...slotFields(), previous: Plan.optional() }).superRefine(uniqueIds);
 export type PlanningInput = z.infer<typeof PlanningInput>;
 
+/**
+ * A PlanningInput's fields that change from slot to slot (sites, classes and their demand), for a
+ * caller that holds an already validated profile and plan in force: the fleet simulator (see
+ * `slotPlanningInput`).
+ */
+export const PlanningSlot = PlanningBase.omit({ profile: true }).extend(slotFields()).superRefine(uniqueIds);
+
+/** The plan's version and the period it is for. */
+function slotFields() {
+  return { version: z.number().int().nonnegative(), horizonMs: z.number().int().positive().default(PLANNER_L_PERIOD_MS) };
+}
+
 /** Site ids, GPU types per site and class ids must be unique. */
-export function uniqueIds(input: z.infer<typeof PlanningBase>, ctx: z.RefinementCtx): void {
+export function uniqueIds(input: Pick<z.infer<typeof PlanningBase>, "sites" | "classes">, ctx: z.RefinementCtx): void {
   reportDuplicates(ctx, input.sites.map((s) => s.id), (i) => ["sites", i, "id"], "site id");
   input.sites.forEach((s, i) => reportDuplicates(ctx, s.gpus.map((g) => g.type), (j) => ["sites", i, "gpus", j, "type"], "GPU type"));
   reportDuplicates(ctx, input.classes.map((c) => c.id), (i) => ["classes", i, "id"], "class id");

@@ -7,12 +7,16 @@ import { plannerSProblem } from "./planner-s-problem.ts";
 import { solvePlannerS } from "./planner-s-solve.ts";
 
 /** Planner-S's inputs: power and demand now, and the plan in force (Planner-L's, with earlier deltas applied). */
-export const PlannerSInput = PlanningBase.extend({
-  plan: Plan,
-  /** Sites whose TP reconfiguration is still in flight (Heron's Configurator): left as they are. */
-  pendingSites: z.array(SiteId).default([]),
-}).superRefine(uniqueIds);
+export const PlannerSInput = PlanningBase.extend({ plan: Plan, ...pendingSites() }).superRefine(uniqueIds);
 export type PlannerSInput = z.infer<typeof PlannerSInput>;
+
+/** PlannerSInput without the profile and the plan, for a caller holding validated ones (see `PlanningSlot`). */
+export const PlannerSSlot = PlanningBase.omit({ profile: true }).extend(pendingSites()).superRefine(uniqueIds);
+
+function pendingSites() {
+  /** Sites whose TP reconfiguration is still in flight (Heron's Configurator): left as they are. */
+  return { pendingSites: z.array(SiteId).default([]) };
+}
 
 export interface PlannerSResult {
   delta: PlanDelta;

@@ -1,8 +1,8 @@
 import type { LpSolver } from "../../ports/lp-solver.ts";
-import { heronPlannerS, PlannerSInput } from "../../planning/heron/planner-s.ts";
+import { heronPlannerS, PlannerSSlot, type PlannerSInput } from "../../planning/heron/planner-s.ts";
 import type { ClassScheme } from "../../schemas/request-class.ts";
 import type { FleetCorrector } from "../fleet/fleet-types.ts";
-import { planningBase } from "./planning-base.ts";
+import { planningBase, validatedProfile } from "./planning-base.ts";
 
 /**
  * Heron's Planner-S as the simulator's corrector: every `cadenceS` seconds it looks at each site's
@@ -28,7 +28,7 @@ export function heronPlannerSCorrector(solver: LpSolver, scheme: ClassScheme, o:
       if (!moved) return undefined;
       last = { version: ctx.current.version, inputs };
       corrector.solves++;
-      const input = PlannerSInput.parse({ ...planningBase(ctx, scheme), plan: ctx.current });
+      const input: PlannerSInput = { ...PlannerSSlot.parse(planningBase(ctx, scheme)), profile: validatedProfile(ctx.profile), plan: ctx.current };
       return heronPlannerS(input, solver, o.objective ?? "min-latency").delta;
     },
   };

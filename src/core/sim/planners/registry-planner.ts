@@ -1,11 +1,11 @@
 import type { LpSolver } from "../../ports/lp-solver.ts";
-import { PlanningInput } from "../../planning/planning-input.ts";
+import { PlanningSlot, type PlanningInput } from "../../planning/planning-input.ts";
 import type { z } from "zod";
 import type { Planner } from "../../planning/planner.ts";
 import { createPlanner, PlannerConfig } from "../../planning/registry.ts";
 import type { ClassScheme } from "../../schemas/request-class.ts";
 import type { FleetPlanner } from "../fleet/fleet-types.ts";
-import { planningBase } from "./planning-base.ts";
+import { planningBase, validatedProfile } from "./planning-base.ts";
 
 /**
  * Any planner of the policy registry (Heron Planner-L, its baselines, DynamoLLM...) driving the
@@ -30,7 +30,9 @@ export function plannerInFleet(name: string, planner: Planner, solver: LpSolver,
     name,
     cadenceS,
     plan(ctx) {
-      const input = PlanningInput.parse({ ...planningBase(ctx, scheme), version: ++version, horizonMs: ctx.periodS * 1000, previous: ctx.current });
+      // The plan in force is the simulator's own (a planner's typed output), so it is not parsed again.
+      const slot = PlanningSlot.parse({ ...planningBase(ctx, scheme), version: ++version, horizonMs: ctx.periodS * 1000 });
+      const input: PlanningInput = { ...slot, profile: validatedProfile(ctx.profile), ...(ctx.current ? { previous: ctx.current } : {}) };
       const result = planner.plan(input, solver);
       if (result.stats) fleetPlanner.lastGap = result.stats.gap;
       return result.plan;
