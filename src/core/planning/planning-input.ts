@@ -55,7 +55,7 @@ export type PlanningInput = z.infer<typeof PlanningInput>;
 /**
  * A PlanningInput's fields that change from slot to slot (sites, classes and their demand), for a
  * caller that holds an already validated profile and plan in force: the fleet simulator (see
- * `slotPlanningInput`).
+ * `validatedProfile` in `sim/planners/planning-base.ts`).
  */
 export const PlanningSlot = PlanningBase.omit({ profile: true }).extend(slotFields()).superRefine(uniqueIds);
 

@@ -13,8 +13,8 @@ export type PlannerSInput = z.infer<typeof PlannerSInput>;
 /** PlannerSInput without the profile and the plan, for a caller holding validated ones (see `PlanningSlot`). */
 export const PlannerSSlot = PlanningBase.omit({ profile: true }).extend(pendingSites()).superRefine(uniqueIds);
 
+/** Sites whose TP reconfiguration is still in flight (Heron's Configurator): left as they are. */
 function pendingSites() {
-  /** Sites whose TP reconfiguration is still in flight (Heron's Configurator): left as they are. */
   return { pendingSites: z.array(SiteId).default([]) };
 }
 
