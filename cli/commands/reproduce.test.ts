@@ -83,7 +83,9 @@ describe("greenference reproduce", () => {
     expect(sets[0]!.sites).toEqual(["miso", "azps", "ciso", "erco"]);
     for (const other of sets.slice(1)) expect(other.cov).toBeGreaterThanOrEqual(sets[0]!.cov);
     expect(inputs.week).toContain("the whole synthetic week");
-    expect(readFileSync(join(dir, "RESULTS.md"), "utf8")).toContain("### heron-goodput-week");
+    const md = readFileSync(join(dir, "RESULTS.md"), "utf8");
+    expect(md).toContain("### heron-goodput-week");
+    expect(md).toMatch(/\| served +\| slots with drops +\| slots dropping > 0\.1% +\|/);
     expect(readdirSync(join(dir, "out", "heron")).filter((f) => f.endsWith(".svg"))).toHaveLength(4);
   }, 120_000);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { combinedRow } from "../../bench/reproduce/combined-rows.ts";
-import { goodputRatios } from "../../bench/reproduce/heron.ts";
+import { goodputRatios, slotsDroppingOver } from "../../bench/reproduce/heron.ts";
 import { peakDemandPlanner } from "../../bench/reproduce/peak-demand.ts";
 import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
@@ -29,6 +29,14 @@ describe("goodputRatios", () => {
   it("divides what one policy served per slot by another's, leaving out slots the baseline served nothing in", () => {
     const served = (xs: number[]) => ({ timeline: { servedRps: xs } }) as unknown as FleetResult;
     expect(goodputRatios(served([10, 9, 5, 4]), served([10, 6, 0, 2]))).toEqual([1, 1.5, 2]);
+  });
+});
+
+describe("slotsDroppingOver", () => {
+  it("counts the slots that dropped more than a share of their arrivals, not those that dropped a handful", () => {
+    const run = { timeline: { servedRps: [100, 1000, 100, 0], droppedRps: [0, 0.1, 50, 3] } } as unknown as FleetResult;
+    expect(slotsDroppingOver(run, 0.001)).toBe(2);
+    expect(slotsDroppingOver(run, 0)).toBe(3);
   });
 });
 
