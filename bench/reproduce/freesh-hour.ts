@@ -65,7 +65,8 @@ export interface HourResult {
  * measured vLLM, so the stored run's ÷ 2 does not fit the three sites). Systems: FREESH (all
  * knobs), Baseline (no classifier and no knobs: one type-blind pool of TP4 workers reserved for
  * the day's peak forecast, taken site by site in file order, top clocks, FCFS), the same pool
- * sized for the hour's peak, and FREESH without one knob each (the other partition; E1's plan kept for E2; top clocks; FCFS).
+ * sized for the hour's peak, and FREESH without one knob each (the other partition; E1's plan
+ * kept for E2; top clocks; FCFS).
  */
 export function runFreeshHour(o: HourOptions): HourResult {
   const { data, solver } = o;

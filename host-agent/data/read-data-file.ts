@@ -23,8 +23,7 @@ export async function readDataFile(path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    throw new DataError(`cannot read ${path}: ${REASONS[code] ?? (error as Error).message}`);
+    throw unreadable(path, error);
   }
 }
 
@@ -39,9 +38,13 @@ export async function dataFilesIn(dir: string, suffix: string): Promise<string[]
   try {
     return (await readdir(dir)).filter((f) => f.endsWith(suffix)).sort().map((f) => join(dir, f));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    throw new DataError(`cannot read ${dir}: ${REASONS[code] ?? (error as Error).message}`);
+    throw unreadable(dir, error);
   }
+}
+
+function unreadable(path: string, error: unknown): DataError {
+  const code = (error as NodeJS.ErrnoException).code ?? "";
+  return new DataError(`cannot read ${path}: ${REASONS[code] ?? (error as Error).message}`);
 }
 
 /** Reads and parses an Azure LLM inference trace CSV. */
