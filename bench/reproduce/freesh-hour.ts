@@ -6,7 +6,7 @@ import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { FREESH_EPISODE_STEPS, freeshEpisodeInput } from "../../src/core/planning/freesh/pool-from-data.ts";
 import { FreeshPoolInput, type FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
 import { solveFreeshPool, type FreeshPoolResult } from "../../src/core/planning/freesh/pool-solve.ts";
-import { FREESH_MIAD_THRESHOLDS } from "../../src/core/planning/freesh/slo-thresholds.ts";
+import { FREESH_MIAD_THRESHOLDS, measuredE2eThresholdsS } from "../../src/core/planning/freesh/slo-thresholds.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../src/core/ports/rng.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
@@ -83,11 +83,13 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const totals = episodes.map((episode) => totalRates(data, episode, beta));
     const inputs = episodes.map((episode, e) => withProfile(freeshEpisodeInput(data, { episode }), parts, profiles.slo.latency_scale, shares, totals[e]!));
     const freesh = inputs.map((input) => solveFreeshPool(input, solver));
-    const other = inputs.map((input, e) => solveFreeshPool({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }, solver));
+    // w/o MultiParti: the same episode with only the partition FREESH did not choose.
+    const otherInputs = inputs.map((input, e) => ({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }));
+    const other = otherInputs.map((input) => solveFreeshPool(input, solver));
     const baseline = baselinePlan(inputs[0]!, dayTotals(data, beta), blind);
     const hourBaseline = baselinePlan(inputs[0]!, totals.flat(), blind);
     const covered = baseline.covered && hourBaseline.covered && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
-    return { inputs, freesh, other, baseline, hourBaseline, covered };
+    return { inputs, freesh, otherInputs, other, baseline, hourBaseline, covered };
   };
   const betas = o.betas ?? [2, 3, 4, 6, 8];
   let beta = betas[0]!;
@@ -101,9 +103,18 @@ export function runFreeshHour(o: HourOptions): HourResult {
   const slotS = data.emissions.slotMinutes * 60;
   const durationS = FREESH_EPISODE_STEPS * slotS;
   const workload = episodes.map((episode, e) => episodeRequests(totalRates(data, episode, beta), o.lengths, forkRng(seededRng(o.seed), e + 1), slotS));
+  /**
+   * A pool plan as served, `input` the one it was solved from. MIAD's thresholds are Table 7's
+   * TTFT and TBT SLOs (profiles.json) and, for E2E, Table 7's rule on the profile the plan was
+   * made from: the engine model's mean latencies, as profiles.json's vLLM means give Table 7's
+   * (Table 7's own where no mode serves a type).
+   */
   const asServing = (input: FreeshPoolInput, r: FreeshPoolResult): EpisodeServing => {
-    const t = profiles.partitions[input.partitions[r.partition]!.name as "a" | "b"].thresholds_tokens;
-    return { workers: workersOf(input, r), classify: (l) => 2 * Number(l.inputTokens >= t.input) + Number(l.outputTokens >= t.output) };
+    const partition = input.partitions[r.partition]!;
+    const t = profiles.partitions[partition.name as "a" | "b"].thresholds_tokens;
+    const e2eS = measuredE2eThresholdsS(partition.configs);
+    const miadThresholds = profiles.types.map((type, k) => ({ tbtMs: profiles.slo.tbt_ms[k]!, ttftMs: profiles.slo.ttft_ms[k]!, e2eS: e2eS[k] ?? FREESH_MIAD_THRESHOLDS[type.toLowerCase() as keyof typeof FREESH_MIAD_THRESHOLDS].e2eS }));
+    return { workers: workersOf(input, r), classify: (l) => 2 * Number(l.inputTokens >= t.input) + Number(l.outputTokens >= t.output), miadThresholds };
   };
   const freeshPlans = plans.freesh.map((r, e) => asServing(plans.inputs[e]!, r));
   o.progress("freesh: profiling and planning the Greenference combined policy");
@@ -112,14 +123,12 @@ export function runFreeshHour(o: HourOptions): HourResult {
     FREESH: { plans: freeshPlans, knobs: { clock: "miad", llf: true } },
     Baseline: { plans: episodes.map(() => ({ workers: plans.baseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
     "Baseline, hour's peak": { plans: episodes.map(() => ({ workers: plans.hourBaseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
-    "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.inputs[e]!, r)), knobs: { clock: "miad", llf: true } },
+    "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.otherInputs[e]!, r)), knobs: { clock: "miad", llf: true } },
     "w/o TPchange": { plans: episodes.map(() => freeshPlans[0]!), knobs: { clock: "miad", llf: true } },
     "w/o MIAD": { plans: freeshPlans, knobs: { clock: "top", llf: true } },
     "w/o LLF": { plans: freeshPlans, knobs: { clock: "miad", llf: false } },
     "Greenference combined": { plans: combined.plans, knobs: { clock: "ecofreq", llf: false } },
   };
-  // FREESH Table 7: TTFT and TBT thresholds from profiles.json, E2E from the paper (not in the file).
-  const miadThresholds = profiles.types.map((name, k) => ({ tbtMs: profiles.slo.tbt_ms[k]!, ttftMs: profiles.slo.ttft_ms[k]!, e2eS: FREESH_MIAD_THRESHOLDS[name.toLowerCase() as keyof typeof FREESH_MIAD_THRESHOLDS].e2eS }));
   const results = HOUR_SYSTEMS.map((system) => {
     o.progress(`freesh: serving the hour, ${system}`);
     const { plans: byEpisode, knobs } = systems[system];
@@ -128,7 +137,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const served: ServedRequest[] = [];
     let untyped = 0;
     byEpisode.forEach((plan, e) => {
-      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, tbtSloMs: Math.min(...profiles.slo.tbt_ms), miadThresholds });
+      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, tbtSloMs: Math.min(...profiles.slo.tbt_ms) });
       run.energyJ.forEach((bySlot, site) =>
         bySlot.forEach((j, k) => {
           const slot = Math.min(data.emissions.bySite[site]!.length - 1, episodes[e]! * FREESH_EPISODE_STEPS + k);

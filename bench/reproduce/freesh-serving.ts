@@ -36,6 +36,8 @@ export interface EpisodeServing {
    * type on workers sized for another); absent: by worker type, as FREESH serves.
    */
   routes?: (type: number) => readonly RouteTo[];
+  /** Per type of `classify`, what counts as an SLO breach for MIAD (FREESH Table 7); needed when MIAD sets the clocks. */
+  miadThresholds?: readonly MiadThresholds[];
 }
 
 /**
@@ -72,8 +74,6 @@ export interface ServeOptions {
   slotS: number;
   /** EcoFreq's TBT target, ms. */
   tbtSloMs: number;
-  /** FREESH Table 7 per request type (the plan's classifier's index): what counts as an SLO breach for MIAD. */
-  miadThresholds: readonly MiadThresholds[];
 }
 
 /**
@@ -86,6 +86,8 @@ export interface ServeOptions {
  */
 export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeServing, knobs: Knobs, o: ServeOptions): ServedEpisode {
   if (plan.workers.length === 0) throw new Error("a plan without workers cannot serve");
+  const thresholds = plan.miadThresholds;
+  if (knobs.clock === "miad" && !thresholds) throw new Error("MIAD needs the plan's per-type thresholds (miadThresholds)");
   const queues: number[][] = plan.workers.map(() => []);
   const types = requests.map((r) => plan.classify(r));
   // Per type: the workers it may go to, their weights, and with routes the point that judges it on each.
@@ -120,7 +122,7 @@ export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeSe
       const latS = isolatedLatencyS(r.outputTokens, point.tbtMs / 1e3, point.ttftMs / 1e3);
       return { arrivalS: r.arrivalS, inputTokens: r.inputTokens, outputTokens: r.outputTokens, latS, windowS: llfWindowS(latS) };
     });
-    const miad = knobs.clock === "miad" ? miadEngineControl(mode.gpu, queues[k]!.map((i) => ({ arrivalS: requests[i]!.arrivalS, thresholds: o.miadThresholds[types[i]!]! }))) : undefined;
+    const miad = knobs.clock === "miad" ? miadEngineControl(mode.gpu, queues[k]!.map((i) => ({ arrivalS: requests[i]!.arrivalS, thresholds: thresholds![types[i]!]! }))) : undefined;
     const clock = miad?.clock ?? (knobs.clock === "ecofreq" ? ecoFreqClock(o.llm, mode, w.clock, o.tbtSloMs) : mode.gpu.maxMhz);
     const run = simulateRoutedEngine({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock, ...(miad ? { onProgress: miad.onProgress } : {}) }, routed, knobs.llf ? "llf" : "fcfs", { untilS: o.durationS, slotS: o.slotS });
     run.energyBySlotJ.forEach((j, slot) => (energyJ[w.site]![slot] = (energyJ[w.site]![slot] ?? 0) + j));

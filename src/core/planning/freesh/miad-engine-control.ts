@@ -1,7 +1,7 @@
 import type { IterationState, RequestOutcome } from "../../engine/engine-instance.ts";
 import type { GpuSpec } from "../../model/gpu-specs.ts";
 import { MiadController, miadClockHook } from "./miad.ts";
-import { sloBreached, type MiadThresholds } from "./slo-thresholds.ts";
+import type { MiadThresholds } from "./slo-thresholds.ts";
 
 /** One request of the engine, as its MIAD sees it: when it arrived and its type's Table 7 thresholds. */
 export interface MiadWatched {
@@ -15,15 +15,24 @@ export interface MiadEngineControl {
   onProgress: (index: number, outcome: Readonly<RequestOutcome>) => void;
 }
 
+/** Sum and count of latency / threshold ratios seen in one period. */
+interface RatioMean {
+  sum: number;
+  n: number;
+}
+
+const overOne = (m: RatioMean) => m.n > 0 && m.sum > m.n;
+
 /**
  * FREESH's MIAD (x2 / -100 MHz each second, from the top clock) on one simulated engine, with
  * Table 7's per-request-type thresholds (Appx. D.2) as its congestion signal. A second is a breach
- * when a request's latency is over a threshold as soon as the server can tell: a first token later
- * than the TTFT threshold, or none yet and the request older than it; a request older than its E2E
- * threshold, finished or not; a finished request whose mean TBT is over the TBT threshold.
- * `requests[n]` is the engine's n-th request. TBT is the request's mean, not single token gaps: one
- * long prefill stalls every running sequence beyond 150 ms, and a gap signal would then never let
- * a long-prompt worker's clock down, where FREESH's Fig. 15 shows MIAD lowering it for every type.
+ * when, over what the server saw in it, a mean is over its threshold (each request's latency taken
+ * relative to its own type's): the TTFT of the first tokens that came out, or the E2E or the mean
+ * TBT of the requests that finished; or when a request has waited past its TTFT threshold without
+ * a first token (a stalled server shows no means). Means, not single requests: Table 7's E2E
+ * thresholds are the mean latencies FREESH measured per type, so a busy server always has some
+ * request above them, and a per-request signal holds the clock at the top, where FREESH's Fig. 15
+ * shows MIAD lowering it for every type. `requests[n]` is the engine's n-th request.
  *
  * @example
  * const miad = miadEngineControl(gpu, requests.map((r) => ({ arrivalS: r.arrivalS, thresholds: FREESH_MIAD_THRESHOLDS.ss })));
@@ -31,31 +40,36 @@ export interface MiadEngineControl {
  */
 export function miadEngineControl(gpu: Pick<GpuSpec, "minMhz" | "maxMhz" | "clockStepMhz">, requests: readonly MiadWatched[]): MiadEngineControl {
   const byArrival = requests.map((_, i) => i).sort((a, b) => requests[a]!.arrivalS - requests[b]!.arrivalS);
-  /** Per request: 0 not yet seen, 1 first token out, 2 finished. */
-  const stage = new Uint8Array(requests.length);
+  const hasFirstToken = new Uint8Array(requests.length);
   let arrived = 0;
-  /** Arrived by the last check and not finished. */
-  const inFlight = new Set<number>();
-  let observed = false;
-  const lateNow = (nowS: number) => {
-    for (; arrived < byArrival.length && requests[byArrival[arrived]!]!.arrivalS <= nowS; arrived++) if (stage[byArrival[arrived]!] !== 2) inFlight.add(byArrival[arrived]!);
-    for (const i of inFlight) {
-      const { arrivalS, thresholds } = requests[i]!;
-      if (sloBreached([{ e2eS: nowS - arrivalS, ...(stage[i] === 0 ? { ttftMs: (nowS - arrivalS) * 1e3 } : {}) }], thresholds)) return true;
-    }
+  /** Arrived by the last check, no first token yet. */
+  const waiting = new Set<number>();
+  const waitedTooLong = (nowS: number) => {
+    for (; arrived < byArrival.length && requests[byArrival[arrived]!]!.arrivalS <= nowS; arrived++) if (!hasFirstToken[byArrival[arrived]!]) waiting.add(byArrival[arrived]!);
+    for (const i of waiting) if ((nowS - requests[i]!.arrivalS) * 1e3 > requests[i]!.thresholds.ttftMs) return true;
     return false;
   };
+  const fresh = () => ({ ttft: { sum: 0, n: 0 }, tbt: { sum: 0, n: 0 }, e2e: { sum: 0, n: 0 } });
+  let period = fresh();
   const clock = miadClockHook(new MiadController({ minMhz: gpu.minMhz, maxMhz: gpu.maxMhz, stepMhz: gpu.clockStepMhz }), (state) => {
-    const breach = observed || lateNow(state.nowS);
-    observed = false;
+    const breach = overOne(period.ttft) || overOne(period.tbt) || overOne(period.e2e) || waitedTooLong(state.nowS);
+    period = fresh();
     return breach;
   });
+  const add = (m: RatioMean, ratio: number) => {
+    m.sum += ratio;
+    m.n++;
+  };
   const onProgress = (index: number, o: Readonly<RequestOutcome>) => {
-    const finished = Number.isFinite(o.e2eS);
-    stage[index] = finished ? 2 : 1;
-    if (finished) inFlight.delete(index);
-    const seen = finished ? { e2eS: o.e2eS, ...(Number.isFinite(o.meanTbtS) ? { tbtMs: o.meanTbtS * 1e3 } : {}) } : { ttftMs: o.ttftS * 1e3 };
-    observed ||= sloBreached([seen], requests[index]!.thresholds);
+    const t = requests[index]!.thresholds;
+    if (!hasFirstToken[index] && Number.isFinite(o.ttftS)) {
+      hasFirstToken[index] = 1;
+      waiting.delete(index);
+      add(period.ttft, (o.ttftS * 1e3) / t.ttftMs);
+    }
+    if (!Number.isFinite(o.e2eS)) return;
+    add(period.e2e, o.e2eS / t.e2eS);
+    if (Number.isFinite(o.meanTbtS)) add(period.tbt, (o.meanTbtS * 1e3) / t.tbtMs);
   };
   return { clock, onProgress };
 }
