@@ -32,21 +32,3 @@ export function measuredE2eThresholdsS(configs: readonly (readonly { maxQps: num
     return served.length > 0 ? served.reduce((sum, c) => sum + c.latencyS, 0) / served.length : undefined;
   });
 }
-
-/** What was observed of one request during the last period; a field left out was not observed yet. */
-export interface LatencyObservation {
-  tbtMs?: number;
-  ttftMs?: number;
-  e2eS?: number;
-}
-
-/**
- * True when any observation exceeds its threshold: the congestion signal that triggers MIAD's
- * multiplicative increase.
- *
- * @example
- * sloBreached([{ ttftMs: 320 }], FREESH_MIAD_THRESHOLDS.ss); // true
- */
-export function sloBreached(observations: readonly LatencyObservation[], t: MiadThresholds): boolean {
-  return observations.some((o) => (o.tbtMs ?? 0) > t.tbtMs || (o.ttftMs ?? 0) > t.ttftMs || (o.e2eS ?? 0) > t.e2eS);
-}
