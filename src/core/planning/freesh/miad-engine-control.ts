@@ -23,6 +23,11 @@ interface RatioMean {
 
 const overOne = (m: RatioMean) => m.n > 0 && m.sum > m.n;
 
+function add(m: RatioMean, ratio: number): void {
+  m.sum += ratio;
+  m.n++;
+}
+
 /**
  * FREESH's MIAD (x2 / -100 MHz each second, from the top clock) on one simulated engine, with
  * Table 7's per-request-type thresholds (Appx. D.2) as its congestion signal. A second is a breach
@@ -56,10 +61,6 @@ export function miadEngineControl(gpu: Pick<GpuSpec, "minMhz" | "maxMhz" | "cloc
     period = fresh();
     return breach;
   });
-  const add = (m: RatioMean, ratio: number) => {
-    m.sum += ratio;
-    m.n++;
-  };
   const onProgress = (index: number, o: Readonly<RequestOutcome>) => {
     const t = requests[index]!.thresholds;
     if (!hasFirstToken[index] && Number.isFinite(o.ttftS)) {
