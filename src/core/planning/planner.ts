@@ -12,8 +12,11 @@ export interface PlannerStats {
   lpBound: number;
   /** (objective - lpBound) / |lpBound|; 0 when the plan reaches the bound. */
   gap: number;
-  /** "milp": branch and bound on the option fixed per group; "rounded": LP, rounding and repair; "greedy": no solver. */
-  method: "milp" | "rounded" | "greedy";
+  /**
+   * "exact": branch and bound over every option, one per group; "milp": branch and bound on the
+   * option fixed per group; "rounded": LP, rounding and repair; "greedy": no solver.
+   */
+  method: "exact" | "milp" | "rounded" | "greedy";
 }
 
 export interface PlannerResult {

@@ -7,6 +7,7 @@ export const names = {
   x: (g: number, k: number) => `x${g}_${k}`,
   served: (c: number) => `s${c}`,
   kept: (g: number) => `k${g}`,
+  picked: (g: number, k: number) => `y${g}_${k}`,
   spill: (e: number) => `f${e}`,
   overflow: "v",
 };
@@ -16,6 +17,12 @@ export interface InstanceModel {
   model: LpModel;
   /** The problem's objective (penalties included) of a solution of `model`. */
   objectiveOf(solution: LpSolution): number;
+  /**
+   * The solver's relative MIP gap that stops at `gap` of the problem's objective near `objective`:
+   * the model's objective also credits every req/s served at the unserved penalty, so it is far
+   * larger in size, and the same relative gap of it would accept much costlier plans.
+   */
+  solverGap(gap: number, objective: number): number;
 }
 
 /**
@@ -24,8 +31,10 @@ export interface InstanceModel {
  * - GPUs per pool: sum x * TP <= N (1); power per site: sum x * power <= P (2);
  * - demand per class (3) is soft: s_c <= Load_c and s_c <= sum x * load, with s_c credited at the
  *   unserved-load penalty, which is the same as paying the penalty for Load_c - s_c unserved;
- * - one (clock, load) per group (4, 5) is not in the model (it needs a binary per option): the
- *   LP's basic solutions use few options, and `solveInstances` fixes one per group afterwards;
+ * - one (clock, load) per group (4, 5) needs a binary per option, so it is in the model only with
+ *   `onePerGroup` (y{g}_{k} in {0, 1}, sum over k <= 1, x{g}_{k} <= y{g}_{k} x the instances the
+ *   group's pool can hold); otherwise the LP's basic solutions use few options, and
+ *   `solveInstances` fixes one per group afterwards;
  * - reconfiguration (6, 7): sum over groups of TP * |X_g - Old_g| <= R_L GPUs, X_g summing the
  *   group's options (clock and load are Planner-S's cheap knobs; R_L bounds TP changes). With
  *   k_g = min(X_g, Old_g) kept instances, |X - Old| = X + Old - 2k. R_L may be exceeded, at a
@@ -41,7 +50,7 @@ export interface InstanceModel {
  * library's dense simplex stalls on large phase-1 work and on coefficients spanning 1e9.
  * With `integer`, the x are integers.
  */
-export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }): InstanceModel {
+export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean; onePerGroup?: boolean }): InstanceModel {
   const costUnit = Math.max(1e-12, ...p.groups.flatMap((g) => g.options.map((x) => x.cost / x.loadRps)));
   const powerUnit = Math.max(1e-12, ...p.groups.flatMap((g) => g.options.map((x) => x.powerW)));
   const model: LpModel = { optimize: "cost", opType: "min", constraints: {}, variables: {}, ...(o.integer ? { ints: {} } : {}) };
@@ -75,9 +84,19 @@ export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }):
       if (budget !== undefined) v["rc"] = g.tp;
       if (tracked) v[`kx${gi}`] = -1;
       const name = names.x(gi, k);
+      if (o.onePerGroup) {
+        // x <= y x (instances the pool holds); y <= 1; sum of the group's y <= 1.
+        const pick = names.picked(gi, k);
+        v[`l${pick}`] = 1;
+        model.constraints[`l${pick}`] = { max: 0 };
+        model.constraints[`u${pick}`] = { max: 1 };
+        model.variables[pick] = { cost: 0, [`one${gi}`]: 1, [`l${pick}`]: -Math.floor(p.pools[g.pool]!.count / g.tp), [`u${pick}`]: 1 };
+        if (o.integer) model.ints![pick] = 1;
+      }
       model.variables[name] = v;
       if (o.integer) model.ints![name] = 1;
     });
+    if (o.onePerGroup && g.options.length > 0) model.constraints[`one${gi}`] = { max: 1 };
     if (tracked && g.options.length > 0) {
       model.constraints[`kx${gi}`] = { max: 0 };
       model.constraints[`ko${gi}`] = { max: g.old };
@@ -89,5 +108,9 @@ export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean }):
     model.variables[names.overflow] = { cost: p.reconfigPenalty / costUnit, rc: -1 };
   }
   const offset = p.unservedPenalty * p.demandRps.reduce((a, b) => a + b, 0);
-  return { model, objectiveOf: (s) => s.objective * costUnit + offset };
+  return {
+    model,
+    objectiveOf: (s) => s.objective * costUnit + offset,
+    solverGap: (gap, objective) => (gap * Math.abs(objective)) / Math.max(Math.abs(objective - offset), 1e-12),
+  };
 }

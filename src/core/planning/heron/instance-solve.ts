@@ -12,7 +12,7 @@ export interface InstanceOutcome {
   gap: number;
   variables: number;
   constraints: number;
-  method: "milp" | "rounded";
+  method: "exact" | "milp" | "rounded";
   notes: string[];
 }
 
@@ -23,9 +23,16 @@ export interface SolveInstancesOptions {
    * different plan, and on Heron-shaped inputs it did not beat rounding.
    */
   milpMaxInts?: number;
+  /**
+   * Branch and bound over every option with one (clock, load) per group (Heron's Fig. 10 as
+   * written, `onePerGroup`) also runs when the problem has at most this many options. Off (0) by
+   * default for the same reason as `milpMaxInts`; with HiGHS a problem of a few hundred options
+   * solves in about a second, and fixing options after the LP can miss a far better choice.
+   */
+  exactMaxOptions?: number;
   /** Limit for branch and bound (default 1000 ms); a run cut short is not used. */
   timeoutMs?: number;
-  /** Relative gap at which branch and bound may stop (default 1e-4). */
+  /** Relative gap to the LP bound of the plan's objective at which branch and bound may stop (default 1e-4). */
   mipGap?: number;
 }
 
@@ -38,11 +45,13 @@ export interface SolveInstancesOptions {
  * 3. with options fixed, the LP over them is rounded and repaired (`roundAndRepair`, which also
  *    fills what the integer plan leaves unserved from any group with room); optionally (small
  *    problems, `milpMaxInts`) branch and bound on the fixed options runs too and the better plan
- *    is kept.
+ *    is kept;
+ * 4. optionally (small problems, `exactMaxOptions`) branch and bound over every option, one per
+ *    group, runs as well, and the best plan is kept.
  * The gap of the result to the bound is measured, not assumed.
  */
 export function solveInstances(p: InstanceProblem, solver: LpSolver, o: SolveInstancesOptions = {}): InstanceOutcome {
-  const { model, objectiveOf } = buildInstanceModel(p, { integer: false });
+  const { model, objectiveOf, solverGap } = buildInstanceModel(p, { integer: false });
   const size = { variables: Object.keys(model.variables).length, constraints: Object.keys(model.constraints).length };
   const lp = solver.solve(model);
   const budget = p.reconfigBudgetGpus ?? Infinity;
@@ -69,19 +78,28 @@ export function solveInstances(p: InstanceProblem, solver: LpSolver, o: SolveIns
     }
     if (!best || usage.objective < best.usage.objective) best = { fixed, choice, usage };
   }
+  const lpBound = objectiveOf(lp);
+  const limits = { timeoutMs: o.timeoutMs ?? 1000, mipGap: solverGap(o.mipGap ?? 1e-4, lpBound) };
   const fixed = best!.fixed;
   let { choice, usage } = best!;
   let method: InstanceOutcome["method"] = "rounded";
   if (o.milpMaxInts && fixed.active <= o.milpMaxInts) {
     // A branch and bound cut short by the clock is dropped, so the plan does not depend on timing.
-    const milp = solver.solve(buildInstanceModel(fixed.problem, { integer: true }).model, { timeoutMs: o.timeoutMs ?? 1000, mipGap: o.mipGap ?? 1e-4 });
+    const milp = solver.solve(buildInstanceModel(fixed.problem, { integer: true }).model, limits);
     if (milp.status === "optimal") {
       const exact = roundAndRepair(p, readChoice(fixed, milp.values), budget + (milp.values[names.overflow] ?? 0));
       const exactUsage = usageOf(p, exact);
       if (exactUsage.feasible && exactUsage.objective < usage.objective) [choice, usage, method] = [exact, exactUsage, "milp"];
     }
   }
-  const lpBound = objectiveOf(lp);
+  if (o.exactMaxOptions && optionCount(p) <= o.exactMaxOptions) {
+    const exact = solver.solve(buildInstanceModel(p, { integer: true, onePerGroup: true }).model, limits);
+    if (exact.status === "optimal") {
+      const picked = roundAndRepair(p, readPicked(p, exact.values), budget + (exact.values[names.overflow] ?? 0));
+      const pickedUsage = usageOf(p, picked);
+      if (pickedUsage.feasible && pickedUsage.objective < usage.objective) [choice, usage, method] = [picked, pickedUsage, "exact"];
+    }
+  }
   const gap = (usage.objective - lpBound) / Math.max(Math.abs(lpBound), 1e-9);
   return { choice, usage, lpBound, gap: Math.max(0, gap), ...size, method, notes: [] };
 }
@@ -129,6 +147,16 @@ function reserveFor(p: InstanceProblem, fixed: FixedOptions, extraShortfall: rea
     const best = options.reduce((a, b) => (b.load > a.load ? b : a), { tp: 0, load: 0 });
     return sum + (best.load > 0 ? best.tp * Math.ceil(rps / best.load) : 0);
   }, 0);
+}
+
+function optionCount(p: InstanceProblem): number {
+  return p.groups.reduce((n, g) => n + g.options.length, 0);
+}
+
+/** The plan of a `onePerGroup` solution: per group the option it picked, if any, and its count. */
+function readPicked(p: InstanceProblem, values: Readonly<Record<string, number>>): InstanceChoice {
+  const option = p.groups.map((g, gi) => g.options.findIndex((_, k) => (values[names.picked(gi, k)] ?? 0) > 0.5 && (values[names.x(gi, k)] ?? 0) > 0.5));
+  return { option, count: option.map((k, gi) => (k >= 0 ? Math.round(values[names.x(gi, k)] ?? 0) : 0)) };
 }
 
 function readChoice(fixed: FixedOptions, values: Readonly<Record<string, number>>): InstanceChoice {
