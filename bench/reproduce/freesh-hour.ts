@@ -10,6 +10,7 @@ import { FREESH_MIAD_THRESHOLDS, measuredE2eThresholdsS } from "../../src/core/p
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../src/core/ports/rng.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
+import { moments } from "../../src/core/stats/moments.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { combinedInput, combinedPlan, combinedProfile } from "./freesh-combined.ts";
 import { binLengths, servingModes, type ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
@@ -37,13 +38,17 @@ export interface HourOptions {
 
 export interface SystemResult {
   system: HourSystem;
+  /** Mean over the system's placements (see `byPlacement`). */
   energyKwh: number;
-  /** In e_instance.csv's unit x MWh (PJM publishes lb/MWh). */
+  /** In e_instance.csv's unit x MWh (PJM publishes lb/MWh); mean over the placements. */
   emissions: number;
+  /** Every placement's requests (the Baseline's site orders pooled). */
   served: ServedRequest[];
   untyped: number;
-  /** Partition and workers (site:type:mode x n) per episode. */
+  /** Workers (site:type:mode x n) per episode; the Baseline's site orders separated by " / ". */
   plans: string[];
+  /** Energy and emissions of each placement (one, or the Baseline's per site order); the system's are their means. */
+  byPlacement: { energyKwh: number; emissions: number }[];
 }
 
 export interface HourResult {
@@ -64,7 +69,7 @@ export interface HourResult {
  * which every plan covers α x the forecast (the engine model's 70B is slower than FREESH's
  * measured vLLM, so the stored run's ÷ 2 does not fit the three sites). Systems: FREESH (all
  * knobs), Baseline (no classifier and no knobs: one type-blind pool of TP4 workers reserved for
- * the day's peak forecast, taken site by site in file order, top clocks, FCFS), the same pool
+ * the day's peak forecast, taken site by site, the mean over every site order; top clocks, FCFS), the same pool
  * sized for the hour's peak, and FREESH without one knob each (the other partition; E1's plan
  * kept for E2; top clocks; FCFS).
  */
@@ -86,9 +91,10 @@ export function runFreeshHour(o: HourOptions): HourResult {
     // w/o MultiParti: the same episode with only the partition FREESH did not choose.
     const otherInputs = inputs.map((input, e) => ({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }));
     const other = otherInputs.map((input) => solveFreeshPool(input, solver));
-    const baseline = baselinePlan(inputs[0]!, dayTotals(data, beta), blind);
-    const hourBaseline = baselinePlan(inputs[0]!, totals.flat(), blind);
-    const covered = baseline.covered && hourBaseline.covered && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
+    const orders = siteOrders(inputs[0]!.sites.length);
+    const baseline = orders.map((order) => baselinePlan(inputs[0]!, dayTotals(data, beta), blind, order));
+    const hourBaseline = orders.map((order) => baselinePlan(inputs[0]!, totals.flat(), blind, order));
+    const covered = [...baseline, ...hourBaseline].every((b) => b.covered) && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
     return { inputs, freesh, otherInputs, other, baseline, hourBaseline, covered };
   };
   const betas = o.betas ?? [2, 3, 4, 6, 8];
@@ -119,19 +125,20 @@ export function runFreeshHour(o: HourOptions): HourResult {
   const freeshPlans = plans.freesh.map((r, e) => asServing(plans.inputs[e]!, r));
   o.progress("freesh: profiling and planning the Greenference combined policy");
   const combined = combinedPlans(o, plans.inputs, plans.freesh, parts, modes, asServing);
-  const systems: Record<HourSystem, { plans: EpisodeServing[]; knobs: Knobs }> = {
-    FREESH: { plans: freeshPlans, knobs: { clock: "miad", llf: true } },
-    Baseline: { plans: episodes.map(() => ({ workers: plans.baseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
-    "Baseline, hour's peak": { plans: episodes.map(() => ({ workers: plans.hourBaseline.workers, classify: () => 0 })), knobs: { clock: "top", llf: false } },
-    "w/o MultiParti": { plans: plans.other.map((r, e) => asServing(plans.otherInputs[e]!, r)), knobs: { clock: "miad", llf: true } },
-    "w/o TPchange": { plans: episodes.map(() => freeshPlans[0]!), knobs: { clock: "miad", llf: true } },
-    "w/o MIAD": { plans: freeshPlans, knobs: { clock: "top", llf: true } },
-    "w/o LLF": { plans: freeshPlans, knobs: { clock: "miad", llf: false } },
-    "Greenference combined": { plans: combined.plans, knobs: { clock: "ecofreq", llf: false } },
+  // Per system, its plans per episode: one set, or for the Baseline one set per site order.
+  const baselineOf = (pools: { workers: Worker[] }[]) => pools.map((pool) => episodes.map(() => ({ workers: pool.workers, classify: () => 0 })));
+  const systems: Record<HourSystem, { placements: EpisodeServing[][]; knobs: Knobs }> = {
+    FREESH: { placements: [freeshPlans], knobs: { clock: "miad", llf: true } },
+    Baseline: { placements: baselineOf(plans.baseline), knobs: { clock: "top", llf: false } },
+    "Baseline, hour's peak": { placements: baselineOf(plans.hourBaseline), knobs: { clock: "top", llf: false } },
+    "w/o MultiParti": { placements: [plans.other.map((r, e) => asServing(plans.otherInputs[e]!, r))], knobs: { clock: "miad", llf: true } },
+    "w/o TPchange": { placements: [episodes.map(() => freeshPlans[0]!)], knobs: { clock: "miad", llf: true } },
+    "w/o MIAD": { placements: [freeshPlans], knobs: { clock: "top", llf: true } },
+    "w/o LLF": { placements: [freeshPlans], knobs: { clock: "miad", llf: false } },
+    "Greenference combined": { placements: [combined.plans], knobs: { clock: "ecofreq", llf: false } },
   };
-  const results = HOUR_SYSTEMS.map((system) => {
-    o.progress(`freesh: serving the hour, ${system}`);
-    const { plans: byEpisode, knobs } = systems[system];
+  /** One set of per-episode plans served through the hour: energy, emissions (each site's rate per 5-minute step) and requests. */
+  const serveHour = (byEpisode: readonly EpisodeServing[], knobs: Knobs) => {
     let energyJ = 0;
     let emissions = 0;
     const served: ServedRequest[] = [];
@@ -148,7 +155,22 @@ export function runFreeshHour(o: HourOptions): HourResult {
       served.push(...run.served);
       untyped += run.untyped;
     });
-    return { system, energyKwh: energyJ / 3.6e6, emissions, served, untyped, plans: byEpisode.map((p) => describe(p.workers, modes, system.startsWith("Baseline") ? ["all"] : profiles.types)) };
+    return { energyKwh: energyJ / 3.6e6, emissions, served, untyped };
+  };
+  const results = HOUR_SYSTEMS.map((system): SystemResult => {
+    o.progress(`freesh: serving the hour, ${system}`);
+    const { placements, knobs } = systems[system];
+    const runs = placements.map((byEpisode) => serveHour(byEpisode, knobs));
+    const types = system.startsWith("Baseline") ? ["all"] : profiles.types;
+    return {
+      system,
+      energyKwh: moments(runs.map((r) => r.energyKwh)).mean,
+      emissions: moments(runs.map((r) => r.emissions)).mean,
+      served: runs.flatMap((r) => r.served),
+      untyped: runs.reduce((n, r) => n + r.untyped, 0),
+      plans: episodes.map((_, e) => placements.map((byEpisode) => describe(byEpisode[e]!.workers, modes, types)).join(" / ")),
+      byPlacement: runs.map((r) => ({ energyKwh: r.energyKwh, emissions: r.emissions })),
+    };
   });
   return { beta, requests: workload.reduce((n, w) => n + w.length, 0), freeshPartitions: plans.freesh.map((r) => r.partitionName), combinedShortfallRps: combined.shortfallRps, systems: results };
 }
@@ -202,18 +224,19 @@ const BASELINE_TP = 4;
  * choice (knob 1), top clocks, FCFS; §1 describes the practice it stands for as "reservation-based
  * allocation ... for GPU provisioning based on peak load" with parallelism fixed over a large time
  * window, and §4.2 credits part of FREESH's saving to its "look-ahead GPU cluster provisioning".
- * So: one type-blind pool of TP4 workers (`BASELINE_TP`), taken from the inventory in file order
- * (site by site, GPU kind by kind) until their profiled capacity covers α x the peak of `totals`:
- * the day's forecast for the Baseline (a reservation for the day's peak, no look-ahead), the
- * hour's for the reading that gives it FREESH's look-ahead. Neither the modes (for energy) nor
- * the sites (for carbon) are chosen; `covered` is false when the inventory runs out first.
+ * So: one type-blind pool of TP4 workers (`BASELINE_TP`), taken from the inventory site by site in
+ * `order` (GPU kind by kind within a site) until their profiled capacity covers α x the peak of
+ * `totals`: the day's forecast for the Baseline (a reservation for the day's peak, no look-ahead),
+ * the hour's for the reading that gives it FREESH's look-ahead. Neither the modes (for energy) nor
+ * the sites (for carbon) are chosen: the hour serves one pool per site order (`siteOrders`) and
+ * reports their mean. `covered` is false when the inventory runs out first.
  */
-function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: FreeshConfigPoint[][]): { workers: Worker[]; covered: boolean } {
+function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: FreeshConfigPoint[][], order: readonly number[]): { workers: Worker[]; covered: boolean } {
   const need = first.alpha * Math.max(...totals);
   const workers: Worker[] = [];
   let capacity = 0;
-  first.sites.forEach((site, n) => {
-    for (const [kind, count] of Object.entries(site.gpus)) {
+  for (const n of order) {
+    for (const [kind, count] of Object.entries(first.sites[n]!.gpus)) {
       const mode = first.modes.findIndex((m) => Object.entries(m.gpus).every(([k, g]) => g === (k === kind ? BASELINE_TP : 0)));
       const point = blind[0]![mode];
       if (mode < 0 || !point || point.maxQps <= 0) continue;
@@ -222,8 +245,26 @@ function baselinePlan(first: FreeshPoolInput, totals: readonly number[], blind: 
         capacity += point.maxQps;
       }
     }
-  });
+  }
   return { workers, covered: capacity >= need };
+}
+
+/** Largest site count for which every order is served (4! = 24 pools); beyond it, the rotations. */
+const MAX_SITES_FOR_EVERY_ORDER = 4;
+
+/**
+ * The orders a carbon-blind operator could take `n` sites in, so that no site is favoured: every
+ * permutation (the exact mean over a random order) up to `MAX_SITES_FOR_EVERY_ORDER` sites, and
+ * beyond it the n rotations (each site first, and in each position, once).
+ *
+ * @example
+ * siteOrders(3); // [[0,1,2],[0,2,1],[1,0,2],[1,2,0],[2,0,1],[2,1,0]]
+ */
+export function siteOrders(n: number): number[][] {
+  const sites = Array.from({ length: n }, (_, i) => i);
+  if (n > MAX_SITES_FOR_EVERY_ORDER) return sites.map((first) => sites.map((i) => (first + i) % n));
+  const permutations = (rest: number[]): number[][] => (rest.length === 0 ? [[]] : rest.flatMap((x) => permutations(rest.filter((y) => y !== x)).map((tail) => [x, ...tail])));
+  return permutations(sites);
 }
 
 /**
