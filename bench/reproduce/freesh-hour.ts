@@ -69,9 +69,9 @@ export interface HourResult {
  * which every plan covers α x the forecast (the engine model's 70B is slower than FREESH's
  * measured vLLM, so the stored run's ÷ 2 does not fit the three sites). Systems: FREESH (all
  * knobs), Baseline (no classifier and no knobs: one type-blind pool of TP4 workers reserved for
- * the day's peak forecast, taken site by site, the mean over every site order; top clocks, FCFS), the same pool
- * sized for the hour's peak, and FREESH without one knob each (the other partition; E1's plan
- * kept for E2; top clocks; FCFS).
+ * the day's peak forecast, taken site by site, the mean over every order of the sites; top
+ * clocks, FCFS), the same pool sized for the hour's peak, and FREESH without one knob each (the
+ * other partition; E1's plan kept for E2; top clocks; FCFS).
  */
 export function runFreeshHour(o: HourOptions): HourResult {
   const { data, solver } = o;
