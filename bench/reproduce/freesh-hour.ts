@@ -92,7 +92,8 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const otherInputs = inputs.map((input, e) => ({ ...input, partitions: input.partitions.filter((_, s) => s !== freesh[e]!.partition) }));
     const other = otherInputs.map((input) => solveFreeshPool(input, solver));
     const orders = siteOrders(inputs[0]!.sites.length);
-    const baseline = orders.map((order) => baselinePlan(inputs[0]!, dayTotals(data, beta), blind, order));
+    const day = dayTotals(data, beta);
+    const baseline = orders.map((order) => baselinePlan(inputs[0]!, day, blind, order));
     const hourBaseline = orders.map((order) => baselinePlan(inputs[0]!, totals.flat(), blind, order));
     const covered = [...baseline, ...hourBaseline].every((b) => b.covered) && [...freesh, ...other].every((r) => r.status === "optimal" && r.shortfallQps.every((x) => x <= 1e-9));
     return { inputs, freesh, otherInputs, other, baseline, hourBaseline, covered };
