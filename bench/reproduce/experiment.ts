@@ -26,9 +26,9 @@ export const ExperimentRow = z.object({
 });
 export type ExperimentRow = z.infer<typeof ExperimentRow>;
 
-/** Inputs every experiment takes (defaults point at ../shared/data). */
+/** Inputs every experiment takes (defaults point at the repository's data/). */
 export interface ReproduceOptions {
-  /** The shared data folder (`--data`, default ../shared/data). */
+  /** The data folder (`--data`, default the repository's data/, see data/README.md). */
   dataDir: string;
   /** A request trace replacing the seed's default (`--trace`). */
   trace?: string;

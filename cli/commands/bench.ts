@@ -1,3 +1,4 @@
+import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { agentBenchTable, runAgentBench, type AgentBenchResult } from "../../bench/agent-bench.ts";
 import { runE2eBench } from "../../bench/e2e-bench.ts";
 import { runEdgeBench } from "../../bench/edge-bench.ts";
@@ -34,7 +35,7 @@ const tables: Record<string, (result: object) => string> = {
 /** `greenference bench <name>`. */
 export const bench: Command = {
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, "devtools-network": { type: "boolean", default: false }, json: { type: "boolean", default: false } }, usage);
+    const { values, positionals } = parseFlags(argv, { data: { type: "string", default: defaultDataDir() }, "devtools-network": { type: "boolean", default: false }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);
     const name = positionals[0];
     const run = name ? benches[name] : undefined;

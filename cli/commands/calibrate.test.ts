@@ -3,7 +3,7 @@ import { runCli } from "../run-command.test-helper.ts";
 
 describe("greenference calibrate", () => {
   it("prints every calibration figure as the last JSON line", async () => {
-    const r = await runCli(["calibrate", "--data", "../shared/data", "--requests", "120", "--json"]);
+    const r = await runCli(["calibrate", "--data", "data", "--requests", "120", "--json"]);
     expect(r.code).toBe(0);
     const j = r.last();
     expect(j.simulated).toBe(true);

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
 import { calibrationReport } from "../../src/core/calibration/calibration-report.ts";
 import { parseSplitwise } from "../../src/core/calibration/splitwise-rows.ts";
@@ -13,12 +14,12 @@ Llama2-70B prompt and token times (DIR/splitwise/perf_model.csv), GreenServe's A
 1005->1410 MHz trade-off, and DynamoLLM Table I's energy-optimal (TP, clock) per class. Also
 reports, without a goal, the model under load at FREESH's measured vLLM operating points
 (DIR/freesh/profiles.json, lengths from DIR/azure-llm-2023/AzureLLMInferenceTrace_conv.csv).
-Results are simulated by the model. --data defaults to ../shared/data.`;
+Results are simulated by the model. --data defaults to the data/ folder the package carries.`;
 
 /** `greenference calibrate`: the model's calibration report. */
 export const calibrate: Command = {
   async run(argv) {
-    const { values } = parseFlags(argv, { data: { type: "string", default: "../shared/data" }, seed: { type: "string", default: "7" }, requests: { type: "string", default: "300" }, json: { type: "boolean", default: false } }, usage);
+    const { values } = parseFlags(argv, { data: { type: "string", default: defaultDataDir() }, seed: { type: "string", default: "7" }, requests: { type: "string", default: "300" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);
     const file = join(values.data, "splitwise", "perf_model.csv");
     const rows = parseSplitwise(await readDataFile(file), file);

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../main.ts";
 
-const TRACE = resolve(process.cwd(), "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
+const TRACE = resolve(process.cwd(), "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
 
 async function run(args: string[]) {
   const out: string[] = [];

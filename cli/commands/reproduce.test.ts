@@ -69,7 +69,7 @@ describe("greenference reproduce", () => {
 
   it("runs Heron's quick configuration on the four least variable of the wind farms given with --grid", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gf-reproduce-"));
-    const grids = ["MISO", "BPAT", "AZPS", "CISO", "ERCO"].map((r) => join(process.cwd(), `../shared/data/grid-2022/${r}-2022H1.csv`));
+    const grids = ["MISO", "BPAT", "AZPS", "CISO", "ERCO"].map((r) => join(process.cwd(), `data/grid-2022/${r}-2022H1.csv`));
     const r = await runCli(["reproduce", "heron", "--quick", ...grids.flatMap((g) => ["--grid", g]), "--out", join(dir, "out"), "--results", join(dir, "RESULTS.md"), "--json"]);
     expect(r.code).toBe(0);
     const rows: ExperimentRow[] = r.last().experiments;

@@ -1,3 +1,4 @@
+import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ExperimentRow, SEEDS, SeedName, type ReproduceOptions } from "../../bench/reproduce/experiment.ts";
@@ -6,7 +7,7 @@ import { CliError } from "../cli-error.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 import { resultsMarkdown, rowsTable, type SeedRun } from "../reproduce/results-markdown.ts";
 
-const DEFAULTS = { data: "../shared/data", out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
+const DEFAULTS = { data: defaultDataDir(), out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
 
 const usage = `usage: greenference reproduce <${SEEDS.join("|")}|all> [--data DIR] [--trace FILE] [--grid FILE]... [--out DIR] [--results FILE] [--seed N] [--json]
 

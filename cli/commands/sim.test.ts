@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../run-command.test-helper.ts";
 
-const data = resolve(process.cwd(), "../shared/data");
+const data = resolve(process.cwd(), "data");
 
 function scenario(overrides: Record<string, unknown> = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gf-sim-"));

@@ -2,7 +2,7 @@ import type { ExperimentRow, SeedName, SeedResult } from "../../bench/reproduce/
 import { formatFigure } from "../../bench/reproduce/rows.ts";
 import { markdownTable } from "../markdown-table.ts";
 
-/** The seed papers in ../shared/seeds, for headings. */
+/** The seed papers, for headings. */
 const PAPERS: Record<SeedName, string> = {
   heron: "seed 000, Heron (AI Greenferencing: routing AI inferencing across wind-powered sites)",
   clover: "seed 001, Clover (carbon-aware mixed-quality inference)",

@@ -1,3 +1,4 @@
+import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { z } from "zod";
 
 /** One simulated site of the local stack: a wind farm (its region's WND series) or a grid connection. */
@@ -5,7 +6,7 @@ export const StackSite = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("wind"),
     id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
-    /** Balancing authority whose WND column (../shared/data/grid-2022/<region>-2022H1.csv) drives the envelope. */
+    /** Balancing authority whose WND column (<dataDir>/grid-2022/<region>-2022H1.csv) drives the envelope. */
     region: z.string().min(1),
     gpus: z.number().int().positive().max(64),
     /** The farm is right-sized so this percentile of its generation runs every GPU flat out (Heron). */
@@ -26,8 +27,8 @@ export type StackSite = z.infer<typeof StackSite>;
  * file. `--config FILE` (JSON) and flags override it.
  */
 export const StackConfig = z.object({
-  /** The shared data folder (grid series, the Azure trace). */
-  dataDir: z.string().min(1).default("../shared/data"),
+  /** The data folder (grid series, the Azure trace): the package's own data/ unless given. */
+  dataDir: z.string().min(1).default(defaultDataDir),
   /** Port of `wrangler dev`; 0 picks a free one. */
   edgePort: z.number().int().min(0).max(65535).default(8787),
   /**

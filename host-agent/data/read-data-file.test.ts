@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { DataError } from "../../src/core/data/data-error.ts";
 import { dataFilesIn, loadAzureTrace, loadFreesh, loadGrid, readDataFile } from "./read-data-file.ts";
 
-const DATA = resolve(process.cwd(), "../shared/data");
+const DATA = resolve(process.cwd(), "data");
 
 describe("readDataFile", () => {
   it("turns a missing file or a directory into a DataError naming the path", async () => {

@@ -32,7 +32,7 @@ export async function readDataFile(path: string): Promise<string> {
  * becomes a DataError naming it.
  *
  * @example
- * await dataFilesIn("../shared/data/grid-2022", ".csv"); // [".../AZPS-2022H1.csv", ...]
+ * await dataFilesIn("data/grid-2022", ".csv"); // [".../AZPS-2022H1.csv", ...]
  */
 export async function dataFilesIn(dir: string, suffix: string): Promise<string[]> {
   try {
@@ -69,7 +69,7 @@ export interface FreeshData {
  * names for partitions a and b.
  *
  * @example
- * const freesh = await loadFreesh("../shared/data/freesh");
+ * const freesh = await loadFreesh("data/freesh");
  */
 export async function loadFreesh(dir: string): Promise<FreeshData> {
   const profilesPath = join(dir, "profiles.json");

@@ -27,7 +27,7 @@ describe("FREESH's Baseline has no location knob", () => {
   });
 
   it("emits the same whichever order the data lists the sites in", async () => {
-    const [data, trace, solver] = await Promise.all([loadFreesh("../shared/data/freesh"), loadAzureTrace("../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), highsSolver()]);
+    const [data, trace, solver] = await Promise.all([loadFreesh("data/freesh"), loadAzureTrace("data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), highsSolver()]);
     const { hourEpisodes, betas, probeRequests } = FREESH_SIZES.quick;
     const baselineOf = (d: FreeshData) => {
       const hour = runFreeshHour({ data: d, lengths: trace.requests, llm: llmSpecs["llama3-70b"], solver, episodes: hourEpisodes, betas, seed: 1, probeRequests, progress: () => {} });

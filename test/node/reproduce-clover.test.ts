@@ -32,12 +32,12 @@ describe("reproduce clover (quick)", () => {
   });
 
   it("reads the grid given with --grid instead of CISO", async () => {
-    const grid = "../shared/data/grid-2022/ERCO-2022H1.csv";
+    const grid = "data/grid-2022/ERCO-2022H1.csv";
     const ciso = await cloverReproduction.run(quickOptions());
     const erco = await cloverReproduction.run(quickOptions({ grids: [grid] }));
     expect(erco.inputs).toMatchObject({ files: { grid } });
     expect((erco.inputs as { trace: { baseCi: number } }).trace.baseCi).not.toBe((ciso.inputs as { trace: { baseCi: number } }).trace.baseCi);
-    await expect(cloverReproduction.run(quickOptions({ grids: ["../shared/data/grid-2022/nowhere.csv"] }))).rejects.toThrow(/nowhere\.csv: no such file/);
+    await expect(cloverReproduction.run(quickOptions({ grids: ["data/grid-2022/nowhere.csv"] }))).rejects.toThrow(/nowhere\.csv: no such file/);
   });
 });
 

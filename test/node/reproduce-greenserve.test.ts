@@ -21,7 +21,7 @@ describe("reproduce greenserve (quick)", () => {
   });
 
   it("sweeps the lengths of the trace given with --trace instead of the two datasets", async () => {
-    const trace = "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
+    const trace = "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv";
     const result = await greenserveReproduction.run(quickOptions({ trace }));
     expect(result.inputs).toMatchObject({ files: { trace }, sweep: { datasets: [trace] } });
     expect(result.tables.find((t) => t.name === "greenserve-sweep")!.markdown.split("\n")).toHaveLength(2 + 2);

@@ -4,7 +4,7 @@ import { ExperimentRow, holds, type ReproduceOptions, type SeedName, type SeedRe
 /** Options for a `--quick` run against the shared data, messages collected. */
 export function quickOptions(extra: Partial<ReproduceOptions> = {}): ReproduceOptions & { messages: string[] } {
   const messages: string[] = [];
-  return { dataDir: "../shared/data", grids: [], outDir: "out/test-reproduce", seed: 1, quick: true, progress: (m) => messages.push(m), messages, ...extra };
+  return { dataDir: "data", grids: [], outDir: "out/test-reproduce", seed: 1, quick: true, progress: (m) => messages.push(m), messages, ...extra };
 }
 
 /**

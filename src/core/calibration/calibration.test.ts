@@ -11,7 +11,7 @@ import { energyOptimalConfig } from "./energy-optimal-config.ts";
 import { splitwiseAccuracy } from "./splitwise-accuracy.ts";
 import { parseSplitwise } from "./splitwise-rows.ts";
 
-const file = resolve(process.cwd(), "../shared/data/splitwise/perf_model.csv");
+const file = resolve(process.cwd(), "data/splitwise/perf_model.csv");
 const g = CALIBRATION_GOALS;
 
 describe("calibration against splitwise perf_model.csv (Llama2-70B, A100/H100, TP 2/4/8)", () => {

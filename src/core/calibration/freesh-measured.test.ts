@@ -8,7 +8,7 @@ import { llmSpecs } from "../model/llm-specs.ts";
 import { binLengths } from "../planning/freesh/serving-modes.ts";
 import { freeshMeasuredPoints, summariseMeasured } from "./freesh-measured.ts";
 
-const data = resolve(process.cwd(), "../shared/data");
+const data = resolve(process.cwd(), "data");
 const read = (path: string) => readFileSync(resolve(data, path), "utf8");
 const profiles = parseFreeshProfiles(read("freesh/profiles.json"), "profiles.json");
 const lengths = parseAzureTrace(read("azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), "conv").requests;

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseAzureTrace } from "./azure-trace.ts";
 import { DataError } from "./data-error.ts";
 
-const FILE = resolve(process.cwd(), "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
+const FILE = resolve(process.cwd(), "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv");
 const HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
 
 describe("parseAzureTrace on the real conversation hour", () => {

@@ -5,7 +5,7 @@ import { parseFreeshProfiles } from "./freesh-profiles.ts";
 import { parseFreeshDemand, parseFreeshEmissions } from "./freesh-series.ts";
 import { FREESH_PARTITIONS } from "../workload/freesh-partition.ts";
 
-const read = (name: string) => readFileSync(resolve(process.cwd(), "../shared/data/freesh", name), "utf8");
+const read = (name: string) => readFileSync(resolve(process.cwd(), "data/freesh", name), "utf8");
 
 describe("FREESH files", () => {
   it("reads 288 five-minute emission rates for 3 sites, negatives included", () => {

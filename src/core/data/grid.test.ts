@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { carbonSeries, windSeries } from "./grid-series.ts";
 import { parseGridCsv } from "./grid.ts";
 
-const read = (ba: string) => readFileSync(resolve(process.cwd(), `../shared/data/grid-2022/${ba}-2022H1.csv`), "utf8");
+const read = (ba: string) => readFileSync(resolve(process.cwd(), `data/grid-2022/${ba}-2022H1.csv`), "utf8");
 const HEADER = "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n";
 
 describe("parseGridCsv on the real 2022H1 files", () => {

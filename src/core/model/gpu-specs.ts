@@ -7,7 +7,7 @@ import type { GpuType } from "../schemas/ids.ts";
  * - datasheet: NVIDIA A100 (SXM4 80GB) and H100 (SXM5 80GB) datasheets: dense BF16 tensor
  *   TFLOPS, HBM bandwidth, NVLink bandwidth, max SM clock, TDP, number of SMs.
  * - splitwise-fit: least squares (soft-L1 on the log ratio) of `iteration-time.ts` against
- *   `shared/data/splitwise/perf_model.csv` (Llama2-70B, TP 2/4/8, measured at max clock), TP2 b64
+ *   `data/splitwise/perf_model.csv` (Llama2-70B, TP 2/4/8, measured at max clock), TP2 b64
  *   rows excluded because that batch does not fit the KV cache (see `calibration/splitwise.ts`).
  *   These fold in what the measured engine (vLLM of 2023) adds over ideal kernels.
  * - greenserve: GreenServe §III-B / Fig. 5 (A100, Llama-3.1-8B): energy sweet spot at 1005 MHz,

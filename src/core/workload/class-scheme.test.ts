@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseAzureTrace } from "../data/azure-trace.ts";
 import { classCounts, classIds, classify, classShares, schemeFromPercentiles } from "./class-scheme.ts";
 
-const trace = parseAzureTrace(readFileSync(resolve(process.cwd(), "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), "utf8"), "conv.csv");
+const trace = parseAzureTrace(readFileSync(resolve(process.cwd(), "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), "utf8"), "conv.csv");
 
 /** Smallest value whose cumulative count reaches p% of n, from a histogram walk. */
 function bruteThreshold(values: number[], p: number): number {

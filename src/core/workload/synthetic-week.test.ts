@@ -7,7 +7,7 @@ import { empiricalLengthSampler } from "./length-sampler.ts";
 import { syntheticArrivals, syntheticWeek } from "./synthetic-week.ts";
 import { weekRateTemplate, WORKLOAD_SHAPES } from "./week-template.ts";
 
-const trace = parseAzureTrace(readFileSync(resolve(process.cwd(), "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), "utf8"), "conv.csv");
+const trace = parseAzureTrace(readFileSync(resolve(process.cwd(), "data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"), "utf8"), "conv.csv");
 const fixedLengths = () => ({ inputTokens: 1, outputTokens: 1 });
 
 function logCorrelation(pairs: readonly LengthPair[]): number {

@@ -33,7 +33,7 @@ export interface EpisodeOptions {
  * that partition, our reading of "SLO = 5 x Lat" (DESIGN §6); TBT/TTFT SLOs come from the file.
  *
  * @example
- * const input = freeshEpisodeInput(await loadFreesh("../shared/data/freesh"), { episode: 24 });
+ * const input = freeshEpisodeInput(await loadFreesh("data/freesh"), { episode: 24 });
  */
 export function freeshEpisodeInput(data: FreeshData, o: EpisodeOptions): FreeshPoolInputIn {
   const { profiles } = data;

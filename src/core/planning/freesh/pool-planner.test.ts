@@ -18,7 +18,7 @@ const MHZ = { A100: 1410, H100: 1980 } as const;
 const SITE_IDS = ["dc-a", "dc-b", "dc-c"];
 let data: FreeshData;
 beforeAll(async () => {
-  data = await loadFreesh(join(process.cwd(), "../shared/data/freesh"));
+  data = await loadFreesh(join(process.cwd(), "data/freesh"));
 });
 
 /** FREESH's partition b, episode 24, as a fleet planning input: its profile as rows at the top clock. */

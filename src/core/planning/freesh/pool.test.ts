@@ -11,7 +11,7 @@ import { solveFreeshPool, solveMinEnergy, type FreeshPoolResult } from "./pool-s
 const solver = javascriptLpSolver();
 let data: FreeshData;
 beforeAll(async () => {
-  data = await loadFreesh(join(process.cwd(), "../shared/data/freesh"));
+  data = await loadFreesh(join(process.cwd(), "data/freesh"));
 });
 
 /** GPUs used never exceed a site's count, and every type of the chosen partition gets α x its peak. */
