@@ -1,6 +1,6 @@
 import { LocalStack } from "../cli/stack/local-stack.ts";
 import { chatCompletionRequest } from "../cli/stack/openai-request.ts";
-import type { RequestOutcome } from "../cli/stack/request-outcome.ts";
+import { isLost } from "../cli/stack/request-outcome.ts";
 import { StackConfig } from "../cli/stack/stack-config.ts";
 import { linearPercentile, sortedAscending } from "../src/core/stats/percentile.ts";
 import { setWeightedPlan, waitFor } from "../cli/stack/weighted-plan.ts";
@@ -78,11 +78,6 @@ export async function runE2eBench(o: E2eBenchOptions) {
   } finally {
     await stack.stop();
   }
-}
-
-/** No answer at all, or a failure that does not say why; a stream cut mid-way is counted apart. */
-function isLost(r: RequestOutcome): boolean {
-  return !r.ok && (r.status === 0 || (r.status >= 400 && !r.error));
 }
 
 async function addedLatencyMs(stack: LocalStack, pairs: number) {

@@ -3,32 +3,57 @@ import { z } from "zod";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 import { LocalStack } from "../stack/local-stack.ts";
-import { StackConfig } from "../stack/stack-config.ts";
 import { summariseOutcomes } from "../stack/outcome-summary.ts";
+import { isLost } from "../stack/request-outcome.ts";
+import { StackConfig } from "../stack/stack-config.ts";
+import { StackMonitor } from "../stack/stack-monitor.ts";
+import { startBanner } from "../stack/start-banner.ts";
 
-const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy greenference|heron|dynamollm]
-                         [--data DIR] [--duration S] [--devtools-network] [--verbose]
+const SMOKE_DEFAULT_S = 60;
+
+const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy KIND]
+                         [--data DIR] [--duration S] [--smoke] [--json] [--devtools-network] [--verbose]
 
 What \`npm start\` runs: the whole system on this machine. wrangler dev serves the edge Worker with its
 Durable Objects and cron; three simulated GPU sites (two wind farms replaying the BPAT and ERCO wind
-series, one grid site replaying CISO carbon) each run a host agent on simulated GPUs and engines; a
-load generator replays the Azure conversation trace through the edge. Wind and carbon run --speed
-times faster than real time (default 60: an hour of series per minute); engines run in real time.
-Prints the dashboard URL and a curl example; Ctrl-C stops every process it started. --duration stops
-it after S seconds. --devtools-network keeps wrangler's DevTools network capture on (off by default:
-it adds about 4 ms to every request the edge forwards). Defaults need no file; --config FILE (JSON, keys as in cli/stack/stack-config.ts)
-overrides them, and flags override the file.`;
+series, one grid site replaying CISO carbon), 8 simulated H100s each, run a host agent on simulated
+GPUs and engines serving Llama-3-70B; a load generator replays the Azure conversation trace through
+the edge. Wind and carbon run --speed times faster than real time (default 60: an hour of series per
+minute); engines run in real time. Prints the URLs, the admin token and how to use them, and every
+10 s where requests ran and where power binds; Ctrl-C stops every process it started.
 
-/** `greenference start` (npm start): the local end-to-end stack. */
+  --duration S   stop after S seconds
+  --smoke        start, send the load for --duration seconds (default ${SMOKE_DEFAULT_S}), stop everything and print
+                 {ready_s, requests, served, lost, sites_used, envelope_binding_s} as one JSON line;
+                 exits 1 when a request was lost or none was served
+  --devtools-network  keep wrangler's DevTools network capture on (off by default: it adds about
+                 4 ms to every request the edge forwards)
+
+Defaults need no file; --config FILE (JSON, keys as in cli/stack/stack-config.ts) overrides them,
+and flags override the file.`;
+
+/** `greenference start` (npm start): the local end-to-end stack, or a bounded smoke run of it. */
 export const start: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { config: { type: "string" }, port: { type: "string" }, speed: { type: "string" }, "load-rps": { type: "string" }, policy: { type: "string" }, data: { type: "string" }, duration: { type: "string" }, "devtools-network": { type: "boolean", default: false }, verbose: { type: "boolean", default: false } },
+      {
+        config: { type: "string" },
+        port: { type: "string" },
+        speed: { type: "string" },
+        "load-rps": { type: "string" },
+        policy: { type: "string" },
+        data: { type: "string" },
+        duration: { type: "string" },
+        smoke: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        "devtools-network": { type: "boolean", default: false },
+        verbose: { type: "boolean", default: false },
+      },
       usage,
     );
     if (values.help) return void console.log(usage);
-    const fromFile = values.config ? (JSON.parse(await readFile(values.config, "utf8")) as Record<string, unknown>) : {};
+    const fromFile = values.config ? await readConfigFile(values.config) : {};
     const flags = {
       ...(values.port !== undefined ? { edgePort: Number(values.port) } : {}),
       ...(values.speed !== undefined ? { speed: Number(values.speed) } : {}),
@@ -38,47 +63,62 @@ export const start: Command = {
       ...(values["devtools-network"] ? { devtoolsNetworkCapture: true } : {}),
     };
     const parsed = StackConfig.safeParse({ ...fromFile, ...flags });
-    if (!parsed.success) throw new CliError(`invalid stack configuration: ${z.prettifyError(parsed.error)}`);
-    const durationS = values.duration === undefined ? null : Number(values.duration);
+    if (!parsed.success) throw new CliError(`invalid stack configuration (fix the flag or the --config key named below): ${z.prettifyError(parsed.error)}`);
+    const durationS = values.duration === undefined ? (values.smoke ? SMOKE_DEFAULT_S : null) : Number(values.duration);
     if (durationS !== null && !(durationS > 0)) throw new CliError(`--duration must be a positive number of seconds, got '${values.duration}'`);
 
     const verbose = values.verbose;
     const log = (line: string) => {
       if (verbose || !line.startsWith("[")) console.error(line);
     };
+    const startedMs = Date.now();
     const stack = await LocalStack.start({ config: parsed.data, log, load: true });
-    const c = parsed.data;
-    console.log(
-      [
-        "",
-        `Greenference is running locally (simulated GPUs; wind and carbon at ${c.speed}x real time).`,
-        `  dashboard:  ${stack.dashboardUrl}`,
-        `  edge API:   ${stack.edgeUrl}/v1/chat/completions (OpenAI-compatible)`,
-        `  sites:      ${stack.sites.map((s) => `${s.site.id} (${s.site.kind}, ${s.site.gpus} GPUs) at ${s.ingressUrl}`).join("; ")}`,
-        `  load:       the Azure conversation trace at ${c.loadRps} req/s`,
-        "",
-        "Try:",
-        `  curl -s ${stack.edgeUrl}/v1/chat/completions -H 'content-type: application/json' \\`,
-        `    -d '{"model":"${c.model}","messages":[{"role":"user","content":"Where does my answer run?"}],"max_tokens":32}'`,
-        "",
-        durationS === null ? "Ctrl-C stops everything." : `Stopping after ${durationS} s.`,
-      ].join("\n"),
-    );
+    const readyS = (Date.now() - startedMs) / 1000;
+    const monitor = new StackMonitor(stack);
+    monitor.start();
+    if (!values.json) console.log(startBanner(stack, { readyS, durationS, smoke: values.smoke }));
 
-    const status = setInterval(() => {
-      const s = summariseOutcomes(stack.load?.outcomes ?? []);
-      console.error(`requests ${s.requests}: served ${s.served}, errors ${s.errors}; by site ${JSON.stringify(s.bySite)}`);
-    }, 10_000);
+    const status = setInterval(() => console.error(monitor.line(stack.load?.outcomes ?? [])), 10_000);
     const reason = await new Promise<string>((resolve) => {
       process.once("SIGINT", () => resolve("SIGINT"));
       process.once("SIGTERM", () => resolve("SIGTERM"));
       if (durationS !== null) setTimeout(() => resolve("duration"), durationS * 1000);
     });
     clearInterval(status);
-    console.error(`stopping (${reason}): load generator, agents, wrangler dev...`);
+    console.error(`stopping (${reason}): load generator (waiting for requests in flight), agents, wrangler dev...`);
+    await stack.load?.stop(30_000);
+    monitor.stop();
     await stack.stop();
-    const summary = summariseOutcomes(stack.load?.outcomes ?? []);
+    const outcomes = stack.load?.outcomes ?? [];
+    const summary = summariseOutcomes(outcomes);
+    if (values.smoke) {
+      const lost = outcomes.filter(isLost).length;
+      const sitesUsed = Object.keys(summary.bySite).length;
+      const result = { ready_s: round(readyS), requests: summary.requests, served: summary.served, lost, sites_used: sitesUsed, envelope_binding_s: monitor.envelopeBindingS, by_site: summary.bySite, errors_by_reason: summary.errorsByReason, inputs: smokeInputs(parsed.data, durationS!) };
+      printResult(result, values.json, () => `smoke: ready in ${round(readyS)} s; ${summary.served} of ${summary.requests} requests served at ${sitesUsed} sites, ${lost} lost; power bound some site's plan for ${monitor.envelopeBindingS} s`);
+      return lost === 0 && summary.served > 0 ? 0 : 1;
+    }
     printResult({ stopped: true, reason, ...summary }, true);
     return summary.errors > 0 && reason === "duration" ? 1 : 0;
   },
 };
+
+async function readConfigFile(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read --config ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new CliError(`--config ${path} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function smokeInputs(c: StackConfig, durationS: number) {
+  return { simulated_gpus: true, duration_s: durationS, load_rps: c.loadRps, speed: c.speed, series_start: c.seriesStart, model: c.model, policy: c.policy, sites: c.sites.map((s) => `${s.id} (${s.kind} ${s.region}, ${s.gpus} GPUs)`), seed: c.seed };
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;

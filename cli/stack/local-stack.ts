@@ -68,6 +68,8 @@ export class LocalStack {
   carbon: CarbonProvider | null = null;
   load: LoadGenerator | null = null;
   fleet: Fleet | null = null;
+  /** The profile table the planners plan on (a virtual profile of the model on the GPU type). */
+  profile: ProfileTable | null = null;
   clock: SeriesClock;
   /** Site power overrides (fault injection): the posted envelope is this many watts instead of the series. */
   readonly powerOverrideW = new Map<string, number>();
@@ -146,14 +148,18 @@ export class LocalStack {
     await this.admin("POST", "/admin/v1/forecasts", forecasts);
   }
 
-  /** The power a site may draw at a wall time: its override, its wind envelope, or its grid cap. */
+  /**
+   * The power a site may draw at a wall time: its override, its grid cap, or its wind farm's output,
+   * which the site cannot use beyond every GPU flat out (the rest is curtailed, as at Heron's sites).
+   */
   envelopeW(site: StackSite, wallMs: number): number {
     const override = this.powerOverrideW.get(site.id);
     if (override !== undefined) return override;
+    const full = fullSitePowerW(this.config, site);
     const wind = this.wind.get(site.id);
-    if (!wind) return fullSitePowerW(this.config, site);
+    if (!wind) return full;
     const mw = valueAt(wind.series.epochMs, wind.series.values, this.clock.seriesAt(wallMs));
-    return Math.min(wind.scaling.peakW, mw * wind.scaling.wattsPerMw);
+    return Math.min(full, mw * wind.scaling.wattsPerMw);
   }
 
   /** Fault injection: the site's envelope becomes `watts` (null: back to its series), and the fleet replans now. */
@@ -243,6 +249,7 @@ export class LocalStack {
       } else zones[s.region] = carbonSeries(rows);
     }
     const profile = await this.profileTable(log);
+    this.profile = profile;
 
     this.carbon = await CarbonProvider.start({ zones, clock: this.clock, token: "local-stack" });
     log(`local carbon provider (Electricity Maps v3 API) on ${this.carbon.url}`);

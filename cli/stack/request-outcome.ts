@@ -17,6 +17,11 @@ export interface RequestOutcome {
   error: string | null;
 }
 
+/** No answer at all, or a failure that does not say why (a stream cut mid-way says why and is counted apart). */
+export function isLost(r: RequestOutcome): boolean {
+  return !r.ok && (r.status === 0 || (r.status >= 400 && !r.error));
+}
+
 /**
  * Reads one response to the end: JSON or SSE, the receipt from `usage.greenference`, and whether
  * the stream finished with `data: [DONE]`.

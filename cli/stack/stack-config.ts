@@ -38,8 +38,12 @@ export const StackConfig = z.object({
   devtoolsNetworkCapture: z.boolean().default(false),
   /** Series seconds per wall second: wind and carbon move this much faster than real time. */
   speed: z.number().positive().max(3600).default(60),
-  /** Where in the 2022H1 series the replay starts. */
-  seriesStart: z.iso.datetime({ offset: true }).default("2022-03-01T00:00:00Z"),
+  /**
+   * Where in the 2022H1 series the replay starts. The default is an early morning when BPAT's wind
+   * falls to a quarter of what its site can use within three hours while ERCO's climbs back, so the
+   * first minutes show plans cut to the envelopes and traffic moving between the sites.
+   */
+  seriesStart: z.iso.datetime({ offset: true }).default("2022-02-27T04:00:00Z"),
   sites: z
     .array(StackSite)
     .min(1)
@@ -49,9 +53,10 @@ export const StackConfig = z.object({
       { kind: "grid", id: "grid-ciso", region: "CISO", gpus: 8 },
     ]),
   gpuType: z.enum(["H100-80GB", "A100-80GB"]).default("H100-80GB"),
-  model: z.string().min(1).default("llama3.1-8b"),
+  /** The model served (a performance-model key): a 70B model draws kilowatts per instance, so power matters. */
+  model: z.string().min(1).default("llama3-70b"),
   /** TP degrees profiled and planned. */
-  tps: z.array(z.number().int().positive()).min(1).default([1, 2]),
+  tps: z.array(z.number().int().positive()).min(1).default([2, 4, 8]),
   /** The fleet policy: the combined planner by default; Heron's and DynamoLLM's planners run in the Worker too. */
   policy: z.enum(["greenference", "heron", "dynamollm"]).default("greenference"),
   /** Requests per wall second the load generator sends (the trace's arrivals rescaled to this mean). */

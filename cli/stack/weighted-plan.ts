@@ -1,14 +1,16 @@
 import type { LocalStack } from "./local-stack.ts";
 
 /**
- * A plan set through the admin API (tests and bench e2e): one TP1 instance per site at max clock, every class
- * routed to all sites with the given weights. Returns once every agent has applied it.
+ * A plan set through the admin API (tests and bench e2e): two replicas of the stack's smallest TP
+ * per site at max clock, every class routed to all sites with the given weights. Returns once every
+ * agent has applied it.
  */
 export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>): Promise<number> {
   const current = await stack.admin<{ version: number }>("GET", "/admin/v1/plan").catch(() => ({ version: 0 }));
   const version = current.version + 1;
   const classes = stack.fleet!.classes.map((c) => c.id as string);
   const now = Date.now();
+  const tp = Math.min(...stack.config.tps);
   const plan = {
     version,
     createdAtMs: now,
@@ -16,8 +18,8 @@ export async function setWeightedPlan(stack: LocalStack, weights: Record<string,
     policy: stack.fleet!.policy.kind,
     sites: stack.sites.map((s) => ({
       site: s.site.id,
-      powerCapW: 20_000,
-      instances: [{ id: "i0", model: stack.config.model, variant: "base", tp: 1, replicas: 2, gpus: [0, 1], clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, 1])) }],
+      powerCapW: 50_000,
+      instances: [{ id: "i0", model: stack.config.model, variant: "base", tp, replicas: 2, gpus: Array.from({ length: 2 * tp }, (_, i) => i), clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, 1])) }],
     })),
     routing: Object.fromEntries(classes.map((c) => [c, stack.sites.map((s) => ({ site: s.site.id, instance: "i0", weight: weights[s.site.id] ?? 0 })).filter((t) => t.weight > 0)])),
   };

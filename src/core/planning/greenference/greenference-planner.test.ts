@@ -198,4 +198,25 @@ describe("greenference planner", () => {
       expect(ss.ttftMs.p99).toBeLessThanOrEqual(tight.ttftMs);
     }
   });
+
+  it("moves an instance to a site that became clean, on a fleet where a tenth of the GPUs is less than one instance", () => {
+    // Two 8-GPU sites, TP4 only: the wind site had no power, so the plan in force runs on the grid site.
+    const profile = syntheticProfile({ classes: ["SS"], tps: [4] });
+    const sites = (windW: number) => [
+      { id: "wind", gpus: 8, powerW: windW },
+      { id: "grid", gpus: 8, powerW: 200_000 },
+    ];
+    const at = (windW: number, previous?: Plan, version = 1) => {
+      const sketch = planningInput({ sites: sites(windW), demand: { SS: 1 }, profile, previous, version });
+      return PlanningInput.parse({ ...sketch, sites: sketch.sites.map((s) => ({ ...s, carbonGPerKwh: s.id === "wind" ? 11 : 400 })) });
+    };
+    const before = plan(at(1));
+    expect(servedAt(before, "grid")).toBeCloseTo(1, 6);
+    // Wind is back: 10% of 16 GPUs (1.6) is less than the 8 GPU changes moving one TP4 instance takes.
+    const frozen = plan(at(200_000, before, 2), { movableInstances: 0 });
+    expect(servedAt(frozen, "grid")).toBeCloseTo(1, 6);
+    const moved = plan(at(200_000, before, 2));
+    expect(servedAt(moved, "wind")).toBeCloseTo(1, 6);
+    expect(servedAt(moved, "grid")).toBe(0);
+  });
 });

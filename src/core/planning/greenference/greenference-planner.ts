@@ -33,6 +33,8 @@ export const GreenferenceConfig = z.object({
   weights: PolicyWeights.default(GREENFERENCE_DEFAULT_WEIGHTS),
   /** GPUs that may change per slot as a fraction of all GPUs, counted as Heron's R_L (`HeronPlannerLConfig`). */
   reconfigBudget: z.number().min(0).max(2).default(0.1),
+  /** The budget allows at least this many instances of the largest TP to move per slot (see `instanceProblem`). */
+  movableInstances: z.number().int().nonnegative().default(1),
   /** Intensity assumed for a site without one, gCO2/kWh (it is never counted cleaner than a site with a known intensity). */
   unknownCarbonGPerKwh: z.number().nonnegative().default(WORLD_AVERAGE_G_PER_KWH),
   /** "ecofreq": sites run iteration-level frequency control within bounds around the planned clock; "locked": the planned clock. */
@@ -92,7 +94,7 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
     }
     return sets;
   };
-  const base = servingFirst(instanceProblem(input, setsAt, { reconfigBudget: config.reconfigBudget }), dearest);
+  const base = servingFirst(instanceProblem(input, setsAt, { reconfigBudget: config.reconfigBudget, movableInstances: config.movableInstances }), dearest);
   const withinSlo = input.classes.map((_, c) => base.groups.some((g) => g.classIdx === c && g.options.some((o) => !outsideSlo(o))));
   // An edge only where some point of the host admits the guest (keeps the LP small).
   const hosts = (e: { from: number; to: number }) => base.groups.some((g) => g.classIdx === e.to && g.options.some((o) => !outsideSlo(o) && o.guests?.includes(e.from)));

@@ -56,12 +56,15 @@ export interface InstanceProblem {
  * has options, plus the groups the plan in force used (their instances count against the budget
  * when removed). `optionSets` are the same for every site, or per site (index) where an option's
  * cost depends on the site (its carbon intensity). `reconfigBudget` is Heron's R_L as a fraction
- * of all GPUs; it applies only with a plan in force.
+ * of all GPUs; it applies only with a plan in force. `movableInstances` raises it to at least
+ * that many instances of the largest TP moving per slot (each move stops TP GPUs and starts TP):
+ * on a small fleet a fraction of its GPUs can be less than one instance, and a budget that no
+ * move fits freezes the plan in force for good.
  */
 export function instanceProblem(
   input: PlanningInput,
   optionSets: readonly OptionSet[] | ((site: number) => readonly OptionSet[]),
-  o: { reconfigBudget?: number; demandRps?: readonly number[] } = {},
+  o: { reconfigBudget?: number; demandRps?: readonly number[]; movableInstances?: number } = {},
 ): InstanceProblem {
   const classIdx = new Map<string, number>(input.classes.map((c, i) => [c.id, i]));
   const pools: Pool[] = input.sites.flatMap((s, site) => s.gpus.map((g) => ({ site, gpu: g.type, count: g.count })));
@@ -90,10 +93,14 @@ export function instanceProblem(
     pools,
     demandRps: o.demandRps ? [...o.demandRps] : input.classes.map((c) => c.demandRps),
     groups,
-    ...(input.previous && o.reconfigBudget !== undefined ? { reconfigBudgetGpus: o.reconfigBudget * totalGpus } : {}),
+    ...(input.previous && o.reconfigBudget !== undefined ? { reconfigBudgetGpus: Math.max(o.reconfigBudget * totalGpus, 2 * (o.movableInstances ?? 0) * largestTp(groups)) } : {}),
     unservedPenalty,
     reconfigPenalty: 10 * unservedPenalty * Math.max(1, ...loadPerGpu),
   };
+}
+
+function largestTp(groups: readonly Group[]): number {
+  return Math.max(0, ...groups.filter((g) => g.options.length > 0).map((g) => g.tp));
 }
 
 /** Over classes, the largest of each class's lowest cost per req/s (1 when no class has options). */
