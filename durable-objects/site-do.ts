@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { appendBounded, DRAW_HISTORY_LIMITS } from "../src/core/dashboard/bounded-history.ts";
+import { appendBounded, DRAW_HISTORY_LIMITS, SLO_HISTORY_LIMITS } from "../src/core/dashboard/bounded-history.ts";
+import type { SloSample } from "../src/core/dashboard/slo-window.ts";
 import type { ForecastPoint } from "../src/core/schemas/forecast.ts";
 import { Telemetry } from "../src/core/schemas/telemetry.ts";
 import { sameRouting, siteStatusOf, type SiteStatus } from "../src/core/routing/site-status.ts";
@@ -36,6 +37,8 @@ export interface SiteDashboardView {
   telemetry: Telemetry | null;
   /** Measured site draw (W) when heartbeats arrived, bounded by DRAW_HISTORY_LIMITS, oldest first. */
   drawHistory: readonly ForecastPoint[];
+  /** The agent's running SLO counts when heartbeats arrived, bounded by SLO_HISTORY_LIMITS, oldest first. */
+  sloHistory: readonly SloSample[];
 }
 
 /** Thrown for a heartbeat that fails validation; nothing is stored. */
@@ -63,6 +66,7 @@ export class SiteDO extends DurableObject<Env> {
   private applied: AppliedReport | null = null;
   private forwarded: SiteStatus | null = null;
   private drawHistory: readonly ForecastPoint[] = [];
+  private sloHistory: readonly SloSample[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -70,7 +74,7 @@ export class SiteDO extends DurableObject<Env> {
     if (!timeout.success) throw new Error(`HEARTBEAT_TIMEOUT_S must be a positive number of seconds, got "${env.HEARTBEAT_TIMEOUT_S}"`);
     this.timeoutMs = timeout.data * 1000;
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get(["telemetry", "lastSeenMs", "timedOut", "tokenHash", "registration", "applied", "drawHistory"]);
+      const stored = await ctx.storage.get(["telemetry", "lastSeenMs", "timedOut", "tokenHash", "registration", "applied", "drawHistory", "sloHistory"]);
       this.telemetry = (stored.get("telemetry") as Telemetry | undefined) ?? null;
       this.lastSeenMs = (stored.get("lastSeenMs") as number | undefined) ?? null;
       this.timedOut = stored.get("timedOut") === true;
@@ -78,6 +82,7 @@ export class SiteDO extends DurableObject<Env> {
       this.registration = (stored.get("registration") as StoredRegistration | undefined) ?? null;
       this.applied = (stored.get("applied") as AppliedReport | undefined) ?? null;
       this.drawHistory = (stored.get("drawHistory") as ForecastPoint[] | undefined) ?? [];
+      this.sloHistory = (stored.get("sloHistory") as SloSample[] | undefined) ?? [];
     });
   }
 
@@ -103,11 +108,19 @@ export class SiteDO extends DurableObject<Env> {
     const now = Date.now();
     const newer = this.telemetry === null || telemetry.sentAtMs >= this.telemetry.sentAtMs;
     const drawHistory = newer ? appendBounded(this.drawHistory, { tMs: now, value: telemetry.sitePowerW }, DRAW_HISTORY_LIMITS) : this.drawHistory;
+    const sloHistory = newer && telemetry.sloCounts ? appendBounded(this.sloHistory, { tMs: now, counts: telemetry.sloCounts }, SLO_HISTORY_LIMITS) : this.sloHistory;
     if (newer) this.telemetry = telemetry;
     this.lastSeenMs = now;
     this.timedOut = false;
-    await this.ctx.storage.put({ ...(newer ? { telemetry } : {}), ...(drawHistory !== this.drawHistory ? { drawHistory } : {}), lastSeenMs: now, timedOut: false });
+    await this.ctx.storage.put({
+      ...(newer ? { telemetry } : {}),
+      ...(drawHistory !== this.drawHistory ? { drawHistory } : {}),
+      ...(sloHistory !== this.sloHistory ? { sloHistory } : {}),
+      lastSeenMs: now,
+      timedOut: false,
+    });
     this.drawHistory = drawHistory;
+    this.sloHistory = sloHistory;
     await this.ctx.storage.setAlarm(now + this.timeoutMs);
     await this.forwardStatus();
     return success(this.health());
@@ -169,7 +182,7 @@ export class SiteDO extends DurableObject<Env> {
 
   /** The dashboard's view of this site. */
   dashboardView(): SiteDashboardView {
-    return { health: this.health(), telemetry: this.telemetry, drawHistory: this.drawHistory };
+    return { health: this.health(), telemetry: this.telemetry, drawHistory: this.drawHistory, sloHistory: this.sloHistory };
   }
 
   /** Marks the site unhealthy if the deadline has passed; an early wake-up re-arms for the deadline. */

@@ -46,6 +46,8 @@ export interface AgentDeps {
  */
 export class Agent {
   readonly requestLog: RequestLog;
+  /** When `requestLog` began counting (its SLO counts in heartbeats run from here). */
+  private readonly countingSinceMs: number;
   /** Requests the site gateway is serving; finished ones go to `requestLog`. */
   readonly requests: RequestTracker;
   readonly applier: PlanApplier;
@@ -71,6 +73,7 @@ export class Agent {
   ) {
     this.log = deps.log ?? ((m) => console.error(`greenference agent [${config.site}]: ${m}`));
     const backoff = { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs };
+    this.countingSinceMs = Date.now();
     this.requestLog = new RequestLog(Math.max(120_000, 10 * config.heartbeatMs) * (hardware.sim?.clock.speed ?? 1));
     this.requests = new RequestTracker({ nowMs: () => this.siteNowMs(), log: this.requestLog });
     this.edge = new EdgeClient({ edgeUrl: config.edge, site: config.site, token: config.token, fetch: deps.fetch });
@@ -130,7 +133,7 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder });
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() } });
   }
 
   async status(): Promise<Record<string, unknown>> {

@@ -48,12 +48,12 @@ async function gatewayOver(engines: Engine[], instances: InstanceInput[], option
   return { gateway, url, metric };
 }
 
-const chat = (url: string, instance: string | undefined, body: Record<string, unknown> = {}, extra: RequestInit = {}) =>
+const chat = (url: string, instance: string | undefined, body: Record<string, unknown> = {}, extra: Omit<RequestInit, "headers"> & { headers?: Record<string, string> } = {}) =>
   fetch(`${url}/v1/chat/completions`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-greenference-class": "SM", ...(instance ? { "x-greenference-instance": instance } : {}) },
-    body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "Hello there" }], max_tokens: 5, ...body }),
     ...extra,
+    headers: { "content-type": "application/json", "x-greenference-class": "SM", ...(instance ? { "x-greenference-instance": instance } : {}), ...extra.headers },
+    body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "Hello there" }], max_tokens: 5, ...body }),
   });
 
 async function simEngines(...launches: Parameters<typeof launchOf>[]) {
@@ -140,7 +140,7 @@ describe("site gateway: what it measures", () => {
     );
     const { log, requests } = tracked();
     const { url } = await gatewayOver([engine], [{ id: "a", gpus: [0] }], { requests });
-    const answer = chat(url, "a", { stream: true }).then((r) => r.text());
+    const answer = chat(url, "a", { stream: true }, { headers: { "x-greenference-slo": "ttft=150;tbt=100" } }).then((r) => r.text());
     const waiting = () => requests.inFlightOf("a").find((r) => r.awaitingFirstToken)?.ageMs ?? 0;
     await expect.poll(waiting, { timeout: 2000, interval: 10 }).toBeGreaterThan(150);
     gate.open();
@@ -152,6 +152,8 @@ describe("site gateway: what it measures", () => {
     expect(s.tbtMs!.p50).toBeGreaterThanOrEqual(35);
     expect(s.tbtMs!.p50).toBeLessThan(100);
     expect(log.totals().get("a")).toMatchObject({ promptTokens: 17, completionTokens: 5, energyJ: 0 });
+    // Judged against the SLO the edge sent: its first token came after the 150 ms bound.
+    expect(log.sloCounts()).toEqual({ SM: { judged: 1, met: 0 } });
     expect(requests.inFlight).toBe(0);
   });
 
@@ -179,13 +181,17 @@ describe("site gateway: what it measures", () => {
     const plain = await started(new SimEngineDriver({ site }).create(launchOf("b", 0, 1)));
     const { log, requests } = tracked();
     const { url } = await gatewayOver([selfLogging, plain], [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }], { requests });
-    for (const instance of ["a", "b"]) expect(await (await chat(url, instance, { stream: true, stream_options: { include_usage: true } })).text()).toContain("[DONE]");
+    const slo = { headers: { "x-greenference-slo": "ttft=60000;tbt=60000" } };
+    for (const instance of ["a", "b"]) expect(await (await chat(url, instance, { stream: true, stream_options: { include_usage: true } }, slo)).text()).toContain("[DONE]");
     await expect.poll(() => requests.inFlight).toBe(0);
     expect(own.totals().get("a")?.requests).toBe(1);
     expect(log.totals().get("a")).toBeUndefined();
     expect(log.totals().get("b")).toMatchObject({ requests: 1, completionTokens: 5 });
     expect(log.totals().get("b")!.energyJ).toBeGreaterThan(0);
     expect(log.summary("b", 0, performance.now()).ttftMs!.p50).toBeGreaterThan(0);
+    // Each request was judged once against the SLO it came with, by whichever logged it.
+    expect(own.sloCounts()).toEqual({ SM: { judged: 1, met: 1 } });
+    expect(log.sloCounts()).toEqual({ SM: { judged: 1, met: 1 } });
   });
 });
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { z } from "zod";
 import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
+import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts";
 import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts";
 import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
@@ -159,7 +160,7 @@ export class SiteGateway {
     const refused = this.queue.offer(pending);
     if (refused) return this.reject(res, 503, refused.message, refused.reason);
     const tracker = this.options.requests;
-    pending.tracked = tracker?.begin(classId, named, request.stream === true);
+    pending.tracked = tracker?.begin(classId, named, request.stream === true, parseSloHeader(req.headers[SLO_HEADER]));
     res.once("close", () => {
       if (this.queue.remove(pending.id)) this.bump(this.counts.rejected, "client_closed");
       if (pending.tracked) tracker?.drop(pending.tracked);

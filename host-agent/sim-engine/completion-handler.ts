@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
+import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts";
 import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
 import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
 import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
@@ -56,6 +57,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true);
   const finishReason = asked !== undefined && asked !== null ? "length" : "stop";
   const classId = classIdOf(req.headers["x-greenference-class"]);
+  const slo = parseSloHeader(req.headers[SLO_HEADER]);
   let generated = 0;
   const record = (result: SimRequestResult) =>
     ctx.requestLog?.record({
@@ -68,6 +70,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
       energyJ: result.energyJ,
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,
+      slo,
     });
   try {
     ctx.engine.submit(inputTokens, maxTokens, {

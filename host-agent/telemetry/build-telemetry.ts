@@ -1,5 +1,5 @@
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
-import { Telemetry } from "../../src/core/schemas/telemetry.ts";
+import { Telemetry, type SloCounters } from "../../src/core/schemas/telemetry.ts";
 import type { GpuReading, InstanceReading } from "./readings.ts";
 
 export interface TelemetryInput {
@@ -19,6 +19,8 @@ export interface TelemetryInput {
   meteredSitePowerW?: number;
   /** Where the agent's power ladder stands. */
   powerLadder?: { level: number; step: string };
+  /** The request log's running SLO counts per class, and when counting began. */
+  sloCounts?: SloCounters;
 }
 
 /**
@@ -56,5 +58,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     })),
     pendingReconfigurations: input.pendingReconfigurations,
     ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
+    ...(input.sloCounts ? { sloCounts: input.sloCounts } : {}),
   });
 }

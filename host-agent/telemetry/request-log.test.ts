@@ -25,6 +25,18 @@ describe("RequestLog", () => {
     expect(log.totals().get("i")!.requests).toBe(2);
   });
 
+  it("counts per class the requests judged against the SLO they came with, and those that met it", () => {
+    const log = new RequestLog(1000);
+    const slo = { ttftMs: 50, tbtMs: 10 };
+    for (const ttftMs of [10, 40, 50, 60, 90]) log.record({ ...entry(0, "SS", ttftMs), slo });
+    log.record({ ...entry(0, "LL", 10), slo: { ...slo, e2eMs: 15 } });
+    log.record({ ...entry(0, "LL", 10), ttftMs: undefined, tbtMs: undefined, slo });
+    log.record(entry(0, "SS", 10));
+    log.record({ ...entry(0, undefined, 10), slo });
+    log.record({ ...entry(5000, "SS", 10), slo });
+    expect(log.sloCounts()).toEqual({ SS: { judged: 6, met: 4 }, LL: { judged: 1, met: 0 } });
+  });
+
   it("takes only well-formed class ids from the header", () => {
     expect(classIdOf("SM")).toBe("SM");
     expect(classIdOf(["LL", "SS"])).toBe("LL");

@@ -1,6 +1,9 @@
 import { nearestRankPercentile, sortedAscending } from "../../src/core/stats/percentile.ts";
 import { ClassId } from "../../src/core/schemas/ids.ts";
 import type { LatencySummary } from "../../src/core/schemas/profile.ts";
+import type { Slo } from "../../src/core/schemas/request-class.ts";
+import { MAX_COUNTED_CLASSES, type SloCount } from "../../src/core/schemas/telemetry.ts";
+import { meetsSlo } from "../../src/core/slo/meets-slo.ts";
 
 /** One finished request as an engine (or the site gateway) saw it; times on the site clock. */
 export interface ServedRequest {
@@ -18,6 +21,8 @@ export interface ServedRequest {
   energyJ: number | undefined;
   promptTokens: number;
   completionTokens: number;
+  /** Its class's SLO as the edge sent it (`x-greenference-slo`); without one the request is not judged. */
+  slo?: Slo | undefined;
 }
 
 /** What an instance served over a window. */
@@ -45,7 +50,8 @@ export const classIdOf = (header: string | string[] | undefined): string | undef
 
 /**
  * Recently finished requests, kept for `retentionMs` (and at most `maxEntries`), for telemetry's
- * per-class served load and TTFT/TBT percentiles, plus running totals per instance.
+ * per-class served load and TTFT/TBT percentiles, plus running totals per instance and running
+ * SLO counts per class (each request judged against the SLO it came with).
  *
  * @example
  * log.record({ instanceId: "i1", classId: "SS", endMs: now, ttftMs: 80, tbtMs: 30, e2eMs: 650, energyJ: 41, promptTokens: 100, completionTokens: 20 });
@@ -55,6 +61,7 @@ export class RequestLog {
   private entries: ServedRequest[] = [];
   private head = 0;
   private readonly totalsByInstance = new Map<string, ServedTotals>();
+  private readonly sloByClass = new Map<string, SloCount>();
 
   constructor(
     private readonly retentionMs = 120_000,
@@ -69,7 +76,26 @@ export class RequestLog {
     t.promptTokens += entry.promptTokens;
     t.completionTokens += entry.completionTokens;
     this.totalsByInstance.set(entry.instanceId, t);
+    this.countSlo(entry);
     this.prune(entry.endMs);
+  }
+
+  /** Requests judged against their class's SLO and those that met it, per class, since the log began. */
+  sloCounts(): Record<string, SloCount> {
+    return Object.fromEntries([...this.sloByClass].map(([c, n]) => [c, { ...n }]));
+  }
+
+  private countSlo(entry: ServedRequest): void {
+    if (entry.classId === undefined || !entry.slo) return;
+    const met = meetsSlo(entry, entry.slo);
+    if (met === undefined) return;
+    let count = this.sloByClass.get(entry.classId);
+    if (!count) {
+      if (this.sloByClass.size >= MAX_COUNTED_CLASSES) return;
+      this.sloByClass.set(entry.classId, (count = { judged: 0, met: 0 }));
+    }
+    count.judged++;
+    if (met) count.met++;
   }
 
   totals(): ReadonlyMap<string, ServedTotals> {

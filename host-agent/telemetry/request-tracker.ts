@@ -1,9 +1,12 @@
+import type { Slo } from "../../src/core/schemas/request-class.ts";
 import type { RequestLog } from "./request-log.ts";
 
 /** One request the site gateway holds, from its arrival to its answer's end; times on the site clock. */
 export interface TrackedRequest {
   readonly arrivalMs: number;
   readonly classId: string | undefined;
+  /** Its class's SLO as the edge sent it, for the request log's SLO counts. */
+  readonly slo: Slo | undefined;
   /** The plan instance it waits for or runs on; undefined until the gateway places a request that named none. */
   instanceId: string | undefined;
   firstTokenMs: number | undefined;
@@ -57,8 +60,8 @@ export class RequestTracker {
 
   constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
 
-  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean): TrackedRequest {
-    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false };
+  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean, slo?: Slo): TrackedRequest {
+    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, slo, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false };
     this.open.add(t);
     return t;
   }
@@ -94,7 +97,7 @@ export class RequestTracker {
     const streamedMs = t.firstTokenMs === undefined || t.lastTokenMs === undefined ? 0 : t.lastTokenMs - t.firstTokenMs;
     const tbtMs = completionTokens > 1 && streamedMs > 0 ? streamedMs / (completionTokens - 1) : undefined;
     const endMs = this.o.nowMs();
-    this.o.log.record({ instanceId: t.instanceId, classId: t.classId, endMs, ttftMs, tbtMs, e2eMs: endMs - t.arrivalMs, energyJ: answer.energyJ, promptTokens: answer.promptTokens ?? o.inputTokens, completionTokens });
+    this.o.log.record({ instanceId: t.instanceId, classId: t.classId, endMs, ttftMs, tbtMs, e2eMs: endMs - t.arrivalMs, energyJ: answer.energyJ, promptTokens: answer.promptTokens ?? o.inputTokens, completionTokens, slo: t.slo });
   }
 
   /** `t` ended without a full answer (refused, failed, or its client left): it is no longer in flight. */

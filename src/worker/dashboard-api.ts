@@ -18,11 +18,14 @@ export const DASHBOARD_HISTORY_MS = DRAW_HISTORY_LIMITS.maxPoints * DRAW_HISTORY
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /**
- * The operator dashboard: `GET /dashboard` (the page; it holds no data), its charting library
+ * The operator dashboard: `GET /dashboard` (the page; it holds no data; `GET /` redirects there), its charting library
  * under `/dashboard/assets/`, and `GET /dashboard/v1/state` (DashboardState as JSON), which needs
  * the admin token unless the `DASHBOARD_ACCESS` var is "public".
  */
 export function addDashboardRoutes(router: RouterType, edge: EdgeContext): void {
+  // The root leads to the dashboard, keeping the query (`?token=` opens it with admin access).
+  router.get("/", (request: IRequest) => new Response(null, { status: 302, headers: { location: `/dashboard${new URL(request.url).search}`, "cache-control": "no-cache" } }));
+
   router.get("/dashboard", async () => {
     const { name } = await echartsAsset();
     return new Response(dashboardHtml({ echartsSrc: `/dashboard/assets/${name}` }), {
@@ -60,6 +63,7 @@ export function addDashboardRoutes(router: RouterType, edge: EdgeContext): void 
           health: view.health,
           telemetry: view.telemetry,
           drawHistory: view.drawHistory,
+          sloHistory: view.sloHistory,
           powerForecasts: ctx.forecasts[seriesKey({ kind: "power_available", subject })] ?? [],
           carbonForecasts: ctx.forecasts[seriesKey({ kind: carbonKindOf(site.carbon), subject })] ?? [],
         };

@@ -1,6 +1,7 @@
-/* global document, window, location, history, sessionStorage, fetch, setTimeout, clearTimeout, URLSearchParams, echarts */
-// The dashboard page's script (inlined by dashboard-page.ts; the hooks it keeps are listed there).
-// Plain browser JavaScript: it polls the state endpoint and renders DashboardState with echarts.
+/* global document, window, location, history, sessionStorage, fetch, setTimeout, clearTimeout, URLSearchParams, echarts, DashboardCharts */
+// The dashboard page's script (inlined by dashboard-page.ts after dashboard-charts.js; the hooks it
+// keeps are listed there). Plain browser JavaScript: it polls the state endpoint and renders
+// DashboardState, its charts with echarts.
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("dashboard-config").textContent);
@@ -13,7 +14,6 @@
     params.delete("token");
     history.replaceState(null, "", location.pathname + (params.toString() ? "?" + params : ""));
   }
-  var COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#65a30d", "#db2777", "#475569", "#7c3aed"];
   var charts = {};
   var layoutKey = null;
   var last = null;
@@ -33,7 +33,8 @@
     if (g === null || g === undefined) return null;
     if (Math.abs(g) >= 1e6) return num(g / 1e6, 2) + " t";
     if (Math.abs(g) >= 1e3) return num(g / 1e3, 2) + " kg";
-    return num(g, 1) + " g";
+    if (Math.abs(g) >= 1 || g === 0) return num(g, 1) + " g";
+    return num(g * 1e3, 1) + " mg";
   }
   function kwh(j) {
     if (j === null || j === undefined) return null;
@@ -42,6 +43,16 @@
   }
   function pct(x) {
     return x === null || x === undefined ? null : num(x * 100, 1) + " %";
+  }
+  function minutes(ms) {
+    return num(ms / 60000, 1) + " min";
+  }
+  /** An SLO window figure: the attainment, or why there is none. */
+  function sloText(w) {
+    return w.attainment !== null ? pct(w.attainment) : w.judged === 0 ? "no requests" : "too few requests";
+  }
+  function sloNote(w, min) {
+    return w.attainment !== null ? num(w.met, 0) + " of " + num(w.judged, 0) + " met" : w.judged === 0 ? "none judged yet" : num(w.judged, 0) + " judged; needs " + min;
   }
   function age(ms) {
     if (ms === null || ms === undefined) return null;
@@ -87,7 +98,7 @@
     return el("div", { class: "tile" }, [el("div", { class: "k", text: label }), el("div", { class: "v", "data-field": name, "data-value": "" }), el("div", { class: "sub", "data-field": subName || "" })]);
   }
   function chartIn(holder, key) {
-    if (!charts[key] && typeof echarts !== "undefined") charts[key] = echarts.init(holder.querySelector(".plot"));
+    if (!charts[key] && typeof echarts !== "undefined") charts[key] = echarts.init(holder.querySelector(".plot"), null, { renderer: "svg" });
     return charts[key] || null;
   }
   function emptyState(holder, message) {
@@ -112,24 +123,27 @@
     content.appendChild(
       el("div", { class: "tiles" }, [
         tile("fleet-health", "Sites healthy", "fleet-health-sub"),
-        tile("fleet-draw-w", "Draw / envelope", "fleet-envelope-w"),
-        tile("fleet-slo-attainment", "SLO attainment", "fleet-served"),
+        tile("fleet-draw-w", "Draw / usable power", "fleet-envelope-w"),
+        el("div", { class: "tile" }, [el("div", { class: "k", "data-field": "fleet-slo-label", text: "SLO attainment" }), el("div", { class: "v", "data-field": "fleet-slo-attainment", "data-value": "" }), el("div", { class: "sub", "data-field": "fleet-slo-note" })]),
         tile("carbon-g", "Carbon so far", "baseline-carbon-g"),
         tile("energy-j", "Energy so far", "baseline-energy-j"),
       ]),
     );
     var sites = el("div", { class: "sites" });
-    state.sites.forEach(function (s) {
+    var windowLabel = "last " + minutes(state.slo.windowMs);
+    state.sites.forEach(function (s, i) {
       sites.appendChild(
         el("section", { class: "card", "data-site": s.id, "data-healthy": "false" }, [
-          el("h2", {}, [el("span", { text: s.id }), el("span", { class: "badge", "data-field": "health", text: "—" })]),
+          el("h2", {}, [el("i", { class: "swatch", style: "background:" + DashboardCharts.siteColor(i) }), el("span", { text: s.id }), el("span", { class: "badge", "data-field": "health", text: "—" })]),
           el("div", { class: "where", "data-field": "where" }),
           el("div", { class: "metrics" }, [
             metric("power-envelope-w", "Envelope"),
-            el("div", { class: "metric" }, [el("div", { class: "k", text: "Draw" }), el("div", { class: "v", "data-field": "power-draw-w", "data-value": "" }), el("div", { class: "bar", "data-field": "draw-bar" }, [el("i")])]),
-            metric("carbon-g-per-kwh", "Carbon gCO₂/kWh"),
-            metric("slo-attainment", "SLO attainment"),
+            el("div", { class: "metric" }, [el("div", { class: "k", text: "Draw" }), el("div", { class: "v", "data-field": "power-draw-w", "data-value": "" }), el("div", { class: "bar", "data-field": "draw-bar" }, [el("i")]), el("div", { class: "sub", "data-field": "power-draw-w-note" })]),
+            metric("power-capacity-w", "Capacity"),
+            metric("plan-cap-w", "Plan cap"),
             metric("applied-plan-version", "Plan applied"),
+            metric("slo-attainment", "SLO (" + windowLabel + ")"),
+            metric("carbon-g-per-kwh", "Carbon gCO₂/kWh"),
             metric("site-energy", "Carbon here"),
             metric("gpus", "GPUs · SM clocks now", "wide"),
           ]),
@@ -155,7 +169,7 @@
         el("div", { class: "panel" }, [
           el("h3", { text: "Routing shares per class: plan weights and measured now" }),
           chartBox("shares-chart", "height:280px"),
-          el("table", {}, [el("thead", {}, [el("tr", {}, ["Class", "Tier", "SLO TTFT / TBT (p99)", "Served", "Routed so far", "SLO attainment"].map(function (h) { return el("th", { text: h }); }))]), el("tbody", {}, classRows)]),
+          el("table", {}, [el("thead", {}, [el("tr", {}, ["Class", "Tier", "SLO TTFT / TBT (p99)", "Served", "Routed so far", "SLO (" + windowLabel + ")"].map(function (h) { return el("th", { text: h }); }))]), el("tbody", {}, classRows)]),
           el("div", { class: "method", "data-field": "slo-method" }),
         ]),
         el("div", { class: "panel" }, [
@@ -190,9 +204,14 @@
     renderTiles(state);
     // Heartbeats further apart than this break the lines (the site was silent).
     var gapMs = Math.max(15000, 2 * state.heartbeatTimeoutMs);
-    state.sites.forEach(function (s, i) { renderSite(s, i, gapMs); });
+    state.sites.forEach(function (s) { renderSite(s, gapMs, state.slo.minRequests); });
     renderClasses(state);
     renderEnergy(state);
+  }
+
+  /** What a site can use now: its envelope up to its full power (all of it where no envelope is known). */
+  function usableW(s) {
+    return s.power.envelopeW === null ? s.power.capacityW : Math.min(s.power.envelopeW, s.power.capacityW);
   }
 
   function renderTiles(state) {
@@ -200,14 +219,17 @@
     put(root, "fleet-health", healthy + " / " + state.sites.length, healthy);
     put(root, "fleet-health-sub", state.sites.filter(function (s) { return s.health.lastSeenMs === null; }).length + " never heard from", null);
     var draws = state.sites.map(function (s) { return s.power.drawW; }).filter(function (w) { return w !== null; });
-    var envs = state.sites.map(function (s) { return s.power.envelopeW; });
     var draw = draws.length ? draws.reduce(function (a, b) { return a + b; }, 0) : null;
-    var envelope = envs.every(function (w) { return w !== null; }) && envs.length ? envs.reduce(function (a, b) { return a + b; }, 0) : null;
+    var usable = state.sites.reduce(function (a, s) { return a + usableW(s); }, 0);
+    var envs = state.sites.map(function (s) { return s.power.envelopeW; });
+    var envelope = envs.length && envs.every(function (w) { return w !== null; }) ? envs.reduce(function (a, b) { return a + b; }, 0) : null;
     put(root, "fleet-draw-w", watts(draw), draw);
-    put(root, "fleet-envelope-w", envelope === null ? "envelope not known for every site" : "of " + watts(envelope) + " envelope", envelope);
-    put(root, "fleet-slo-attainment", pct(state.slo.attainment), state.slo.attainment, "no live latencies");
+    put(root, "fleet-envelope-w", "of " + watts(usable) + " usable" + (envelope === null ? "" : " · envelopes " + watts(envelope)), usable);
+    var slo = state.slo;
+    field(root, "fleet-slo-label").textContent = "SLO attainment (last " + minutes(slo.windowMs) + ", " + num(slo.judged, 0) + " request" + (slo.judged === 1 ? "" : "s") + ")";
+    put(root, "fleet-slo-attainment", sloText(slo), slo.attainment);
     var served = state.classes.reduce(function (a, c) { return a + (c.servedRps || 0); }, 0);
-    put(root, "fleet-served", num(served, 2) + " req/s served now", served);
+    put(root, "fleet-slo-note", sloNote(slo, slo.minRequests) + " · " + num(served, 2) + " req/s served now", slo.judged);
     var e = state.energy;
     put(root, "carbon-g", grams(e.carbonG), e.carbonG);
     put(root, "baseline-carbon-g", e.baseline.carbonG === null ? "baseline not known" : "baseline " + grams(e.baseline.carbonG), e.baseline.carbonG);
@@ -215,17 +237,7 @@
     put(root, "baseline-energy-j", e.baseline.energyJ === null ? "baseline energy not known" : "baseline " + kwh(e.baseline.energyJ), e.baseline.energyJ);
   }
 
-  /** [t, value] pairs of one history field, with a null where the heartbeats stopped for longer than gapMs. */
-  function line(history, key, scale, gapMs) {
-    var out = [];
-    history.forEach(function (h, i) {
-      if (i > 0 && h.tMs - history[i - 1].tMs > gapMs) out.push([history[i - 1].tMs + 1, null]);
-      out.push([h.tMs, h[key] === null ? null : h[key] * scale]);
-    });
-    return out;
-  }
-
-  function renderSite(s, index, gapMs) {
+  function renderSite(s, gapMs, minRequests) {
     var card = root.querySelector('[data-site="' + s.id + '"]');
     if (!card) return;
     card.setAttribute("data-healthy", String(s.health.healthy));
@@ -233,15 +245,22 @@
     badge.textContent = s.health.lastSeenMs === null ? "no heartbeat yet" : (s.health.healthy ? "healthy" : "stale") + " · " + age(s.health.heartbeatAgeMs);
     badge.className = "badge " + (s.health.lastSeenMs === null ? "" : s.health.healthy ? "ok" : "bad");
     field(card, "where").textContent = s.region + " · " + s.power.source + " power · carbon from " + s.carbon.source + " (" + s.carbon.signal + ")";
-    put(card, "power-envelope-w", watts(s.power.envelopeW), s.power.envelopeW, s.power.source === "grid" ? "no cap" : "unknown");
+    var pw = s.power;
+    put(card, "power-envelope-w", watts(pw.envelopeW), pw.envelopeW, pw.source === "grid" ? "no cap" : "unknown");
     field(card, "power-envelope-w-note").textContent =
-      (s.power.envelopeFrom === "forecast" ? "power forecast" : s.power.envelopeFrom === "fleet" ? "fleet cap" : s.power.source === "wind" ? "no power forecast" : "") +
-      (s.power.planCapW === null ? "" : " · plan cap " + watts(s.power.planCapW));
-    put(card, "power-draw-w", watts(s.power.drawW), s.power.drawW, "no data yet");
-    var ratio = s.power.drawW !== null && s.power.envelopeW ? s.power.drawW / s.power.envelopeW : null;
+      (pw.envelopeFrom === "forecast" ? "power forecast" : pw.envelopeFrom === "fleet" ? "fleet cap" : pw.source === "wind" ? "no power forecast" : "") +
+      (pw.envelopeW !== null && pw.envelopeW > pw.capacityW ? " · above site capacity" : "");
+    put(card, "power-draw-w", watts(pw.drawW), pw.drawW, "no data yet");
+    var usable = usableW(s);
+    var ratio = pw.drawW !== null && usable > 0 ? pw.drawW / usable : null;
     var bar = field(card, "draw-bar");
     bar.firstChild.style.width = ratio === null ? "0" : Math.min(100, ratio * 100) + "%";
     bar.className = "bar" + (ratio === null ? "" : ratio > 1 ? " hot" : ratio > 0.9 ? " warm" : "");
+    field(card, "power-draw-w-note").textContent = ratio === null ? "" : num(ratio * 100, 0) + " % of " + watts(usable) + " usable";
+    put(card, "power-capacity-w", watts(pw.capacityW), pw.capacityW);
+    field(card, "power-capacity-w-note").textContent = "GPUs at TDP with server overhead";
+    put(card, "plan-cap-w", watts(pw.planCapW), pw.planCapW, "no plan here");
+    field(card, "plan-cap-w-note").textContent = pw.planCapW !== null && pw.planCapW > pw.capacityW ? "above site capacity" : "";
     put(card, "carbon-g-per-kwh", num(s.carbon.gPerKwh, 0), s.carbon.gPerKwh);
     field(card, "carbon-g-per-kwh-note").textContent = s.carbon.origin === "default" ? "default: nothing reported yet" : s.carbon.origin === "reported" ? "reported" : "from the fleet";
     put(card, "site-energy", grams(s.carbonG), s.carbonG);
@@ -250,8 +269,9 @@
     var distinct = clocks.filter(function (c, i) { return clocks.indexOf(c) === i; }).sort(function (a, b) { return b - a; });
     var clockText = distinct.length ? " · " + distinct.slice(0, 4).join(" / ") + (distinct.length > 4 ? " …" : "") + " MHz" : "";
     put(card, "gpus", s.gpus.configured.map(function (g) { return g.count + "× " + g.type; }).join(", ") + clockText, s.gpus.total);
-    field(card, "gpus-note").textContent = s.gpus.reported.length ? s.gpus.reported.filter(function (g) { return g.lockedClockMhz !== null; }).length + " of " + s.gpus.reported.length + " locked · GPUs draw " + watts(s.power.gpuDrawW) : "no GPU readings yet";
-    put(card, "slo-attainment", pct(s.sloAttainment), s.sloAttainment, "no latencies yet");
+    field(card, "gpus-note").textContent = s.gpus.reported.length ? s.gpus.reported.filter(function (g) { return g.lockedClockMhz !== null; }).length + " of " + s.gpus.reported.length + " locked · GPUs draw " + watts(pw.gpuDrawW) : "no GPU readings yet";
+    put(card, "slo-attainment", sloText(s.sloWindow), s.sloWindow.attainment);
+    field(card, "slo-attainment-note").textContent = sloNote(s.sloWindow, minRequests);
     put(card, "applied-plan-version", s.appliedPlanVersion === null ? null : "v" + s.appliedPlanVersion, s.appliedPlanVersion, "none");
     var served = s.servedRps ? Object.keys(s.servedRps).filter(function (c) { return s.servedRps[c] > 0; }) : [];
     put(card, "served-rps", s.servedRps === null ? null : served.length ? "Served now: " + served.map(function (c) { return c + " " + num(s.servedRps[c], 2); }).join(" · ") + " req/s" : "Served now: nothing", null, "Served now: no heartbeat yet");
@@ -273,25 +293,9 @@
     if (!s.instances.length) body.appendChild(el("tr", {}, [el("td", { colspan: "7", class: "small", text: "no instances planned or reported" })]));
     var holder = card.querySelector(".chart");
     emptyState(holder, s.history.length ? "" : "no heartbeat yet");
+    holder.setAttribute("data-power-scale-w", String(DashboardCharts.powerScaleW(s)));
     var chart = chartIn(holder, "site:" + s.id);
-    if (!chart) return;
-    chart.setOption({
-      animation: false,
-      color: [COLORS[index % COLORS.length], "#d97706", "#64748b"],
-      grid: { left: 52, right: 44, top: 26, bottom: 22 },
-      legend: { top: 0, right: 44, itemWidth: 14, itemHeight: 8, textStyle: { fontSize: 11 } },
-      tooltip: { trigger: "axis", valueFormatter: function (v) { return v === null || v === undefined ? "—" : num(v, 1); } },
-      xAxis: { type: "time", axisLabel: { fontSize: 10, hideOverlap: true } },
-      yAxis: [
-        { type: "value", name: "kW", nameGap: 8, nameTextStyle: { fontSize: 10 }, min: 0, axisLabel: { fontSize: 10 } },
-        { type: "value", name: "g/kWh", nameGap: 8, nameTextStyle: { fontSize: 10 }, min: 0, splitLine: { show: false }, axisLabel: { fontSize: 10 } },
-      ],
-      series: [
-        { name: "draw", type: "line", showSymbol: false, areaStyle: { opacity: 0.15 }, data: line(s.history, "drawW", 1e-3, gapMs) },
-        { name: "envelope", type: "line", step: "end", showSymbol: false, lineStyle: { type: "dashed", width: 2 }, data: line(s.history, "envelopeW", 1e-3, gapMs) },
-        { name: "carbon", type: "line", step: "end", showSymbol: false, yAxisIndex: 1, lineStyle: { width: 1 }, data: line(s.history, "carbonGPerKwh", 1, gapMs) },
-      ],
-    });
+    if (chart) chart.setOption(DashboardCharts.siteOption(s, gapMs, { watts: watts }));
   }
 
   function renderClasses(state) {
@@ -300,7 +304,8 @@
       if (!row) return;
       put(row, "class-served-rps", c.servedRps === null ? null : num(c.servedRps, 2) + " req/s", c.servedRps, "no healthy site");
       put(row, "class-routed", num(c.routedRequests, 0), c.routedRequests);
-      put(row, "class-slo-attainment", pct(c.sloAttainment), c.sloAttainment, "no live latencies");
+      var w = c.sloWindow;
+      put(row, "class-slo-attainment", sloText(w) + (w.judged > 0 ? " (" + num(w.met, 0) + "/" + num(w.judged, 0) + ")" : ""), w.attainment);
     });
     field(root, "slo-method").textContent = "SLO attainment: " + state.slo.method;
     var holder = document.getElementById("shares-chart");
@@ -308,26 +313,7 @@
     var anyMeasured = state.classes.some(function (c) { return c.measuredShares !== null; });
     emptyState(holder, anyPlan || anyMeasured ? "" : state.plan ? "the plan routes no class yet" : "no plan yet");
     var chart = chartIn(holder, "shares");
-    if (!chart) return;
-    var cats = [];
-    state.classes.forEach(function (c) { cats.push(c.id + "\nplan", c.id + "\nnow"); });
-    chart.setOption({
-      animation: false,
-      color: COLORS,
-      grid: { left: 44, right: 12, top: 30, bottom: 44 },
-      legend: { top: 0, textStyle: { fontSize: 11 } },
-      tooltip: { trigger: "axis", axisPointer: { type: "shadow" }, valueFormatter: function (v) { return v === null || v === undefined ? "—" : num(v, 1) + " %"; } },
-      xAxis: { type: "category", data: cats, axisLabel: { fontSize: 11, interval: 0, lineHeight: 14 } },
-      yAxis: { type: "value", max: 100, axisLabel: { formatter: "{value} %", fontSize: 10 } },
-      series: state.sites.map(function (s) {
-        var data = [];
-        state.classes.forEach(function (c) {
-          data.push(c.planShares[s.id] === undefined ? 0 : c.planShares[s.id] * 100);
-          data.push(c.measuredShares === null ? null : (c.measuredShares[s.id] || 0) * 100);
-        });
-        return { name: s.id, type: "bar", stack: "share", barMaxWidth: 26, data: data };
-      }),
-    }, { replaceMerge: ["series"] });
+    if (chart) chart.setOption(DashboardCharts.sharesOption(state), { replaceMerge: ["series"] });
   }
 
   function renderEnergy(state) {
@@ -349,15 +335,7 @@
     var holder = document.getElementById("carbon-chart");
     emptyState(holder, e.energyJ > 0 ? "" : "no requests served yet");
     var chart = chartIn(holder, "carbon");
-    if (!chart) return;
-    chart.setOption({
-      animation: false,
-      grid: { left: 70, right: 50, top: 6, bottom: 20 },
-      xAxis: { type: "value", axisLabel: { fontSize: 10, formatter: function (v) { return grams(v); } } },
-      yAxis: { type: "category", data: ["baseline", "actual"], axisLabel: { fontSize: 11 } },
-      series: [{ type: "bar", barMaxWidth: 22, label: { show: true, position: "right", fontSize: 11, formatter: function (x) { return grams(x.value); } },
-        data: [{ value: e.baseline.carbonG, itemStyle: { color: "#94a3b8" } }, { value: e.carbonG, itemStyle: { color: "#16a34a" } }] }],
-    });
+    if (chart) chart.setOption(DashboardCharts.carbonOption(e, { grams: grams }));
   }
 
   // ---- polling and access ----

@@ -1,25 +1,31 @@
 /*
- * The operator dashboard page (GET /dashboard). It holds no data: its script (dashboard-client.js)
- * polls GET /dashboard/v1/state and renders it with echarts, which the Worker serves itself.
+ * The operator dashboard page (GET /dashboard). It holds no data: its scripts (dashboard-charts.js,
+ * then dashboard-client.js) poll GET /dashboard/v1/state and render it with echarts (SVG), which the
+ * Worker serves itself. Until the first state arrives every figure says "loading…".
  *
  * Stable hooks for browser tests (numbers also carry the raw figure in `data-value`, empty when unknown):
  * - `#dashboard[data-updated-at]`  the state's generatedAtMs, changed by every refresh;
  *   `#dashboard[data-state]`       "loading" | "auth" (token needed) | "no-fleet" | "ok" | "error" (last refresh failed; data kept).
  * - `[data-field="plan-version"]`, `[data-field="plan-made-at"]` (data-value: epoch ms), `[data-field="plan-policy"]`.
- * - `[data-field="fleet-draw-w"]`, `[data-field="fleet-envelope-w"]`, `[data-field="fleet-slo-attainment"]`,
- *   `[data-field="carbon-g"]`, `[data-field="baseline-carbon-g"]`, `[data-field="energy-j"]`.
+ * - `[data-field="fleet-draw-w"]`, `[data-field="fleet-envelope-w"]` (data-value: usable W), `[data-field="fleet-slo-label"]`
+ *   ("SLO attainment (last 5 min, N requests)"), `[data-field="fleet-slo-attainment"]` (data-value: 0..1, empty with too few
+ *   requests), `[data-field="carbon-g"]`, `[data-field="baseline-carbon-g"]`, `[data-field="energy-j"]`.
  * - One `[data-site="<id>"]` card per fleet site (`data-healthy="true|false"`), containing
- *   `[data-field="power-envelope-w"]`, `[data-field="power-draw-w"]`, `[data-field="carbon-g-per-kwh"]`,
- *   `[data-field="gpus"]` (data-value: GPU count), `[data-field="slo-attainment"]` (data-value: 0..1),
- *   `[data-field="health"]`, `[data-field="applied-plan-version"]`, `[data-field="served-rps"]` and its chart.
+ *   `[data-field="power-envelope-w"]`, `[data-field="power-draw-w"]`, `[data-field="power-capacity-w"]`, `[data-field="plan-cap-w"]`,
+ *   `[data-field="carbon-g-per-kwh"]`, `[data-field="gpus"]` (data-value: GPU count), `[data-field="slo-attainment"]`
+ *   (data-value: 0..1), `[data-field="health"]`, `[data-field="applied-plan-version"]`, `[data-field="served-rps"]`, and its
+ *   chart `.chart[data-power-scale-w]` (the power axis' top, W).
  * - `[data-class="<id>"]` rows of the class table with `[data-field="class-served-rps"]` and `[data-field="class-slo-attainment"]`.
  * Query parameters: `?token=` (admin access: kept in sessionStorage, sent as a bearer token, removed
  * from the address bar) and `?refreshMs=` (poll interval, default 2000, at least 500).
  */
+import chartsJs from "./dashboard-charts.js";
 import clientJs from "./dashboard-client.js";
 
-/** The client script, safe inside a <script> element. */
-const CLIENT_JS = clientJs.replace(/<\/(script)/gi, "<\\/$1");
+/** A script's text, safe inside a <script> element. */
+const inline = (js: string) => js.replace(/<\/(script)/gi, "<\\/$1");
+const CHARTS_JS = inline(chartsJs);
+const CLIENT_JS = inline(clientJs);
 
 export interface DashboardPageOptions {
   /** Where the page loads echarts from (the Worker's own hashed asset path). */
@@ -49,6 +55,7 @@ main { padding: 16px 24px 32px; max-width: 1600px; margin: 0 auto; }
 .sites { display: grid; grid-template-columns: repeat(auto-fill, minmax(390px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .card { padding: 12px 14px; }
 .card h2 { font-size: 16px; margin: 0; display: flex; align-items: center; gap: 8px; }
+.card h2 .swatch { width: 12px; height: 12px; border-radius: 3px; display: inline-block; }
 .card .where { color: var(--muted); font-size: 12px; margin-bottom: 8px; }
 .badge { font-size: 11px; font-weight: 600; padding: 2px 8px; border-radius: 10px; background: #e2e8f0; color: var(--muted); margin-left: auto; }
 .badge.ok { background: #dcf5e6; color: var(--ok); } .badge.bad { background: #fde2de; color: var(--bad); }
@@ -60,7 +67,7 @@ main { padding: 16px 24px 32px; max-width: 1600px; margin: 0 auto; }
 .bar { height: 4px; background: #e2e8f0; border-radius: 2px; margin-top: 3px; overflow: hidden; }
 .bar i { display: block; height: 100%; background: var(--ok); width: 0; }
 .bar.hot i { background: var(--bad); } .bar.warm i { background: var(--warn); }
-.chart { height: 170px; margin-top: 8px; position: relative; }
+.chart { height: 210px; margin-top: 8px; position: relative; }
 .empty { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; color: var(--muted); font-style: italic; background: #fafbfc; border: 1px dashed var(--line); border-radius: 6px; }
 .small { font-size: 12px; color: var(--muted); }
 table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; }
@@ -99,19 +106,20 @@ export function dashboardHtml(options: DashboardPageOptions): string {
 <header>
   <h1>Greenference<small>operator dashboard</small></h1>
   <div class="plan">
-    <div><span class="k">plan</span><strong data-field="plan-version" data-value="">none yet</strong></div>
-    <div><span class="k">policy</span><span data-field="plan-policy">—</span></div>
-    <div><span class="k">made</span><span data-field="plan-made-at" data-value="">—</span></div>
+    <div><span class="k">plan</span><strong data-field="plan-version" data-value="">loading…</strong></div>
+    <div><span class="k">policy</span><span data-field="plan-policy">loading…</span></div>
+    <div><span class="k">made</span><span data-field="plan-made-at" data-value="">loading…</span></div>
   </div>
   <div class="status" data-field="status">loading…</div>
 </header>
 <main>
   <div class="banner" data-field="banner"></div>
-  <div data-field="content"></div>
+  <div data-field="content"><div class="panel nofleet">Loading the fleet's state…</div></div>
 </main>
 </div>
 <script type="application/json" id="dashboard-config">${config}</script>
 <script src="${options.echartsSrc}"></script>
+<script>${CHARTS_JS}</script>
 <script>${CLIENT_JS}</script>
 </body>
 </html>`;

@@ -3,6 +3,7 @@ import { controlStub } from "../../durable-objects/control-do.ts";
 import { classifyRequest, expectedOutputTokens } from "../core/classify/classify-request.ts";
 import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { estimateInputTokens, type PromptShape } from "../core/classify/token-estimate.ts";
+import { SLO_HEADER } from "../core/schemas/slo-header.ts";
 import { ANONYMOUS, authenticateCaller, rateLimit } from "./auth.ts";
 import { edgeRegions } from "./edge-region.ts";
 import { parseBody, readJson } from "./json-body.ts";
@@ -91,10 +92,17 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const stream = body.stream === true;
   const upstreamBody = stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body;
   const regions = edgeRegions(request);
+  const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
     path: endpoint.path,
     body: JSON.stringify(upstreamBody),
-    headers: { "content-type": "application/json", accept: stream ? "text/event-stream" : "application/json", [H.class]: cls.classId, [H.plan]: String(routing.planVersion ?? "none") },
+    headers: {
+      "content-type": "application/json",
+      accept: stream ? "text/event-stream" : "application/json",
+      [H.class]: cls.classId,
+      ...(sloHeader === undefined ? {} : { [SLO_HEADER]: sloHeader }),
+      [H.plan]: String(routing.planVersion ?? "none"),
+    },
     route: (exclude) => router.select({ classId: cls.classId, model: body.model, edgeRegions: regions, nowMs: edge.now(), excludeSites: exclude }),
     client: edge.siteClient,
     firstByteTimeoutMs: edge.firstByteTimeoutMs,

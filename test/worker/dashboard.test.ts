@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DashboardState } from "../../src/core/dashboard/dashboard-state.ts";
 import { ADMIN_TOKEN, chatBody, Edge, errorOf, fleet, plan, telemetry, testEnv } from "./edge-fixture.ts";
 
@@ -56,6 +56,7 @@ describe("dashboard state", () => {
     expect(s.plan).toMatchObject({ version: v, policy: p.policy, madeAtMs: p.createdAtMs, validUntilMs: p.validUntilMs });
     expect(s.plan!.storedAtMs).toBeGreaterThan(0);
     expect(s.sites.map((x) => x.id)).toEqual(f.sites.map((x) => x.id));
+    const card = (id: string) => siteOf(s, id);
     for (const site of f.sites) {
       const card = siteOf(s, site.id);
       const beat = heartbeat(site.id);
@@ -84,12 +85,10 @@ describe("dashboard state", () => {
     expect(ss.servedRps).toBeCloseTo(servedTotal);
     for (const site of SITES) expect(ss.measuredShares![site]).toBeCloseTo(served[site]! / servedTotal);
 
-    // SLO: only eu-a's TTFT p99 is within the class's, so attainment is its share of the served load.
-    expect(siteOf(s, "eu-a").sloAttainment).toBe(1);
-    expect(siteOf(s, "eu-b").sloAttainment).toBe(0);
-    expect(ss.sloAttainment).toBeCloseTo(served["eu-a"]! / servedTotal);
-    expect(s.slo.attainment).toBeCloseTo(served["eu-a"]! / servedTotal);
-    expect(s.slo.method).toContain("p99 TTFT");
+    // The heartbeats carry no SLO counts: nothing was judged, and no attainment is made up.
+    expect(s.slo).toMatchObject({ judged: 0, met: 0, attainment: null });
+    expect(ss.sloWindow).toEqual({ judged: 0, met: 0, attainment: null });
+    for (const site of f.sites) expect(card(site.id).power.capacityW).toBeCloseTo(8 * 700 * 1.82, 6);
     expect(s.energy.baseline.name).toBe("carbon-blind capacity-share routing");
     expect(s.energy.baseline.energyJ).toBeNull();
   });
@@ -141,6 +140,37 @@ describe("dashboard state", () => {
     expect(after.classes.find((c) => c.id === "SS")!.routedRequests).toBeGreaterThanOrEqual(3);
   });
 
+  it("gives SLO attainment over the last 5 minutes from the sites' running counts, kept by SiteDO", async () => {
+    const edge = new Edge();
+    const counts = (judged: number, met: number) => ({ sinceMs: 1_700_000_000_000, classes: { SS: { judged, met } } });
+    const start = Date.now();
+    const at = async <T>(offsetMs: number, run: () => Promise<T>): Promise<T> => {
+      vi.spyOn(Date, "now").mockReturnValue(start + offsetMs);
+      try {
+        return await run();
+      } finally {
+        vi.restoreAllMocks();
+      }
+    };
+    // eu-a: 1000 judged before t=0, then 20 (18 met) by 6 min and 20 more (18 met) by 9 min; eu-b: 10 (2 met) by 9 min.
+    const { tokens } = await at(0, () => setUp(edge, (site) => ({ ...heartbeat(site), sloCounts: counts(site === "eu-a" ? 1000 : 0, site === "eu-a" ? 500 : 0) })));
+    await at(6 * 60_000, () => sendHeartbeat(edge, tokens["eu-a"]!, { ...heartbeat("eu-a"), sloCounts: counts(1020, 518) }));
+    await at(9 * 60_000, () => sendHeartbeat(edge, tokens["eu-a"]!, { ...heartbeat("eu-a"), sloCounts: counts(1040, 536) }));
+    await at(9 * 60_000, () => sendHeartbeat(edge, tokens["eu-b"]!, { ...heartbeat("eu-b"), sloCounts: counts(10, 2) }));
+    // At 10 min the window starts at 5: eu-a's counts grew 40 (36 met) since its newest sample before that (t=0).
+    const s = await at(10 * 60_000, () => state(edge));
+    expect(siteOf(s, "eu-a").sloWindow).toEqual({ judged: 40, met: 36, attainment: 36 / 40 });
+    expect(siteOf(s, "eu-b").sloWindow).toEqual({ judged: 10, met: 2, attainment: null });
+    expect(siteOf(s, "us-c").sloWindow).toEqual({ judged: 0, met: 0, attainment: null });
+    expect(s.classes.find((c) => c.id === "SS")!.sloWindow).toEqual({ judged: 50, met: 38, attainment: 38 / 50 });
+    expect(s.slo).toMatchObject({ judged: 50, met: 38, attainment: 38 / 50, windowMs: 300_000, minRequests: 30 });
+    // The window slides: from 6.5 min eu-a counts from its 6-minute sample, too few on its own.
+    const later = await at(11.5 * 60_000, () => state(edge));
+    expect(siteOf(later, "eu-a").sloWindow).toEqual({ judged: 20, met: 18, attainment: null });
+    expect(later.slo).toMatchObject({ judged: 30, met: 20, attainment: 20 / 30 });
+    expect((await at(15 * 60_000, () => state(edge))).slo).toMatchObject({ judged: 0, attainment: null });
+  });
+
   it("shows no data rather than made-up figures before heartbeats", async () => {
     const edge = new Edge();
     expect((await edge.admin("PUT", "/admin/v1/fleet", fleet(["new-a"]))).status).toBe(200);
@@ -149,9 +179,9 @@ describe("dashboard state", () => {
     expect(card.health).toEqual({ healthy: false, lastSeenMs: null, heartbeatAgeMs: null });
     expect(card.power.drawW).toBeNull();
     expect(card.servedRps).toBeNull();
-    expect(card.sloAttainment).toBeNull();
+    expect(card.sloWindow).toEqual({ judged: 0, met: 0, attainment: null });
     expect(card.history).toEqual([]);
-    expect(s.classes.every((c) => c.measuredShares === null && c.servedRps === null && c.sloAttainment === null)).toBe(true);
+    expect(s.classes.every((c) => c.measuredShares === null && c.servedRps === null && c.sloWindow.attainment === null)).toBe(true);
   });
 });
 
@@ -179,6 +209,20 @@ describe("dashboard access", () => {
 });
 
 describe("dashboard page and assets", () => {
+  it("is where the root leads, with the query kept; the API routes stay as they are", async () => {
+    const edge = new Edge();
+    const root = await edge.fetch("/", { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/dashboard");
+    expect((await edge.fetch("/?token=abc&refreshMs=500", { redirect: "manual" })).headers.get("location")).toBe("/dashboard?token=abc&refreshMs=500");
+    const followed = await edge.fetch(root.headers.get("location")!);
+    expect(followed.status).toBe(200);
+    expect(await followed.text()).toContain('id="dashboard"');
+    expect((await edge.fetch("/v1/nothing")).status).toBe(404);
+    expect((await edge.fetch("/admin/v1/fleet")).status).toBe(401);
+    expect((await edge.fetch("/healthz")).status).toBe(200);
+  });
+
   it("serves the page, which loads echarts from the Worker under a content-hashed name", async () => {
     const edge = new Edge();
     const page = await edge.fetch("/dashboard");

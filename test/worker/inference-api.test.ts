@@ -67,6 +67,8 @@ describe("inference API: routing and receipts", () => {
     expect(call.body).toMatchObject({ model: MODEL, temperature: 0.2, vendor_extension: { x: 1 } });
     expect(call.headers.get("authorization")).toBeNull();
     expect(call.headers.get("x-greenference-instance")).toBe("i0");
+    // The class's SLO goes with the request, for the site to judge its answer against.
+    expect(call.headers.get("x-greenference-slo")).toBe("ttft=300;tbt=80");
     expect(Object.fromEntries([...r.headers].filter(([k]) => k.startsWith("x-greenference")))).toEqual({
       "x-greenference-site": "eu-a",
       "x-greenference-instance": "i0",

@@ -23,7 +23,7 @@ function beat(site: string, over: Record<string, unknown> = {}): Telemetry {
 }
 
 function seen(telemetry: Telemetry | null, over: Partial<SiteObservation> = {}): SiteObservation {
-  return { health: { healthy: telemetry !== null, lastSeenMs: telemetry ? NOW : null }, telemetry, drawHistory: [], powerForecasts: [], carbonForecasts: [], ...over };
+  return { health: { healthy: telemetry !== null, lastSeenMs: telemetry ? NOW : null }, telemetry, drawHistory: [], powerForecasts: [], carbonForecasts: [], sloHistory: [], ...over };
 }
 
 function inputs(over: Partial<DashboardInputs> = {}): DashboardInputs {
@@ -50,7 +50,8 @@ describe("buildDashboardState", () => {
     const state = DashboardState.parse(buildDashboardState(inputs()));
     const c = state.sites.find((s) => s.id === "c")!;
     expect(c.health).toEqual({ healthy: false, lastSeenMs: null, heartbeatAgeMs: null });
-    expect([c.power.drawW, c.power.gpuDrawW, c.servedRps, c.sloAttainment, c.appliedPlanVersion]).toEqual([null, null, null, null, null]);
+    expect([c.power.drawW, c.power.gpuDrawW, c.servedRps, c.appliedPlanVersion]).toEqual([null, null, null, null]);
+    expect(c.sloWindow).toEqual({ judged: 0, met: 0, attainment: null });
     expect(c.instances).toEqual([{ id: "i0", planned: expect.objectContaining({ tp: 1 }), reported: null }]);
     expect(state.plan).toMatchObject({ version: 3, madeAtMs: fixturePlan(3).createdAtMs, storedAtMs: NOW - MIN });
   });
@@ -105,6 +106,39 @@ describe("buildDashboardState", () => {
     expect(state.sites.find((s) => s.id === "a")).toMatchObject({ energyJ: 7_200_000, carbonG: 200 });
     expect(state.classes.find((c) => c.id === "SS")).toMatchObject({ routedRequests: 4, routedShares: { a: 0.75, b: 0.25 } });
     expect(buildDashboardState(inputs()).energy).toMatchObject({ energyJ: 0, savedCarbonG: 0, savedCarbonFraction: null });
+  });
+
+  it("bounds each site's power scale by its GPUs' full power with server overhead", () => {
+    const state = buildDashboardState(inputs());
+    for (const site of fixtureFleet().sites) {
+      const tdp = { "H100-80GB": 700, "A100-80GB": 400 };
+      const expected = site.gpus.reduce((w, g) => w + g.count * tdp[g.type] * 1.82, 0);
+      expect(state.sites.find((s) => s.id === site.id)!.power.capacityW).toBeCloseTo(expected, 6);
+    }
+  });
+
+  it("gives SLO attainment over the window from each site's running counts, ended by its newest heartbeat", () => {
+    const counts = (sinceMs: number, classes: Record<string, [number, number]>) => ({ sinceMs, classes: Object.fromEntries(Object.entries(classes).map(([c, [judged, met]]) => [c, { judged, met }])) });
+    // a: 40 SS judged in the window (38 met) and 10 SL (5 met); the sample before the window holds older counts.
+    const aHistory = [
+      { tMs: NOW - 7 * MIN, counts: counts(1, { SS: [100, 90] }) },
+      { tMs: NOW - 6 * MIN, counts: counts(1, { SS: [110, 100] }) },
+      { tMs: NOW - 2 * MIN, counts: counts(1, { SS: [130, 120], SL: [4, 2] }) },
+    ];
+    const aBeat = beat("a", { sloCounts: counts(1, { SS: [150, 138], SL: [10, 5] }) });
+    // b restarted inside the window: its new counts (5, all met) add from zero; c sent no counts.
+    const bHistory = [{ tMs: NOW - 5.5 * MIN, counts: counts(1, { SS: [500, 500] }) }, { tMs: NOW - MIN, counts: counts(2, { SS: [3, 3] }) }];
+    const bBeat = beat("b", { sloCounts: counts(2, { SS: [5, 5] }) });
+    const state = DashboardState.parse(buildDashboardState(inputs({ sites: { a: seen(aBeat, { sloHistory: aHistory }), b: seen(bBeat, { sloHistory: bHistory }), c: seen(beat("c")) } })));
+    const site = (id: string) => state.sites.find((s) => s.id === id)!.sloWindow;
+    expect(site("a")).toEqual({ judged: 50, met: 43, attainment: 43 / 50 });
+    expect(site("b")).toEqual({ judged: 5, met: 5, attainment: null });
+    expect(site("c")).toEqual({ judged: 0, met: 0, attainment: null });
+    const cls = (id: string) => state.classes.find((c) => c.id === id)!.sloWindow;
+    expect(cls("SS")).toEqual({ judged: 45, met: 43, attainment: 43 / 45 });
+    expect(cls("SL")).toEqual({ judged: 10, met: 5, attainment: null });
+    expect(state.slo).toMatchObject({ judged: 55, met: 48, attainment: 48 / 55, windowMs: 5 * MIN, minRequests: 30 });
+    expect(state.slo.method).toContain("last 5 minutes");
   });
 
   it("shows an empty state without a fleet", () => {

@@ -1,16 +1,17 @@
 import { valueAt } from "../forecast/series-value.ts";
+import { fullSitePowerW } from "../model/power.ts";
 import { siteCarbonIntensity } from "../routing/carbon.ts";
 import type { Fleet, Site } from "../schemas/fleet.ts";
 import type { Forecast, ForecastPoint } from "../schemas/forecast.ts";
-import type { InstanceId } from "../schemas/ids.ts";
+import type { ClassId, InstanceId } from "../schemas/ids.ts";
 import type { Plan, SitePlan } from "../schemas/plan.ts";
 import type { RequestClass } from "../schemas/request-class.ts";
-import type { Telemetry } from "../schemas/telemetry.ts";
+import type { SloCount, Telemetry } from "../schemas/telemetry.ts";
 import { CAPACITY_SHARE_BASELINE } from "./capacity-share-baseline.ts";
 import { COUNTERS, parseSeries, sumBy } from "./counter-series.ts";
 import type { DashboardAccess, DashboardClass, DashboardHistoryPoint, DashboardInstance, DashboardSite, DashboardState } from "./dashboard-state.ts";
 import { inForceAt } from "./forecast-window.ts";
-import { attainment, SLO_ATTAINMENT_METHOD, sloLoad, total, type SloLoad } from "./slo-attainment.ts";
+import { countsInWindow, sloFigure, SLO_ATTAINMENT_METHOD, SLO_WINDOW, type SloSample } from "./slo-window.ts";
 
 /** What one site's SiteDO and ControlDO know about it. */
 export interface SiteObservation {
@@ -22,6 +23,8 @@ export interface SiteObservation {
   powerForecasts: readonly Forecast[];
   /** Its carbon forecasts (of the kind the forecast refresh stores for it) over the window. */
   carbonForecasts: readonly Forecast[];
+  /** Its running SLO counts when heartbeats arrived, oldest first (see SLO_HISTORY_LIMITS). */
+  sloHistory: readonly SloSample[];
 }
 
 export interface DashboardInputs {
@@ -41,12 +44,13 @@ export interface DashboardInputs {
   sites: Record<string, SiteObservation>;
 }
 
-const NEVER_SEEN: SiteObservation = { health: { healthy: false, lastSeenMs: null }, telemetry: null, drawHistory: [], powerForecasts: [], carbonForecasts: [] };
+const NEVER_SEEN: SiteObservation = { health: { healthy: false, lastSeenMs: null }, telemetry: null, drawHistory: [], powerForecasts: [], carbonForecasts: [], sloHistory: [] };
 
 /**
  * The dashboard's view of the fleet from what the control plane holds: per site power, carbon,
  * GPUs, instances and recent history, per class the plan's and the measured routing shares, SLO
- * attainment, and energy and carbon against the capacity-share baseline. Unknown figures are null.
+ * attainment over the last SLO_WINDOW.windowMs (per site, class and fleet), and energy and carbon
+ * against the capacity-share baseline. Unknown figures are null.
  *
  * @example
  * const state = buildDashboardState({ nowMs, historyFromMs: nowMs - 900_000, access: "admin", heartbeatTimeoutMs: 10_000, fleet, plan, ... });
@@ -57,9 +61,9 @@ export function buildDashboardState(input: DashboardInputs): DashboardState {
   const healthyTelemetry = observations.flatMap(([, o]) => (o.health.healthy && o.telemetry ? [o.telemetry] : []));
   const energyBySite = sumBy(totals, COUNTERS.energyJ, "site");
   const carbonBySite = sumBy(totals, COUNTERS.carbonG, "site");
-  const sites = observations.map(([site, o]) => siteCard(site, o, input, energyBySite[site.id] ?? 0, carbonBySite[site.id] ?? 0));
-  const classLoads = fleet ? healthyTelemetry.map((t) => sloLoad(t.instances, fleet.classes)) : [];
-  const classes = (fleet?.classes ?? []).map((c) => classView(c, fleet!, plan, healthyTelemetry, classLoads, totals));
+  const sloCounts = observations.map(([, o]) => countsInWindow(sloSamples(o), input.nowMs - SLO_WINDOW.windowMs));
+  const sites = observations.map(([site, o], i) => siteCard(site, o, input, energyBySite[site.id] ?? 0, carbonBySite[site.id] ?? 0, sloCounts[i]!));
+  const classes = (fleet?.classes ?? []).map((c) => classView(c, fleet!, plan, healthyTelemetry, sloCounts, totals));
 
   const energyJ = sum(Object.values(energyBySite));
   const carbonG = sum(Object.values(carbonBySite));
@@ -75,7 +79,7 @@ export function buildDashboardState(input: DashboardInputs): DashboardState {
       : null,
     sites,
     classes,
-    slo: { method: SLO_ATTAINMENT_METHOD, attainment: attainment(total(classLoads.flatMap((m) => [...m.values()]))) },
+    slo: { method: SLO_ATTAINMENT_METHOD, windowMs: SLO_WINDOW.windowMs, minRequests: SLO_WINDOW.minRequests, ...sloFigure(sloCounts.flatMap((m) => [...m.values()])) },
     energy: {
       energyJ,
       carbonG,
@@ -86,9 +90,18 @@ export function buildDashboardState(input: DashboardInputs): DashboardState {
   };
 }
 
-function siteCard(site: Site, o: SiteObservation, input: DashboardInputs, energyJ: number, carbonG: number): DashboardSite {
+/** The site's SLO samples ended by its newest heartbeat's counts (heartbeats come more often than samples are kept). */
+function sloSamples(o: SiteObservation): readonly SloSample[] {
+  const counts = o.telemetry?.sloCounts;
+  const seenMs = o.health.lastSeenMs;
+  const last = o.sloHistory[o.sloHistory.length - 1];
+  if (!counts || seenMs === null || (last && last.tMs >= seenMs)) return o.sloHistory;
+  return [...o.sloHistory, { tMs: seenMs, counts }];
+}
+
+function siteCard(site: Site, o: SiteObservation, input: DashboardInputs, energyJ: number, carbonG: number, sloCounts: ReadonlyMap<ClassId, SloCount>): DashboardSite {
   const t = o.telemetry;
-  const { nowMs, fleet, plan } = input;
+  const { nowMs, plan } = input;
   const carbon = siteCarbonIntensity(site, input.reportedCarbon.get(site.id));
   const envelope = envelopeAt(site, o.powerForecasts, nowMs);
   const slice = plan?.sites.find((s) => s.site === site.id);
@@ -117,6 +130,7 @@ function siteCard(site: Site, o: SiteObservation, input: DashboardInputs, energy
       envelopeW: envelope?.w ?? null,
       envelopeFrom: envelope?.from ?? null,
       planCapW: slice?.powerCapW ?? null,
+      capacityW: fullSitePowerW(site.gpus),
       drawW: t?.sitePowerW ?? null,
       gpuDrawW: t ? sum(t.gpus.map((g) => g.powerW)) : null,
     },
@@ -129,7 +143,7 @@ function siteCard(site: Site, o: SiteObservation, input: DashboardInputs, energy
     instances: instancesOf(slice, t),
     appliedPlanVersion: t?.appliedPlanVersion ?? null,
     servedRps: t ? (servedRps as DashboardSite["servedRps"]) : null,
-    sloAttainment: t && fleet ? attainment(total(sloLoad(t.instances, fleet.classes).values())) : null,
+    sloWindow: sloFigure(sloCounts.values()),
     energyJ,
     carbonG,
     history,
@@ -174,7 +188,7 @@ function instancesOf(slice: SitePlan | undefined, t: Telemetry | null): Dashboar
   });
 }
 
-function classView(c: RequestClass, fleet: Fleet, plan: Plan | null, healthy: readonly Telemetry[], loads: readonly Map<string, SloLoad>[], totals: Record<string, number>): DashboardClass {
+function classView(c: RequestClass, fleet: Fleet, plan: Plan | null, healthy: readonly Telemetry[], sloCounts: readonly ReadonlyMap<ClassId, SloCount>[], totals: Record<string, number>): DashboardClass {
   const inFleet = new Set<string>(fleet.sites.map((s) => s.id));
   const planned: Record<string, number> = {};
   for (const target of plan?.routing[c.id] ?? []) if (inFleet.has(target.site)) planned[target.site] = (planned[target.site] ?? 0) + target.weight;
@@ -195,7 +209,7 @@ function classView(c: RequestClass, fleet: Fleet, plan: Plan | null, healthy: re
     servedRps,
     routedShares: shares(routed),
     routedRequests: sum(Object.values(routed)),
-    sloAttainment: attainment(total(loads.flatMap((m) => m.get(c.id) ?? []))),
+    sloWindow: sloFigure(sloCounts.flatMap((m) => m.get(c.id) ?? [])),
   };
 }
 

@@ -15,6 +15,11 @@ const PowerKind = z.enum(["wind", "grid", "fixed"]) satisfies z.ZodType<PowerSou
 const CarbonKind = z.enum(["electricitymaps", "watttime", "uk-carbon-intensity", "replay", "fixed"]) satisfies z.ZodType<CarbonSource["kind"]>;
 /** Share of a class's load per site id; the shares sum to 1. */
 const Shares = z.record(z.string(), Fraction);
+const Count = z.number().int().nonnegative();
+
+/** Requests judged against their class's SLO over the SLO window, those that met it, and the attainment (null with too few judged). */
+export const DashboardSlo = z.object({ judged: Count, met: Count, attainment: Fraction.nullable() });
+export type DashboardSlo = z.infer<typeof DashboardSlo>;
 
 /** One point of a site's recent history: the measured draw and the envelope and carbon intensity in force then. */
 export const DashboardHistoryPoint = z.object({
@@ -61,6 +66,8 @@ export const DashboardSite = z.object({
     envelopeFrom: z.enum(["forecast", "fleet"]).nullable(),
     /** The current plan's cap for the site. */
     planCapW: Watts.nullable(),
+    /** What the site's GPUs can draw at full power with server overhead (TDP x count x SERVER_POWER_OVERHEAD): the most it can use of any envelope. */
+    capacityW: Watts,
     /** The site meter's reading in the newest heartbeat (server overhead included). */
     drawW: Watts.nullable(),
     /** The GPUs' own draw summed from the same heartbeat. */
@@ -82,7 +89,8 @@ export const DashboardSite = z.object({
   appliedPlanVersion: z.number().int().nonnegative().nullable(),
   /** Served req/s per class summed over the site's instances in the newest heartbeat; null before one. */
   servedRps: ClassRates.nullable(),
-  sloAttainment: Fraction.nullable(),
+  /** Its requests over the SLO window (state.slo.windowMs). */
+  sloWindow: DashboardSlo,
   /** Energy and carbon of the requests answered here, per the receipts. */
   energyJ: Watts,
   carbonG: z.number().nonnegative(),
@@ -102,7 +110,8 @@ export const DashboardClass = z.object({
   /** Routing decisions the edge counted so far, as shares per site; null before the first. */
   routedShares: Shares.nullable(),
   routedRequests: z.number().nonnegative(),
-  sloAttainment: Fraction.nullable(),
+  /** The class's requests at every site over the SLO window. */
+  sloWindow: DashboardSlo,
 });
 export type DashboardClass = z.infer<typeof DashboardClass>;
 
@@ -131,7 +140,8 @@ export const DashboardState = z.object({
     .nullable(),
   sites: z.array(DashboardSite),
   classes: z.array(DashboardClass),
-  slo: z.object({ method: z.string(), attainment: Fraction.nullable() }),
+  /** The fleet's requests over the last `windowMs`; attainment is given from `minRequests` judged requests. */
+  slo: DashboardSlo.extend({ method: z.string(), windowMs: z.number().positive(), minRequests: Count }),
   energy: z.object({
     energyJ: Watts,
     carbonG: z.number().nonnegative(),

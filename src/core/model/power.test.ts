@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "./gpu-specs.ts";
 import { decodeTime, prefillTime } from "./iteration-time.ts";
 import { llmSpecs } from "./llm-specs.ts";
-import { busyPowerW, relativeVoltage, throttle } from "./power.ts";
+import { busyPowerW, fullSitePowerW, relativeVoltage, throttle } from "./power.ts";
 
 const a100 = gpuSpecs["A100-80GB"];
 const llm = llmSpecs["llama3.1-8b"];
@@ -32,5 +32,11 @@ describe("power model", () => {
     const run = throttle(a100, 1410, (mhz) => decodeTime({ llm, gpu: a100, tp: 1, mhz }, 16, 16 * 512));
     expect(run.effectiveMhz).toBe(1410);
     expect(run.energyJ).toBeCloseTo((run.powerW * run.ms) / 1e3, 9);
+  });
+
+  it("gives a site's full power as its GPUs' TDP with Heron's server overhead", () => {
+    expect(fullSitePowerW([{ type: "H100-80GB", count: 8 }])).toBeCloseTo(8 * 700 * 1.82, 9);
+    expect(fullSitePowerW([{ type: "H100-80GB", count: 4 }, { type: "A100-80GB", count: 2 }])).toBeCloseTo((4 * 700 + 2 * 400) * 1.82, 9);
+    expect(fullSitePowerW([])).toBe(0);
   });
 });

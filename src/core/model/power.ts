@@ -1,8 +1,20 @@
-import type { GpuSpec } from "./gpu-specs.ts";
+import type { GpuType } from "../schemas/ids.ts";
+import { gpuSpecs, type GpuSpec } from "./gpu-specs.ts";
 import type { IterationTime } from "./iteration-time.ts";
 
 /** Heron §5: a DGX H100 peaks at 10.2 kW, 1.82x its GPUs' 8 x 700 W; CPUs, fans, NICs, memory. */
 export const SERVER_POWER_OVERHEAD = 1.82;
+
+/**
+ * What a site's servers draw with every GPU at its TDP, server overhead included: the most power
+ * the site can use, whatever its envelope.
+ *
+ * @example
+ * fullSitePowerW([{ type: "H100-80GB", count: 8 }]); // 10_192 (8 x 700 W x 1.82)
+ */
+export function fullSitePowerW(gpus: readonly { type: GpuType; count: number }[]): number {
+  return gpus.reduce((w, g) => w + g.count * gpuSpecs[g.type].tdpW * SERVER_POWER_OVERHEAD, 0);
+}
 
 /** Relative supply voltage at a clock: flat at the floor up to the knee, then rising linearly to 1 at max clock. */
 export function relativeVoltage(gpu: GpuSpec, mhz: number): number {

@@ -2,6 +2,7 @@ import type { Fleet } from "../schemas/fleet.ts";
 import type { ClassId, InstanceId, ModelId, SiteId } from "../schemas/ids.ts";
 import type { Plan } from "../schemas/plan.ts";
 import type { ClassScheme } from "../schemas/request-class.ts";
+import { formatSloHeader } from "../schemas/slo-header.ts";
 import { siteCarbonIntensity, type SiteCarbon } from "./carbon.ts";
 import type { SiteStatus } from "./site-status.ts";
 
@@ -21,6 +22,8 @@ export interface ClassView {
   inputBin: number;
   outputBin: number;
   ttftMs: number;
+  /** The class's SLO as the edge sends it to the site with each request (`SLO_HEADER`). */
+  sloHeader: string;
 }
 
 /** One routing target of a class, with the model its instance serves. */
@@ -73,7 +76,7 @@ export function buildRoutingSnapshot(input: SnapshotInput): RoutingSnapshot {
     sites[s.id] = { id: s.id, ingressUrl: s.ingressUrl, rttMs: s.rttMs, carbon: siteCarbonIntensity(s, input.carbon.get(s.id)), status: input.statuses.get(s.id) ?? null };
   }
   const classes = {} as Record<ClassId, ClassView>;
-  for (const c of fleet.classes) classes[c.id] = { inputBin: c.inputBin, outputBin: c.outputBin, ttftMs: c.slo.ttftMs };
+  for (const c of fleet.classes) classes[c.id] = { inputBin: c.inputBin, outputBin: c.outputBin, ttftMs: c.slo.ttftMs, sloHeader: formatSloHeader(c.slo) };
   const models = fleet.models.map((m) => m.id);
   const modelSet = new Set<string>(models);
   const modelOf = new Map<string, ModelId>();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EpochMs, GpuType, InstanceId, SiteId } from "./ids.ts";
+import { ClassId, EpochMs, GpuType, InstanceId, SiteId } from "./ids.ts";
 import { ClassRates } from "./plan.ts";
 import { LatencySummary } from "./profile.ts";
 import { reportDuplicates } from "./checks.ts";
@@ -42,6 +42,29 @@ export const InstanceTelemetry = z.object({
 });
 export type InstanceTelemetry = z.infer<typeof InstanceTelemetry>;
 
+/** Answered requests of one class judged against its SLO, and those that met it. */
+export const SloCount = z
+  .object({ judged: z.number().int().nonnegative(), met: z.number().int().nonnegative() })
+  .refine((c) => c.met <= c.judged, { message: "met cannot exceed judged", path: ["met"] });
+export type SloCount = z.infer<typeof SloCount>;
+
+/** Most classes a heartbeat may count (class schemes have a handful). */
+export const MAX_COUNTED_CLASSES = 64;
+
+/**
+ * A site's running SLO counts per class since `sinceMs` (when the agent started counting; a new
+ * value means the counts started again from zero): each answered request that came with its
+ * class's SLO (`x-greenference-slo`) and could be judged (`meetsSlo`) adds to `judged`, and to
+ * `met` when it met it.
+ */
+export const SloCounters = z.object({
+  sinceMs: EpochMs,
+  classes: z
+    .record(ClassId, SloCount)
+    .refine((c) => Object.keys(c).length <= MAX_COUNTED_CLASSES, { message: `at most ${MAX_COUNTED_CLASSES} classes` }),
+});
+export type SloCounters = z.infer<typeof SloCounters>;
+
 /**
  * A site's heartbeat, pushed by its host agent every few seconds. `appliedPlanVersion` is null until
  * the site has applied a plan.
@@ -61,6 +84,8 @@ export const Telemetry = z
     pendingReconfigurations: z.number().int().nonnegative().default(0),
     /** The agent's power ladder (0 "none"; higher rungs hold clocks or power down while the site exceeds its plan's power cap). */
     powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
+    /** Absent from agents that do not count (older ones). */
+    sloCounts: SloCounters.optional(),
   })
   .superRefine((t, ctx) => {
     reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");
