@@ -110,12 +110,19 @@ export class Agent {
     const recovery = await recover(config, hardware, { temporaryStateDir: config.gpu === "sim" || deps.gpus !== undefined, log });
     const agent = new Agent(config, hardware, { ...deps, log }, recovery);
     await agent.applier.start();
-    if (config.listen) {
-      const [host, port] = splitHostPort(config.listen);
-      agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
-      agent.localApiUrl = await agent.localApi.start(host, port);
+    try {
+      if (config.listen) {
+        const [host, port] = splitHostPort(config.listen);
+        agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
+        agent.localApiUrl = await agent.localApi.start(host, port);
+      }
+      if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, requests: agent.requests, log: agent.log }));
+    } catch (error) {
+      // Not started after all: undo what start did, so the GPUs and the state dir are left as they were.
+      await agent.stop().catch(() => undefined);
+      recovery.state.release();
+      throw error;
     }
-    if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, requests: agent.requests, log: agent.log }));
     agent.registration = registerUntilDone(agent.edge, { agentVersion: AGENT_VERSION, hostname: hostname(), engines: [config.engine], gpus: hardware.gpuTypes.map((type, index) => ({ index, type })) }, {
       backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       signal: agent.stopping.signal,

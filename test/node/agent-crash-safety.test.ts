@@ -1,12 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Agent } from "../../host-agent/agent/agent.ts";
 import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts";
+import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
 import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
 import { buildFakeNvml, type FakeNvml } from "../../host-agent/gpu/fake-nvml.test-helper.ts";
+import { closeServer, listen } from "../../host-agent/util/http.ts";
 import { runningInGroup } from "../../host-agent/util/proc-stat.ts";
 import { runCli } from "../../cli/run-command.test-helper.ts";
 import { startFakeEdge } from "./fake-edge.test-helper.ts";
@@ -131,6 +135,25 @@ describe("a host agent killed mid-run, started again", () => {
     expect(readdirSync(s.state).sort()).toEqual(["engines"]);
     expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toEqual([]);
     s.engines.remove();
+  });
+});
+
+describe("the agent's state dir", () => {
+  it("is let go of when the agent cannot start, so a second try can take it", async () => {
+    const s = setup();
+    const blocker = createServer();
+    const taken = await listen(blocker, "127.0.0.1", 0);
+    const flags = { site: SITE, edge: edge.url, token: TOKEN, gpu: "sim", engine: "sim", simGpus: "1", stateDir: s.state, readToken: "read_0123456789abcdef", controlToken: CONTROL };
+    try {
+      await expect(Agent.start(loadAgentConfig({ flags: { ...flags, listen: new URL(taken).host } }), { log: () => undefined })).rejects.toThrow(/EADDRINUSE/);
+      expect(readdirSync(s.state)).not.toContain("agent.lock");
+      const agent = await Agent.start(loadAgentConfig({ flags: { ...flags, listen: "127.0.0.1:0" } }), { log: () => undefined });
+      expect(readdirSync(s.state)).toContain("agent.lock");
+      await agent.stop();
+    } finally {
+      await closeServer(blocker);
+      s.engines.remove();
+    }
   });
 });
 
