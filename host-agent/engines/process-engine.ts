@@ -83,7 +83,14 @@ export class ProcessEngine implements Engine {
     }
     if (proc.pid !== undefined) {
       const { instanceId, replica, model, variant, tp, gpus, role } = this.launch;
-      files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: { instanceId, replica, model, variant, tp, gpus: [...gpus], role }, host: this.options.host, port, argv });
+      try {
+        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: { instanceId, replica, model, variant, tp, gpus: [...gpus], role }, host: this.options.host, port, argv });
+      } catch (error) {
+        // An engine no pid file names would outlive a crash unseen: do not run it.
+        proc.signal("SIGKILL");
+        await proc.exited;
+        throw new EngineError(`${this.name}: cannot write its pid file: ${(error as Error).message}`, { cause: error });
+      }
     }
     await this.attach(proc);
   }
