@@ -8,7 +8,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { Agent } from "../../host-agent/agent/agent.ts";
 import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts";
 import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
+import { EngineFiles } from "../../host-agent/engines/engine-files.ts";
 import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
+import { OrphanEngines } from "../../host-agent/engines/orphan-engines.ts";
 import { buildFakeNvml, type FakeNvml } from "../../host-agent/gpu/fake-nvml.test-helper.ts";
 import { closeServer, listen } from "../../host-agent/util/http.ts";
 import { runningInGroup } from "../../host-agent/util/proc-stat.ts";
@@ -34,6 +36,7 @@ const STOCK = "0 0 400000\n0 0 700000\n";
 let nvml: FakeNvml;
 let edge: Awaited<ReturnType<typeof startFakeEdge>>;
 let dir: string;
+let engineLog: ReturnType<typeof fakeEngineLog> | undefined;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
@@ -44,15 +47,19 @@ afterAll(() => edge.close());
 beforeEach(() => {
   for (const list of [edge.state.applied, edge.state.registrations, edge.state.heartbeats]) list.length = 0;
 });
-afterEach(() => {
+afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  // A test that failed half-way may have left engines: end them through their pid files, as an agent would.
+  const engines = join(dir, "state", "engines");
+  if (existsSync(engines)) await (await OrphanEngines.recover({ files: new EngineFiles(engines), graceMs: 1000, log: () => undefined })).endAll();
   rmSync(dir, { recursive: true, force: true });
+  engineLog?.remove();
 });
 
 function setup() {
   dir = mkdtempSync(join(tmpdir(), "agent-crash-"));
   writeFileSync(join(dir, "token"), `${TOKEN}\n`);
-  const engines = fakeEngineLog();
+  const engines = (engineLog = fakeEngineLog());
   const gpuStateFile = join(dir, "fake-gpus");
   const gpus = () => (existsSync(gpuStateFile) ? readFileSync(gpuStateFile, "utf8") : STOCK);
   return { state: join(dir, "state"), gpuStateFile, gpus, token: join(dir, "token"), engines };
@@ -112,7 +119,6 @@ describe("a host agent killed mid-run, started again", () => {
     expect(await second.exited).toBe(0);
     expect(s.gpus()).toBe(STOCK);
     expect(readdirSync(s.state).sort()).toEqual(["engines"]);
-    s.engines.remove();
   });
 
   it("adopts the engine the killed run left when the plan still runs it, with the limits back at their defaults", async () => {
@@ -134,7 +140,6 @@ describe("a host agent killed mid-run, started again", () => {
     expect(s.gpus()).toBe(STOCK);
     expect(readdirSync(s.state).sort()).toEqual(["engines"]);
     expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toEqual([]);
-    s.engines.remove();
   });
 });
 
@@ -152,7 +157,6 @@ describe("the agent's state dir", () => {
       await agent.stop();
     } finally {
       await closeServer(blocker);
-      s.engines.remove();
     }
   });
 });
@@ -173,7 +177,6 @@ describe("the agent's secrets", () => {
     expect(agent.out.stderr).not.toContain("warning");
     agent.child.kill("SIGTERM");
     expect(await agent.exited).toBe(0);
-    s.engines.remove();
   });
 
   it("still takes a token as a flag, with one warning", async () => {
