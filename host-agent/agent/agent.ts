@@ -17,6 +17,7 @@ import { HeartbeatLoop } from "../telemetry/heartbeat-loop.ts";
 import { readGpus, readInstances, type GpuReading, type InstanceReading } from "../telemetry/readings.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { RequestTracker } from "../telemetry/request-tracker.ts";
+import { recover, type Recovery } from "./crash-recovery.ts";
 import { makeDriver, openHardware, type Hardware } from "./hardware.ts";
 import { registerUntilDone } from "./registration.ts";
 
@@ -25,7 +26,7 @@ export const AGENT_VERSION = "0.1.0";
 
 /** Things tests and embedders may supply instead of what the config names. */
 export interface AgentDeps {
-  /** An initialised GPU backend to drive instead of opening the configured one. */
+  /** An initialised GPU backend to drive instead of opening the configured one (the state dir is then a temp dir unless configured). */
   gpus?: GpuBackend;
   fetch?: typeof fetch;
   log?: (message: string) => void;
@@ -69,16 +70,24 @@ export class Agent {
   private constructor(
     readonly config: AgentConfig,
     readonly hardware: Hardware,
-    deps: AgentDeps,
+    deps: AgentDeps & { log: (message: string) => void },
+    private readonly recovery: Recovery,
   ) {
-    this.log = deps.log ?? ((m) => console.error(`greenference agent [${config.site}]: ${m}`));
+    this.log = deps.log;
     const backoff = { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs };
     this.countingSinceMs = Date.now();
     this.requestLog = new RequestLog(Math.max(120_000, 10 * config.heartbeatMs) * (hardware.sim?.clock.speed ?? 1));
     this.requests = new RequestTracker({ nowMs: () => this.siteNowMs(), log: this.requestLog });
     this.edge = new EdgeClient({ edgeUrl: config.edge, site: config.site, token: config.token, fetch: deps.fetch });
     this.controllers = agentControllers(config, hardware, { requestLog: this.requestLog, requests: this.requests, applier: () => this.applier, nowMs: () => this.siteNowMs(), log: this.log });
-    const driver = makeDriver(config, hardware, { requestLog: this.requestLog, controllers: deps.controllers ?? this.controllers.frequencyControllers, engineEnv: deps.engineEnv });
+    const driver = makeDriver(config, hardware, {
+      requestLog: this.requestLog,
+      controllers: deps.controllers ?? this.controllers.frequencyControllers,
+      engineEnv: deps.engineEnv,
+      engineFiles: recovery.engineFiles,
+      orphans: recovery.orphans,
+      log: this.log,
+    });
     this.applier = new PlanApplier({
       site: config.site,
       gpus: hardware.gpus,
@@ -93,17 +102,30 @@ export class Agent {
     this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), log: this.log });
   }
 
-  /** Opens the GPUs, resets their clocks, then starts registration, plan pulls, heartbeats and the local API. */
+  /**
+   * Opens the state dir and the GPUs, puts the GPUs back to their settings from before an earlier
+   * run that did not stop cleanly (or records them), finds the engines such a run left (to adopt or
+   * end), then starts registration, plan pulls, heartbeats and the local API.
+   */
   static async start(config: AgentConfig, deps: AgentDeps = {}): Promise<Agent> {
+    const log = deps.log ?? ((m: string) => console.error(`greenference agent [${config.site}]: ${m}`));
     const hardware = await openHardware(config, deps.gpus, deps.log);
-    const agent = new Agent(config, hardware, deps);
+    const recovery = await recover(config, hardware, { temporaryStateDir: config.gpu === "sim" || deps.gpus !== undefined, log });
+    const agent = new Agent(config, hardware, { ...deps, log }, recovery);
     await agent.applier.start();
-    if (config.listen) {
-      const [host, port] = splitHostPort(config.listen);
-      agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
-      agent.localApiUrl = await agent.localApi.start(host, port);
+    try {
+      if (config.listen) {
+        const [host, port] = splitHostPort(config.listen);
+        agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
+        agent.localApiUrl = await agent.localApi.start(host, port);
+      }
+      if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, requests: agent.requests, log: agent.log }));
+    } catch (error) {
+      // Not started after all: undo what start did, so the GPUs and the state dir are left as they were.
+      await agent.stop().catch(() => undefined);
+      recovery.state.release();
+      throw error;
     }
-    if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, requests: agent.requests, log: agent.log }));
     agent.registration = registerUntilDone(agent.edge, { agentVersion: AGENT_VERSION, hostname: hostname(), engines: [config.engine], gpus: hardware.gpuTypes.map((type, index) => ({ index, type })) }, {
       backoff: { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       signal: agent.stopping.signal,
@@ -152,7 +174,8 @@ export class Agent {
   /**
    * Stops the loops, the gateway (queued requests get 503, those in flight get up to
    * `drainTimeoutMs`) and the local API, stops every engine (draining up to `drainTimeoutMs`)
-   * and resets the GPU clocks.
+   * and any an earlier run left, puts every GPU back to its settings from before the agent's
+   * changes, and lets go of the state dir.
    */
   async stop(drainTimeoutMs = 0): Promise<void> {
     this.stopping.abort();
@@ -161,6 +184,9 @@ export class Agent {
     await this.localApi?.close();
     await this.controllers.stop();
     await this.applier.stop(drainTimeoutMs);
+    await this.recovery.orphans.endAll();
+    await this.recovery.gpuDefaults.release();
+    this.recovery.state.release();
   }
 
   private localApiBackend() {

@@ -1,7 +1,10 @@
 import type { GpuType } from "../../src/core/schemas/ids.ts";
-import type { AgentConfig } from "../config/agent-config.ts";
+import { SECRET_KEYS, type AgentConfig } from "../config/agent-config.ts";
+import type { EngineFiles } from "../engines/engine-files.ts";
+import { engineEnvironment } from "../engines/engine-environment.ts";
 import { engineFlavors } from "../engines/engine-flavors.ts";
 import type { EngineDriver } from "../engines/engine.ts";
+import type { OrphanEngines } from "../engines/orphan-engines.ts";
 import { ProcessEngineDriver } from "../engines/process-engine-driver.ts";
 import { openGpuBackend, type GpuBackend } from "../gpu/index.ts";
 import { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
@@ -59,8 +62,13 @@ export async function openHardware(config: AgentConfig, given?: GpuBackend, log?
 export interface DriverExtras {
   requestLog: RequestLog;
   controllers?: FrequencyControllerFactory;
-  /** Base environment of engine processes (default the agent's). */
+  /** Base environment of engine processes (default the agent's); the agent's secrets are taken out either way. */
   engineEnv?: NodeJS.ProcessEnv;
+  /** Engine pid files and output, in the agent's state dir. */
+  engineFiles: EngineFiles;
+  /** Engines an earlier run left, for process engines to adopt. */
+  orphans?: OrphanEngines;
+  log?: (message: string) => void;
 }
 
 /** The engine driver for the configured engine kind. */
@@ -74,8 +82,16 @@ export function makeDriver(config: AgentConfig, hardware: Hardware, extras: Driv
     command: config.engineCommand,
     host: config.engineHost,
     portBase: config.enginePortBase,
-    env: extras.engineEnv,
+    env: engineEnvironment(extras.engineEnv ?? process.env, secretsOf(config)),
+    files: extras.engineFiles,
+    orphans: extras.orphans,
+    log: extras.log,
     startTimeoutMs: config.engineStartTimeoutMs,
     stopGraceMs: config.stopGraceMs,
   });
+}
+
+/** The values of the configuration's secrets (tokens), to keep them from engines. */
+function secretsOf(config: AgentConfig): string[] {
+  return [...SECRET_KEYS].map((key) => config[key]).filter((value): value is string => typeof value === "string");
 }

@@ -76,6 +76,14 @@ export const AgentConfig = z
     /** TTFT and TBT LLF assumes for a model the performance model does not know. */
     gatewayTtftMs: ms(500),
     gatewayTbtMs: ms(50),
+    /**
+     * Where the agent keeps what must outlive it: the GPUs' settings from before its first change
+     * and the pid files of its engines. Default /var/lib/greenference-agent; a fresh temp dir for a
+     * simulated site (its GPUs and engines end with the agent).
+     */
+    stateDir: z.string().min(1).optional(),
+    /** How long engines an earlier run left may wait to be adopted by a launch of the plan before they are ended, ms; 0 ends them at start. */
+    engineAdoptWindowMs: z.number().int().nonnegative().default(120_000),
   })
   .superRefine((c, ctx) => {
     if (c.engine === "sim" && c.gpu !== "sim") ctx.addIssue({ code: "custom", path: ["engine"], message: "the simulated engine runs on simulated GPUs: use gpu 'sim'" });
@@ -118,13 +126,21 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "gatewayOutputTokens",
   "gatewayTtftMs",
   "gatewayTbtMs",
+  "engineAdoptWindowMs",
 ]);
 
 /** Every key, in the schema's order. */
 export const CONFIG_KEYS = Object.keys(AgentConfig.shape) as AgentConfigKey[];
 
-/** Keys never printed back. */
+/**
+ * Keys never printed back nor passed to engines. Each may also be given as the path of a file
+ * holding it: key + "File" (`tokenFile`, `--token-file`, GREENFERENCE_TOKEN_FILE).
+ */
 export const SECRET_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>(["token", "readToken", "controlToken"]);
+
+/** `tokenFile` for key token: the option naming a file that holds the secret. */
+export type SecretFileKey = `${AgentConfigKey}File`;
+export const secretFileKey = (key: AgentConfigKey): SecretFileKey => `${key}File`;
 
 /** `--engine-command` for key engineCommand. */
 export const flagOf = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

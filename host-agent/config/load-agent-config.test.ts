@@ -76,6 +76,46 @@ describe("loadAgentConfig", () => {
     expect(bad({ ingress: "127.0.0.1:9400", listen: "127.0.0.1:9400", readToken: "r".repeat(16), controlToken: "c".repeat(16) })).toMatch(/ingress .*must differ from listen/);
   });
 
+  it("reads each secret from a file named by <secret>File, trimmed, from any source", () => {
+    const secret = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const token = secret("token", "  gfs_wind-a_f11e\n");
+    const read = secret("read", "r".repeat(16) + "\n");
+    writeFileSync(join(dir, "control"), "c".repeat(16));
+    const config = loadAgentConfig({
+      flags: { site: "wind-a", edge: base.edge, tokenFile: token, listen: "127.0.0.1:0" },
+      env: { GREENFERENCE_READ_TOKEN_FILE: read },
+      file: file({ controlTokenFile: "control" }),
+    });
+    expect(config).toMatchObject({ token: "gfs_wind-a_f11e", readToken: "r".repeat(16), controlToken: "c".repeat(16) });
+    expect(Object.keys(config)).not.toContain("tokenFile");
+    expect(loadAgentConfig({ flags: { site: "wind-a", edge: base.edge }, env: { GREENFERENCE_TOKEN_FILE: token } }).token).toBe("gfs_wind-a_f11e");
+  });
+
+  it("names the option and the path of a secret file it cannot use", () => {
+    const message = (sources: Parameters<typeof loadAgentConfig>[0]) => {
+      try {
+        loadAgentConfig(sources);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error("expected a ConfigError");
+    };
+    const missing = join(dir, "no-such-token");
+    expect(message({ flags: { site: "wind-a", edge: base.edge, tokenFile: missing } })).toContain(`tokenFile (--token-file): cannot read ${missing}: ENOENT`);
+    expect(message({ flags: { site: "wind-a", edge: base.edge }, env: { GREENFERENCE_TOKEN_FILE: dir } })).toMatch(/tokenFile \(GREENFERENCE_TOKEN_FILE\): cannot read .*EISDIR/);
+    writeFileSync(join(dir, "blank"), " \n");
+    expect(message({ flags: { site: "wind-a", edge: base.edge, tokenFile: join(dir, "blank") } })).toContain(`tokenFile (--token-file): ${join(dir, "blank")} is empty`);
+    expect(message({ flags: { ...base, tokenFile: join(dir, "blank") } })).toContain("token (--token): give --token or --token-file, not both");
+    writeFileSync(join(dir, "short"), "short");
+    expect(message({ flags: { ...base, listen: "127.0.0.1:0", readTokenFile: join(dir, "short"), controlToken: "c".repeat(16) } })).toContain(
+      `readToken (read from ${join(dir, "short")}, named by --read-token-file): at least 16 characters`,
+    );
+  });
+
   it("redacts secrets for printing", () => {
     const config = loadAgentConfig({ flags: { ...base, listen: "127.0.0.1:0", readToken: "r".repeat(16), controlToken: "c".repeat(16) } });
     expect(redactedConfig(config)).toMatchObject({ token: "<redacted>", readToken: "<redacted>", controlToken: "<redacted>", listen: "127.0.0.1:0" });

@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
-import { AgentConfig, CONFIG_KEYS, envOf, flagOf, NUMERIC_KEYS, SECRET_KEYS, type AgentConfigKey } from "./agent-config.ts";
+import { dirname } from "node:path";
+import { AgentConfig, CONFIG_KEYS, envOf, flagOf, NUMERIC_KEYS, SECRET_KEYS, type AgentConfigKey, type SecretFileKey } from "./agent-config.ts";
+import { readSecretFiles, SECRET_FILE_KEYS, type SecretFileOrigin } from "./secret-files.ts";
 
 /** A configuration that does not validate; the message names each bad field and where it came from. */
 export class ConfigError extends Error {
@@ -7,47 +9,48 @@ export class ConfigError extends Error {
 }
 
 export interface ConfigSources {
-  /** Flag values by config key (strings, as parsed from argv). */
-  flags?: Partial<Record<AgentConfigKey, string>>;
+  /** Flag values by config key (strings, as parsed from argv), `<secret>File` keys included. */
+  flags?: Partial<Record<AgentConfigKey | SecretFileKey, string>>;
   env?: NodeJS.ProcessEnv;
   /** Path of a JSON file with config keys. */
   file?: string;
 }
 
-type Origin = "flag" | "env" | "file";
+type Level = "file" | "env" | "flag";
+type Origin = { level: Level; secretFile?: SecretFileOrigin };
 
 /**
  * Builds the agent's configuration from flags > environment > config file > defaults, and
  * validates it with the one `AgentConfig` schema. Flag and environment values are strings: numeric
- * keys are converted first.
+ * keys are converted first. Each secret may instead name a file that holds it (`tokenFile`,
+ * `--token-file`, GREENFERENCE_TOKEN_FILE), read and trimmed here.
  *
  * @example
- * loadAgentConfig({ flags: { site: "wind-a" }, env: { GREENFERENCE_EDGE: "https://edge.example", GREENFERENCE_TOKEN: "gfs_wind-a_00" } });
+ * loadAgentConfig({ flags: { site: "wind-a", tokenFile: "/etc/greenference/token" }, env: { GREENFERENCE_EDGE: "https://edge.example" } });
  * // throws ConfigError: 'simSpeed (--sim-speed): Too small...' for a bad value
  */
 export function loadAgentConfig(sources: ConfigSources): AgentConfig {
   const merged: Record<string, unknown> = {};
   const origin = new Map<string, Origin>();
-  const put = (key: string, value: unknown, from: Origin) => {
-    merged[key] = value;
-    origin.set(key, from);
-  };
-  if (sources.file) for (const [key, value] of Object.entries(readConfigFile(sources.file))) put(key, value, "file");
-  for (const key of CONFIG_KEYS) {
-    const fromEnv = sources.env?.[envOf(key)];
-    if (fromEnv !== undefined && fromEnv !== "") put(key, convert(key, fromEnv), "env");
+  const where = (key: string, level: Level | undefined) =>
+    level === "flag" ? `--${flagOf(key)}` : level === "env" ? envOf(key) : level === "file" ? `"${key}" in ${sources.file}` : `--${flagOf(key)} / ${envOf(key)}`;
+  const problems: string[] = [];
+  for (const [level, values] of levels(sources)) {
+    const read = readSecretFiles(values, (key) => where(key, level), level === "file" && sources.file ? dirname(sources.file) : undefined);
+    problems.push(...read.problems);
+    for (const [key, value] of Object.entries(read.values)) {
+      merged[key] = value;
+      origin.set(key, { level, secretFile: read.origins.get(key as AgentConfigKey) });
+    }
   }
-  for (const key of CONFIG_KEYS) {
-    const fromFlag = sources.flags?.[key];
-    if (fromFlag !== undefined) put(key, convert(key, fromFlag), "flag");
-  }
+  if (problems.length > 0) throw new ConfigError(`invalid agent configuration:\n  ${problems.join("\n  ")}`);
   const parsed = AgentConfig.safeParse(merged);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => {
     const key = String(issue.path[0] ?? (issue.code === "unrecognized_keys" ? issue.keys.join(", ") : "config"));
     const from = origin.get(key);
-    const where = from === "flag" ? `--${flagOf(key)}` : from === "env" ? envOf(key) : from === "file" ? `"${key}" in ${sources.file}` : `--${flagOf(key)} / ${envOf(key)}`;
-    return `${key} (${where}): ${issue.message}`;
+    const place = from?.secretFile ? `read from ${from.secretFile.path}, named by ${where(from.secretFile.fileKey, from.level)}` : where(key, from?.level);
+    return `${key} (${place}): ${issue.message}`;
   });
   throw new ConfigError(`invalid agent configuration:\n  ${lines.join("\n  ")}`);
 }
@@ -57,8 +60,23 @@ export function redactedConfig(config: AgentConfig): Record<string, unknown> {
   return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, SECRET_KEYS.has(k as AgentConfigKey) && v !== undefined ? "<redacted>" : v]));
 }
 
-function convert(key: AgentConfigKey, value: string): unknown {
-  if (!NUMERIC_KEYS.has(key)) return value;
+/** Each source's values by key, lowest precedence first. */
+function levels(sources: ConfigSources): [Level, Record<string, unknown>][] {
+  const keys = [...CONFIG_KEYS, ...SECRET_FILE_KEYS];
+  const pick = (get: (key: string) => string | undefined) =>
+    Object.fromEntries(keys.flatMap((key) => {
+      const value = get(key);
+      return value === undefined ? [] : [[key, convert(key, value)]];
+    }));
+  return [
+    ["file", sources.file ? readConfigFile(sources.file) : {}],
+    ["env", pick((key) => (sources.env?.[envOf(key)] === "" ? undefined : sources.env?.[envOf(key)]))],
+    ["flag", pick((key) => sources.flags?.[key as AgentConfigKey])],
+  ];
+}
+
+function convert(key: string, value: string): unknown {
+  if (!NUMERIC_KEYS.has(key as AgentConfigKey)) return value;
   const n = Number(value.trim());
   return value.trim() === "" || Number.isNaN(n) ? value : n;
 }

@@ -12,15 +12,18 @@ export interface FakeEngineEvent {
   event: "start" | "request" | "signal";
   argv?: string[];
   cuda?: string | null;
+  /** Names of the engine's environment variables (start events). */
+  env?: string[];
   signal?: string;
   running?: number;
 }
 
-/** A temp dir with the fake engine's log; `env()` is the environment engines should get. */
+/** A temp dir with the fake engine's log (and room for the agent's engine files); `env()` is the environment engines should get. */
 export function fakeEngineLog() {
   const dir = mkdtempSync(join(tmpdir(), "fake-engine-"));
   const path = join(dir, "events.jsonl");
   return {
+    dir,
     env: (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ ...process.env, FAKE_ENGINE_LOG: path, ...extra }),
     events: (): FakeEngineEvent[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as FakeEngineEvent) : []),
     remove: () => rmSync(dir, { recursive: true, force: true }),

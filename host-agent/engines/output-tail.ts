@@ -1,4 +1,6 @@
-/** The last `max` lines of a child's output, for error messages. */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+
+/** The last `max` lines of an engine's output, for error messages. */
 export class OutputTail {
   private readonly kept: string[] = [];
   private partial = "";
@@ -22,5 +24,25 @@ export class OutputTail {
   private keep(line: string): void {
     this.kept.push(line.length > 500 ? `${line.slice(0, 500)}...` : line);
     if (this.kept.length > this.max) this.kept.shift();
+  }
+}
+
+/** The last `count` lines of a log file, read from its last 16 KiB; none when it cannot be read. */
+export function readLastLines(path: string, count: number): string[] {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return [];
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(size, 16_384));
+    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    const tail = new OutputTail(count);
+    tail.push(buffer);
+    return tail.lines().filter((line) => line !== "");
+  } finally {
+    closeSync(fd);
   }
 }

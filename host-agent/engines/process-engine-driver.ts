@@ -1,20 +1,24 @@
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
-import type { EngineFlavor } from "./engine-flavors.ts";
-import { EngineError, type DrainResult, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
+import type { EnginePidRecord } from "./engine-files.ts";
+import { EngineError, launchKey, sameLaunch, type DrainResult, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
+import type { OrphanEngines } from "./orphan-engines.ts";
 import { PortPool } from "./port-pool.ts";
 import { ProcessEngine, type ProcessEngineOptions } from "./process-engine.ts";
 
 export interface ProcessDriverOptions extends Omit<ProcessEngineOptions, "port" | "onExit"> {
   /** First engine port; 0 picks free ports (tests). */
   portBase: number;
+  /** Engines an earlier agent run left: a launch that matches one adopts it, any other start ends those on its GPUs. */
+  orphans?: OrphanEngines;
+  log?: (message: string) => void;
 }
 
 /**
  * Runs vLLM or SGLang replicas as processes, each on its own port from a pool.
  *
  * @example
- * const driver = new ProcessEngineDriver({ flavor: vllmFlavor, host: "127.0.0.1", portBase: 8100, startTimeoutMs: 600_000, stopGraceMs: 10_000 });
+ * const driver = new ProcessEngineDriver({ flavor: vllmFlavor, host: "127.0.0.1", portBase: 8100, env, files, startTimeoutMs: 600_000, stopGraceMs: 10_000 });
  */
 export class ProcessEngineDriver implements EngineDriver {
   readonly kind;
@@ -22,7 +26,7 @@ export class ProcessEngineDriver implements EngineDriver {
 
   constructor(private readonly options: ProcessDriverOptions) {
     this.kind = options.flavor.kind;
-    this.ports = new PortPool(options.portBase, options.host);
+    this.ports = new PortPool(options.portBase, options.host, (port) => options.orphans?.holds(port) ?? false);
   }
 
   /** Any model name goes: the engine itself finds out whether it can load it. */
@@ -31,24 +35,29 @@ export class ProcessEngineDriver implements EngineDriver {
   }
 
   create(launch: EngineLaunch, onExit: EngineExitListener): Engine {
-    return new PooledEngine(launch, this.options.flavor, this.ports, (port) => new ProcessEngine(launch, { ...this.options, port, onExit }));
+    return new PooledEngine(launch, this.options, this.ports, (port) => new ProcessEngine(launch, { ...this.options, port, onExit }));
   }
 }
 
-/** A process engine that takes its port from the pool at start and gives it back at stop. */
+/**
+ * A process engine that takes its port from the pool at start and gives it back at stop. At start
+ * it adopts an engine an earlier run left if one runs exactly this launch (same kind, instance,
+ * replica, model, TP, GPUs, role and argv on its port); otherwise it first ends the earlier
+ * run's engines on its GPUs, which would hold their memory.
+ */
 class PooledEngine implements Engine {
   private engine: ProcessEngine | undefined;
   private port: number | undefined;
 
   constructor(
     readonly launch: EngineLaunch,
-    private readonly flavor: EngineFlavor,
+    private readonly options: ProcessDriverOptions,
     private readonly ports: PortPool,
     private readonly make: (port: number) => ProcessEngine,
   ) {}
 
   get kind() {
-    return this.flavor.kind;
+    return this.options.flavor.kind;
   }
   readonly recordsRequests = false;
   get state(): InstanceState {
@@ -63,6 +72,8 @@ class PooledEngine implements Engine {
 
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`${this.launch.instanceId} is already started`);
+    if (await this.adopt()) return;
+    await this.options.orphans?.endOverlapping(this.launch.gpus);
     this.port = await this.ports.take();
     this.engine = this.make(this.port);
     try {
@@ -90,5 +101,31 @@ class PooledEngine implements Engine {
 
   setClock(clock: ClockSetting): void {
     this.engine?.setClock(clock);
+  }
+
+  /** Adopts the earlier run's engine for this launch, if one runs; false when there is none or it does not answer. */
+  private async adopt(): Promise<boolean> {
+    const record = this.options.orphans?.claim((r) => this.runsThisLaunch(r));
+    if (!record) return false;
+    const log = this.options.log ?? (() => undefined);
+    const engine = this.make(record.port);
+    this.ports.reserve(record.port);
+    try {
+      await engine.adopt(record);
+    } catch (error) {
+      this.ports.release(record.port);
+      log(`could not adopt ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}); starting a new one: ${(error as Error).message}`);
+      return false;
+    }
+    log(`adopted ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}, port ${record.port}) from an earlier run`);
+    this.engine = engine;
+    this.port = record.port;
+    return true;
+  }
+
+  private runsThisLaunch(r: EnginePidRecord): boolean {
+    if (r.kind !== this.kind || r.host !== this.options.host || launchKey(r.launch) !== launchKey(this.launch) || !sameLaunch(r.launch, this.launch)) return false;
+    const argv = this.make(r.port).argv;
+    return argv.length === r.argv.length && argv.every((word, i) => word === r.argv[i]);
   }
 }

@@ -1,5 +1,9 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { FAKE_VLLM_COMMAND, fakeEngineLog } from "./fake-engine.test-helper.ts";
+import { readProcStat } from "../util/proc-stat.ts";
+import { EngineFiles } from "./engine-files.ts";
+import { FAKE_ENGINE, FAKE_VLLM_COMMAND, fakeEngineLog } from "./fake-engine.test-helper.ts";
 import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
 import type { Engine, EngineLaunch } from "./engine.ts";
 import { ProcessEngineDriver } from "./process-engine-driver.ts";
@@ -11,14 +15,15 @@ const logs: ReturnType<typeof fakeEngineLog>[] = [];
 function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overrides: Partial<{ startTimeoutMs: number; stopGraceMs: number }> = {}) {
   const log = fakeEngineLog();
   logs.push(log);
-  const driver = new ProcessEngineDriver({ flavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env({ FAKE_ENGINE_FLAVOR: flavor.kind, ...env }), startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, ...overrides });
+  const files = new EngineFiles(join(log.dir, "engines"));
+  const driver = new ProcessEngineDriver({ flavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env({ FAKE_ENGINE_FLAVOR: flavor.kind, ...env }), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, ...overrides });
   const exits: string[] = [];
   const make = (l = launch) => {
     const engine = driver.create(l, (_e, why) => exits.push(why));
     started.push(engine);
     return engine;
   };
-  return { log, make, exits };
+  return { log, make, exits, files };
 }
 
 afterEach(async () => {
@@ -93,11 +98,39 @@ describe("ProcessEngine against the fake engine", () => {
   it("fails to start with the reason when the command cannot run or never becomes healthy", async () => {
     const log = fakeEngineLog();
     logs.push(log);
-    const missing = new ProcessEngineDriver({ flavor: vllmFlavor, command: "/nonexistent/vllm serve {model}", host: "127.0.0.1", portBase: 0, startTimeoutMs: 2000, stopGraceMs: 500 }).create(launch, () => undefined);
+    const files = new EngineFiles(join(log.dir, "engines"));
+    const missing = new ProcessEngineDriver({ flavor: vllmFlavor, command: "/nonexistent/vllm serve {model}", host: "127.0.0.1", portBase: 0, env: log.env(), files, startTimeoutMs: 2000, stopGraceMs: 500 }).create(launch, () => undefined);
     await expect(missing.start()).rejects.toThrow(/could not start '\/nonexistent\/vllm'/);
+    expect(files.readPids().records).toEqual([]);
     const slow = driverWith({ FAKE_ENGINE_BOOT_MS: "60000" }, vllmFlavor, { startTimeoutMs: 400 }).make();
     await expect(slow.start()).rejects.toThrow(/did not become healthy within 400 ms/);
     expect(slow.state).toBe("stopped");
+    const crashing = new ProcessEngineDriver({ flavor: vllmFlavor, command: `${process.execPath} -e "console.error('CUDA out of memory'); process.exit(3)" {model}`, host: "127.0.0.1", portBase: 0, env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 500 }).create(launch, () => undefined);
+    await expect(crashing.start()).rejects.toThrow(/exited with status 3 before becoming healthy; last output:\nCUDA out of memory$/);
+  });
+
+  it("names its process in a pid file while it runs, and writes its output to a log beside it", async () => {
+    const { make, files } = driverWith();
+    const engine = make();
+    await engine.start();
+    const port = Number(new URL(engine.url!).port);
+    const pid = logs.at(-1)!.events()[0]!.pid;
+    expect(files.readPids().records).toEqual([
+      {
+        pid,
+        processStartTime: readProcStat(pid)!.startTime,
+        startedAtMs: expect.any(Number),
+        kind: "vllm",
+        launch: { ...launch, gpus: [2, 3] },
+        host: "127.0.0.1",
+        port,
+        argv: [process.execPath, FAKE_ENGINE, "serve", launch.model, "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", String(port)],
+      },
+    ]);
+    expect(readProcStat(pid)!.pgrp).toBe(pid);
+    await expect.poll(() => readFileSync(files.logPath(port), "utf8"), { timeout: 2000, interval: 20 }).toBe(`fake vllm engine: starting on 127.0.0.1:${port}\n`);
+    await engine.stop();
+    expect(files.readPids().records).toEqual([]);
   });
 
   it("reports an engine that dies on its own", async () => {

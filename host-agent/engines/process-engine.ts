@@ -1,12 +1,13 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { sleep } from "../util/backoff.ts";
 import { parsePrometheusText } from "../util/prometheus-text.ts";
 import { expandCommand } from "./command-template.ts";
+import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
 import type { EngineFlavor } from "./engine-flavors.ts";
+import { adoptEngineProcess, spawnEngineProcess, type EngineProcess } from "./engine-process.ts";
 import { EngineError, launchKey, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
-import { OutputTail } from "./output-tail.ts";
+import { readLastLines } from "./output-tail.ts";
 
 export interface ProcessEngineOptions {
   flavor: EngineFlavor;
@@ -14,24 +15,27 @@ export interface ProcessEngineOptions {
   command?: string;
   host: string;
   port: number;
-  /** Base environment of the engine; the agent's own by default. CUDA_VISIBLE_DEVICES is set on top. */
-  env?: NodeJS.ProcessEnv;
+  /** Base environment of the engine (the agent's, less its secrets). CUDA_VISIBLE_DEVICES is set on top. */
+  env: NodeJS.ProcessEnv;
+  /** Where the engine's pid file and output go. */
+  files: EngineFiles;
   startTimeoutMs: number;
   /** Between SIGTERM and SIGKILL. */
   stopGraceMs: number;
-  /** Health and drain polling period. Default 250 ms. */
+  /** Health, drain and (adopted engines) liveness polling period. Default 250 ms. */
   pollMs?: number;
   onExit: EngineExitListener;
 }
 
 /**
- * A vLLM or SGLang server run as a child process: started from the command template with
+ * A vLLM or SGLang server run as a process: started from the command template with
  * CUDA_VISIBLE_DEVICES set to its GPUs, ready when its health endpoint answers 200, read through
- * its Prometheus metrics. The child leads its own process group, so stopping it also ends the
- * workers it spawned for tensor parallelism.
+ * its Prometheus metrics. The process leads its own process group, so stopping it also ends the
+ * workers it spawned for tensor parallelism. While it runs, a pid file in the agent's state dir
+ * names it, so a later agent run can adopt or end it if this one dies (`adopt`).
  *
  * @example
- * const engine = new ProcessEngine(launch, { flavor: vllmFlavor, host: "127.0.0.1", port: 8100, startTimeoutMs: 600_000, stopGraceMs: 10_000, onExit });
+ * const engine = new ProcessEngine(launch, { flavor: vllmFlavor, host: "127.0.0.1", port: 8100, env, files, startTimeoutMs: 600_000, stopGraceMs: 10_000, onExit });
  * await engine.start();
  * await engine.drain(60_000);
  * await engine.stop();
@@ -41,10 +45,8 @@ export class ProcessEngine implements Engine {
   readonly recordsRequests = false;
   state: InstanceState = "stopped";
   accepting = false;
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
+  private process: EngineProcess | undefined;
   private stopping = false;
-  private readonly output = new OutputTail(40);
 
   constructor(
     readonly launch: EngineLaunch,
@@ -57,52 +59,50 @@ export class ProcessEngine implements Engine {
     return `http://${this.options.host}:${this.options.port}`;
   }
 
+  /** The argv this engine runs (or would run) on its port. */
+  get argv(): string[] {
+    const { flavor, host, port } = this.options;
+    return expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, port, host, gpus: this.launch.gpus.join(",") });
+  }
+
   /** Last lines the engine wrote (stdout and stderr), for error messages. */
   get recentOutput(): string[] {
-    return this.output.lines();
+    return readLastLines(this.options.files.logPath(this.options.port), 40);
   }
 
   async start(): Promise<void> {
-    if (this.child) throw new EngineError(`${this.name} is already started`);
-    const { flavor, host, port } = this.options;
-    const argv = expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, port, host, gpus: this.launch.gpus.join(",") });
-    this.state = "starting";
-    this.stopping = false;
-    const child = spawn(argv[0]!, argv.slice(1), {
-      env: { ...(this.options.env ?? process.env), CUDA_VISIBLE_DEVICES: this.launch.gpus.join(",") },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    this.child = child;
-    child.stdout?.on("data", (chunk: Buffer) => this.output.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => this.output.push(chunk));
-    let exitReason: string | undefined;
-    this.exited = new Promise((resolve) => {
-      child.once("error", (error) => {
-        exitReason = `could not start '${argv[0]}': ${error.message}`;
-        resolve();
-      });
-      child.once("exit", (code, signal) => {
-        exitReason ??= signal ? `killed by ${signal}` : `exited with status ${code}`;
-        resolve();
-      });
-    });
-    void this.exited.then(() => this.onChildGone(exitReason!));
-    const deadline = Date.now() + this.options.startTimeoutMs;
-    while (exitReason === undefined) {
-      if (await this.answers(flavorPath(this.options.flavor.healthPath))) {
-        this.state = "ready";
-        this.accepting = true;
-        return;
-      }
-      if (Date.now() >= deadline) {
-        await this.stop();
-        throw new EngineError(`${this.name} did not become healthy within ${this.options.startTimeoutMs} ms${this.tail()}`);
-      }
-      await Promise.race([sleep(this.options.pollMs ?? 250), this.exited]);
+    if (this.process) throw new EngineError(`${this.name} is already started`);
+    const { files, port } = this.options;
+    const argv = this.argv;
+    const logFd = files.openFreshLog(port);
+    let proc: EngineProcess;
+    try {
+      proc = spawnEngineProcess(argv, { ...this.options.env, CUDA_VISIBLE_DEVICES: this.launch.gpus.join(",") }, logFd);
+    } finally {
+      files.closeLog(logFd);
     }
-    this.state = "failed";
-    throw new EngineError(`${this.name} ${exitReason} before becoming healthy${this.tail()}`);
+    if (proc.pid !== undefined) {
+      const { instanceId, replica, model, variant, tp, gpus, role } = this.launch;
+      try {
+        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: { instanceId, replica, model, variant, tp, gpus: [...gpus], role }, host: this.options.host, port, argv });
+      } catch (error) {
+        // An engine no pid file names would outlive a crash unseen: do not run it.
+        proc.signal("SIGKILL");
+        await proc.exited;
+        throw new EngineError(`${this.name}: cannot write its pid file: ${(error as Error).message}`, { cause: error });
+      }
+    }
+    await this.attach(proc);
+  }
+
+  /**
+   * Takes over an engine an earlier agent run started (found by `OrphanEngines`), as if this one
+   * had started it: ready once its health endpoint answers, within the start timeout.
+   */
+  async adopt(record: EnginePidRecord): Promise<void> {
+    if (this.process) throw new EngineError(`${this.name} is already started`);
+    if (record.processStartTime === null) throw new EngineError(`${this.name}: cannot adopt pid ${record.pid} without its start time`);
+    await this.attach(adoptEngineProcess(record.pid, record.processStartTime, this.options.pollMs ?? 250));
   }
 
   async load(): Promise<EngineLoad> {
@@ -123,7 +123,7 @@ export class ProcessEngine implements Engine {
     const deadline = Date.now() + timeoutMs;
     let running = 0;
     for (;;) {
-      if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return { drained: true, running: 0 };
+      if (!this.process || this.process.hasExited) return { drained: true, running: 0 };
       try {
         const load = await this.load();
         running = load.running + load.waiting;
@@ -137,18 +137,18 @@ export class ProcessEngine implements Engine {
   }
 
   async stop(): Promise<void> {
-    const child = this.child;
+    const proc = this.process;
     this.accepting = false;
-    if (!child) {
+    if (!proc) {
       if (this.state !== "failed") this.state = "stopped";
       return;
     }
     this.stopping = true;
-    this.signal(child, "SIGTERM");
-    const exited = await Promise.race([this.exited.then(() => true), sleep(this.options.stopGraceMs).then(() => false)]);
+    proc.signal("SIGTERM");
+    const exited = await Promise.race([proc.exited.then(() => true), sleep(this.options.stopGraceMs).then(() => false)]);
     if (!exited) {
-      this.signal(child, "SIGKILL");
-      await this.exited;
+      proc.signal("SIGKILL");
+      await proc.exited;
     }
     this.state = "stopped";
   }
@@ -159,23 +159,41 @@ export class ProcessEngine implements Engine {
     return `${this.kind} ${launchKey(this.launch)}`;
   }
 
-  private onChildGone(reason: string): void {
-    this.child = undefined;
+  /** Waits for `proc` to answer its health check; fails if it ends first or takes too long. */
+  private async attach(proc: EngineProcess): Promise<void> {
+    this.process = proc;
+    this.state = "starting";
+    this.stopping = false;
+    let exitReason: string | undefined;
+    void proc.exited.then((reason) => {
+      exitReason = reason;
+      this.onProcessGone(reason);
+    });
+    const deadline = Date.now() + this.options.startTimeoutMs;
+    while (exitReason === undefined) {
+      if (await this.answers(flavorPath(this.options.flavor.healthPath))) {
+        this.state = "ready";
+        this.accepting = true;
+        return;
+      }
+      if (Date.now() >= deadline) {
+        await this.stop();
+        throw new EngineError(`${this.name} did not become healthy within ${this.options.startTimeoutMs} ms${this.tail()}`);
+      }
+      await Promise.race([sleep(this.options.pollMs ?? 250), proc.exited]);
+    }
+    this.state = "failed";
+    throw new EngineError(`${this.name} ${exitReason} before becoming healthy${this.tail()}`);
+  }
+
+  private onProcessGone(reason: string): void {
+    this.process = undefined;
     this.accepting = false;
+    this.options.files.removePid(this.options.port);
     if (this.stopping) return;
     const wasUp = this.state === "ready" || this.state === "draining";
     this.state = "failed";
     if (wasUp) this.options.onExit(this, `${this.name} ${reason}${this.tail()}`);
-  }
-
-  /** Signals the child's process group (its TP workers too), or the child alone where that fails. */
-  private signal(child: ChildProcess, signal: NodeJS.Signals): void {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      child.kill(signal);
-    }
   }
 
   private async answers(path: string): Promise<boolean> {
@@ -189,7 +207,7 @@ export class ProcessEngine implements Engine {
   }
 
   private tail(): string {
-    const lines = this.output.lines().slice(-10);
+    const lines = this.recentOutput.slice(-10);
     return lines.length === 0 ? "" : `; last output:\n${lines.join("\n")}`;
   }
 }

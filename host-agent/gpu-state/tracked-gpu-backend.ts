@@ -68,6 +68,9 @@ export class TrackedGpuBackend implements GpuBackend {
   setPowerLimitW(index: number, watts: number): Promise<void> {
     return this.inner.setPowerLimitW(index, watts);
   }
+  defaultPowerLimitW(index: number): Promise<number> {
+    return this.inner.defaultPowerLimitW(index);
+  }
   currentClocksMhz(index: number): Promise<GpuClocks> {
     return this.inner.currentClocksMhz(index);
   }

@@ -82,6 +82,9 @@ export class FallbackGpuBackend implements GpuBackend {
   setPowerLimitW(index: number, watts: number): Promise<void> {
     return this.call("setPowerLimitW", index, (b) => b.setPowerLimitW(index, watts));
   }
+  defaultPowerLimitW(index: number): Promise<number> {
+    return this.call("defaultPowerLimitW", index, (b) => b.defaultPowerLimitW(index));
+  }
   currentClocksMhz(index: number): Promise<GpuClocks> {
     return this.call("currentClocksMhz", index, (b) => b.currentClocksMhz(index));
   }

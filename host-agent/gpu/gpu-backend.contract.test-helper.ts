@@ -60,11 +60,14 @@ export function describeGpuBackendContract(label: string, open: () => GpuBackend
       expect(second).toBeGreaterThanOrEqual(first);
     });
 
-    it("sets and reads back the power limit", async () => {
+    it("sets and reads back the power limit; the default limit stays what it was", async () => {
       const limit = await gpu.powerLimitW(0);
+      const defaultLimit = await gpu.defaultPowerLimitW(0);
+      expect(defaultLimit).toBeGreaterThan(0);
       const lower = Math.round(limit * 0.75);
       await gpu.setPowerLimitW(0, lower);
       expect(await gpu.powerLimitW(0)).toBeCloseTo(lower, 6);
+      expect(await gpu.defaultPowerLimitW(0)).toBe(defaultLimit);
     });
 
     it("refuses a device that does not exist, and a clock range upside down", async () => {

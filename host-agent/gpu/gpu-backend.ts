@@ -52,6 +52,8 @@ export interface GpuBackend {
   /** The power cap the GPU enforces, W. */
   powerLimitW(index: number): Promise<number>;
   setPowerLimitW(index: number, watts: number): Promise<void>;
+  /** The power cap the GPU enforces when nobody has set one (its driver default), W. */
+  defaultPowerLimitW(index: number): Promise<number>;
   currentClocksMhz(index: number): Promise<GpuClocks>;
   /** Enables MIG mode and creates one GPU instance (with its default compute instance) per profile. */
   createMigInstances(index: number, profiles: readonly MigProfile[]): Promise<void>;

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A stand-in for a vLLM or SGLang server, for the engine adapter tests. It takes the engine's
 // argv as it is (only --port and --host are read), appends one JSON line per event to
-// FAKE_ENGINE_LOG ({event:"start", argv, cuda}, {event:"request"}, {event:"signal", signal}), and serves:
+// FAKE_ENGINE_LOG ({event:"start", argv, cuda, env: the names of its environment variables},
+// {event:"request"}, {event:"signal", signal}), prints one line to stdout as it starts, and serves:
 //   GET  /health               200 once FAKE_ENGINE_BOOT_MS (default 0) have passed
 //   GET  /metrics              vLLM or SGLang metric names (FAKE_ENGINE_FLAVOR=vllm|sglang); running =
 //                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0)
@@ -32,7 +33,8 @@ let running = 0;
 const log = (event) => {
   if (env.FAKE_ENGINE_LOG) appendFileSync(env.FAKE_ENGINE_LOG, `${JSON.stringify({ pid: process.pid, ...event })}\n`);
 };
-log({ event: "start", argv, cuda: env.CUDA_VISIBLE_DEVICES ?? null });
+log({ event: "start", argv, cuda: env.CUDA_VISIBLE_DEVICES ?? null, env: Object.keys(env).sort() });
+process.stdout.write(`fake ${env.FAKE_ENGINE_FLAVOR ?? "vllm"} engine: starting on ${host}:${port}\n`);
 
 const metrics = () => {
   const waiting = Number(env.FAKE_ENGINE_WAITING ?? 0);

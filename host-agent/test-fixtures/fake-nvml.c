@@ -8,6 +8,10 @@
  *   FAKE_NVML_LOCK=no_permission|not_supported    for nvmlDevice{Set,Reset}GpuLockedClocks
  *   FAKE_NVML_POWER_LIMIT=no_permission|not_supported  for nvmlDeviceSetPowerManagementLimit
  *   FAKE_NVML_LOG=<path>                          every call appends one line "<function> <args>"
+ *   FAKE_NVML_STATE=<path>                        the devices' locks and power limits live in this file
+ *                                                 (read at the first init, rewritten after each change),
+ *                                                 so they outlive the process as a real GPU's settings
+ *                                                 outlive the program that made them
  * fake_nvml_setenv() sets a variable from C, so tests can switch behaviour between inits even when
  * the JS side's process.env is not the C environment (worker threads).
  *
@@ -52,6 +56,7 @@ static struct fake_device devices[2] = {
     .max_mhz = 1980, .min_mhz = 345, .step_mhz = 15, .idle_mw = 75000, .max_mw = 700000, .default_limit_mw = 700000 },
 };
 static int init_count = 0;
+static const char *STATE_FORMAT = "%u %u %u\n"; /* locked_min locked_max limit_mw, one line per device */
 static int lock_error = NVML_SUCCESS;
 static int limit_error = NVML_SUCCESS;
 
@@ -97,6 +102,33 @@ static unsigned int power_mw(const struct fake_device *d) {
   return p > d->limit_mw ? d->limit_mw : (unsigned int)p;
 }
 
+static void load_state(void) {
+  const char *path = getenv("FAKE_NVML_STATE");
+  FILE *f = path && *path ? fopen(path, "r") : NULL;
+  if (!f) return;
+  for (int i = 0; i < 2; i++) {
+    unsigned int min, max, limit;
+    if (fscanf(f, STATE_FORMAT, &min, &max, &limit) != 3) break;
+    devices[i].locked_min = min;
+    devices[i].locked_max = max;
+    devices[i].limit_mw = limit;
+  }
+  fclose(f);
+}
+
+/* Written to a temp file and renamed over the state file, so a reader never sees half of it. */
+static void save_state(void) {
+  const char *path = getenv("FAKE_NVML_STATE");
+  if (!path || !*path) return;
+  char temp[4096];
+  if (snprintf(temp, sizeof temp, "%s.tmp", path) >= (int)sizeof temp) return;
+  FILE *f = fopen(temp, "w");
+  if (!f) return;
+  for (int i = 0; i < 2; i++) fprintf(f, STATE_FORMAT, devices[i].locked_min, devices[i].locked_max, devices[i].limit_mw);
+  fclose(f);
+  rename(temp, path);
+}
+
 int fake_nvml_setenv(const char *name, const char *value) {
   return value ? setenv(name, value, 1) : unsetenv(name);
 }
@@ -112,6 +144,7 @@ nvmlReturn_t nvmlInit_v2(void) {
       devices[i].locked_min = devices[i].locked_max = 0;
       devices[i].limit_mw = devices[i].default_limit_mw;
     }
+    load_state();
   }
   return NVML_SUCCESS;
 }
@@ -208,6 +241,7 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t d, unsigned int minMhz, u
   if (minMhz > maxMhz) return NVML_ERROR_INVALID_ARGUMENT;
   d->locked_min = minMhz < d->min_mhz ? d->min_mhz : minMhz;
   d->locked_max = maxMhz > d->max_mhz ? d->max_mhz : maxMhz;
+  save_state();
   return NVML_SUCCESS;
 }
 
@@ -216,6 +250,7 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t d) {
   CHECK_DEVICE(d);
   if (lock_error) return lock_error;
   d->locked_min = d->locked_max = 0;
+  save_state();
   return NVML_SUCCESS;
 }
 
@@ -251,6 +286,15 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t d, unsigned int limi
   if (limit_error) return limit_error;
   if (limit < d->default_limit_mw / 4 || limit > d->default_limit_mw) return NVML_ERROR_INVALID_ARGUMENT;
   d->limit_mw = limit;
+  save_state();
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d, unsigned int *defaultLimit) {
+  log_call("nvmlDeviceGetPowerManagementDefaultLimit %d", device_index(d));
+  CHECK_DEVICE(d);
+  if (!defaultLimit) return NVML_ERROR_INVALID_ARGUMENT;
+  *defaultLimit = d->default_limit_mw;
   return NVML_SUCCESS;
 }
 

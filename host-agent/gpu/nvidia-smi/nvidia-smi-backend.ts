@@ -102,6 +102,11 @@ export class NvidiaSmiBackend implements GpuBackend {
     await this.run(site, ["-i", String(index), "-pl", String(watts)]);
   }
 
+  async defaultPowerLimitW(index: number): Promise<number> {
+    const [watts] = await this.queryNumbers(this.site("defaultPowerLimitW", index), ["power.default_limit"]);
+    return watts;
+  }
+
   async currentClocksMhz(index: number): Promise<GpuClocks> {
     const [graphicsMhz, smMhz, memoryMhz] = await this.queryNumbers(this.site("currentClocksMhz", index), ["clocks.gr", "clocks.sm", "clocks.mem"]);
     return { graphicsMhz, smMhz, memoryMhz };

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildFakeNvml, type FakeNvml } from "../fake-nvml.test-helper.ts";
 import { describeGpuBackendContract, gpuError } from "../gpu-backend.contract.test-helper.ts";
@@ -9,7 +12,7 @@ beforeAll(() => {
   fake = buildFakeNvml();
 });
 
-const NO_OVERRIDES = { FAKE_NVML_INIT: null, FAKE_NVML_LOCK: null, FAKE_NVML_POWER_LIMIT: null };
+const NO_OVERRIDES = { FAKE_NVML_INIT: null, FAKE_NVML_LOCK: null, FAKE_NVML_POWER_LIMIT: null, FAKE_NVML_STATE: null };
 
 
 describeGpuBackendContract("nvml over the fake library", () => {
@@ -84,6 +87,29 @@ describe("NvmlBackend", () => {
     expect(await gpu.powerUsageW(1)).toBe(450.5);
     expect(fake.calls()).toContain("nvmlDeviceSetPowerManagementLimit 1 450500");
     expect((await gpuError(gpu.setPowerLimitW(1, 5000))).code).toBe("INVALID_ARGUMENT");
+  });
+
+  it("reads the driver's default power limit, which a set limit leaves alone", async () => {
+    await gpu.init();
+    await gpu.setPowerLimitW(1, 300);
+    expect(await gpu.defaultPowerLimitW(1)).toBe(700);
+    expect(fake.calls()).toContain("nvmlDeviceGetPowerManagementDefaultLimit 1");
+  });
+
+  it("keeps the fake devices' locks and limits in FAKE_NVML_STATE across a fresh start of the library", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fake-nvml-state-"));
+    fake.setEnv({ FAKE_NVML_STATE: join(dir, "state") });
+    await gpu.init();
+    await gpu.setPowerLimitW(0, 250);
+    await gpu.lockGraphicsClocks(0, 1005, 1005);
+    await gpu.shutdown();
+    await gpu.init();
+    expect([await gpu.powerLimitW(0), (await gpu.currentClocksMhz(0)).graphicsMhz]).toEqual([250, 1005]);
+    fake.setEnv({ FAKE_NVML_STATE: null });
+    await gpu.shutdown();
+    await gpu.init();
+    expect([await gpu.powerLimitW(0), (await gpu.currentClocksMhz(0)).graphicsMhz]).toEqual([400, 1410]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it.each([

@@ -122,6 +122,13 @@ export class NvmlBackend implements GpuBackend {
     this.check(lib, site, "nvmlDeviceSetPowerManagementLimit", lib.nvmlDeviceSetPowerManagementLimit(handle, Math.round(watts * 1e3)));
   }
 
+  async defaultPowerLimitW(index: number): Promise<number> {
+    const { lib, handle, site } = this.device("defaultPowerLimitW", index);
+    const mw: [number] = [0];
+    this.check(lib, site, "nvmlDeviceGetPowerManagementDefaultLimit", lib.nvmlDeviceGetPowerManagementDefaultLimit(handle, mw));
+    return mw[0] / 1e3;
+  }
+
   async currentClocksMhz(index: number): Promise<GpuClocks> {
     const { lib, handle, site } = this.device("currentClocksMhz", index);
     const read = (type: number) => {

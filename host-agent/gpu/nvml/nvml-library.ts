@@ -23,6 +23,7 @@ export interface NvmlLibrary {
   nvmlDeviceGetTotalEnergyConsumption(device: NvmlDevice, millijoules: Ref<number | bigint>): number;
   nvmlDeviceGetPowerManagementLimit(device: NvmlDevice, milliwatts: Ref<number>): number;
   nvmlDeviceSetPowerManagementLimit(device: NvmlDevice, milliwatts: number): number;
+  nvmlDeviceGetPowerManagementDefaultLimit(device: NvmlDevice, milliwatts: Ref<number>): number;
   nvmlDeviceGetClockInfo(device: NvmlDevice, type: number, mhz: Ref<number>): number;
 }
 
@@ -48,6 +49,7 @@ const PROTOTYPES: Record<keyof NvmlLibrary, string> = {
   nvmlDeviceGetTotalEnergyConsumption: "int nvmlDeviceGetTotalEnergyConsumption(void *device, _Out_ unsigned long long *energy)",
   nvmlDeviceGetPowerManagementLimit: "int nvmlDeviceGetPowerManagementLimit(void *device, _Out_ unsigned int *limit)",
   nvmlDeviceSetPowerManagementLimit: "int nvmlDeviceSetPowerManagementLimit(void *device, unsigned int limit)",
+  nvmlDeviceGetPowerManagementDefaultLimit: "int nvmlDeviceGetPowerManagementDefaultLimit(void *device, _Out_ unsigned int *defaultLimit)",
   nvmlDeviceGetClockInfo: "int nvmlDeviceGetClockInfo(void *device, int type, _Out_ unsigned int *clock)",
 };
 

@@ -95,6 +95,10 @@ export class SimulatedGpuBackend implements GpuBackend {
     gpu.powerLimitW = watts;
   }
 
+  async defaultPowerLimitW(index: number): Promise<number> {
+    return this.gpu("defaultPowerLimitW", index).spec.tdpW;
+  }
+
   async currentClocksMhz(index: number): Promise<GpuClocks> {
     return this.gpu("currentClocksMhz", index).clocks();
   }

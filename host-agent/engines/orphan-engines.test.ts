@@ -1,0 +1,109 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { readProcStat, runningInGroup } from "../util/proc-stat.ts";
+import { EngineFiles, type EnginePidRecord } from "./engine-files.ts";
+import { vllmFlavor } from "./engine-flavors.ts";
+import type { Engine, EngineLaunch } from "./engine.ts";
+import { FAKE_VLLM_COMMAND, fakeEngineLog } from "./fake-engine.test-helper.ts";
+import { OrphanEngines } from "./orphan-engines.ts";
+import { ProcessEngineDriver } from "./process-engine-driver.ts";
+
+// Engines of an "earlier run" are started by one driver and left running; a second driver, given
+// the orphans found through the pid files, plays the restarted agent. Every process is real.
+const big: EngineLaunch = { instanceId: "big", replica: 0, model: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
+const small: EngineLaunch = { instanceId: "small", replica: 0, model: "meta-llama/Llama-3.1-8B-Instruct", variant: "base", tp: 1, gpus: [0], role: "mixed" };
+const log = fakeEngineLog();
+const started: Engine[] = [];
+const messages: string[] = [];
+
+function driver(files: EngineFiles, orphans?: OrphanEngines) {
+  const d = new ProcessEngineDriver({ flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env(), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
+  return async (launch: EngineLaunch) => {
+    const engine = d.create(launch, () => undefined);
+    started.push(engine);
+    await engine.start();
+    return engine;
+  };
+}
+const recover = (files: EngineFiles) => OrphanEngines.recover({ files, graceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
+const startsOf = (pid?: number) => log.events().filter((e) => e.event === "start" && (pid === undefined || e.pid === pid));
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((e) => e.stop()));
+  messages.length = 0;
+});
+afterAll(() => log.remove());
+
+describe("OrphanEngines: engines an earlier agent run left", () => {
+  it("adopts the one a launch matches exactly, ends the one whose GPUs another launch wants", async () => {
+    const files = new EngineFiles(join(log.dir, "adopt"));
+    const earlier = driver(files);
+    const [bigBefore, smallBefore] = [await earlier(big), await earlier(small)];
+    const [bigPid, smallPid] = [startsOf().at(-2)!.pid, startsOf().at(-1)!.pid];
+
+    const orphans = await recover(files);
+    expect(orphans.size).toBe(2);
+    const now = driver(files, orphans);
+    const adopted = await now(big);
+    expect(adopted.url).toBe(bigBefore.url);
+    expect(adopted.state).toBe("ready");
+    expect(startsOf(bigPid)).toHaveLength(1);
+    expect(startsOf()).toHaveLength(2);
+    expect((await fetch(`${adopted.url}/v1/chat/completions`, { method: "POST", body: "{}" })).status).toBe(200);
+    expect(messages).toContainEqual(expect.stringMatching(/^adopted vllm engine big#0 \(pid \d+, port \d+\) from an earlier run$/));
+
+    const other = await now({ ...small, model: "Qwen/Qwen2.5-7B-Instruct" });
+    expect(runningInGroup(smallPid)).toEqual([]);
+    expect(log.events()).toContainEqual(expect.objectContaining({ pid: smallPid, event: "signal", signal: "SIGTERM" }));
+    expect(other.url).not.toBe(smallBefore.url);
+    expect(orphans.size).toBe(0);
+
+    await adopted.stop();
+    await expect.poll(() => runningInGroup(bigPid), { timeout: 5000, interval: 50 }).toEqual([]);
+    expect(files.readPids().records.map((r) => r.launch.model)).toEqual(["Qwen/Qwen2.5-7B-Instruct"]);
+  });
+
+  it("ends those no launch adopts once the adoption window has passed", async () => {
+    const files = new EngineFiles(join(log.dir, "window"));
+    await driver(files)(small);
+    const pid = startsOf().at(-1)!.pid;
+    const orphans = await recover(files);
+    orphans.endAllAfter(200);
+    await expect.poll(() => messages.find((m) => m.startsWith("ended")), { timeout: 5000, interval: 50 }).toMatch(new RegExp(`^ended vllm engine small#0 \\(pid ${pid}, port \\d+, GPUs 0\\) left by an earlier run \\(not adopted within 200 ms\\): SIGTERM$`));
+    expect(runningInGroup(pid)).toEqual([]);
+    expect(files.readPids().records).toEqual([]);
+  });
+
+  it("forgets a pid file whose process has ended or whose pid now names another process, signalling nothing", async () => {
+    const files = new EngineFiles(join(log.dir, "stale"));
+    const ended = spawn(process.execPath, ["-e", ""]);
+    const endedPid = ended.pid!;
+    const endedStart = readProcStat(endedPid)!.startTime;
+    await new Promise((resolve) => ended.once("exit", resolve));
+    const record = (pid: number, processStartTime: number, port: number): EnginePidRecord => ({ pid, processStartTime, startedAtMs: 0, kind: "vllm", launch: { ...small, gpus: [0] }, host: "127.0.0.1", port, argv: ["vllm"] });
+    files.writePid(record(endedPid, endedStart, 9001));
+    // This test process stands in for an unrelated process that got the engine's pid.
+    files.writePid(record(process.pid, readProcStat(process.pid)!.startTime + 1, 9002));
+    const orphans = await recover(files);
+    expect(orphans.size).toBe(0);
+    expect(files.readPids().records).toEqual([]);
+    expect(messages.filter((m) => m.startsWith("ended"))).toEqual([]);
+  });
+
+  it("ends the workers of an engine whose leader has died", async () => {
+    const files = new EngineFiles(join(log.dir, "workers"));
+    // The leader starts a "TP worker" in its process group and exits.
+    const leader = spawn("sh", ["-c", "sleep 60 & echo started"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+    const pid = leader.pid!;
+    const startTime = readProcStat(pid)!.startTime;
+    await new Promise((resolve) => leader.once("exit", resolve));
+    expect(runningInGroup(pid)).toHaveLength(1);
+    files.writePid({ pid, processStartTime: startTime, startedAtMs: 0, kind: "vllm", launch: { ...big, gpus: [2, 3] }, host: "127.0.0.1", port: 9003, argv: ["vllm"] });
+    const orphans = await recover(files);
+    expect(orphans.size).toBe(0);
+    expect(runningInGroup(pid)).toEqual([]);
+    expect(files.readPids().records).toEqual([]);
+    expect(messages).toContainEqual(expect.stringMatching(/its leader has ended; ending the rest of its process group\): SIGTERM$/));
+  });
+});

@@ -1,0 +1,103 @@
+import { readProcStat, runningInGroup } from "../util/proc-stat.ts";
+import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
+import { launchKey } from "./engine.ts";
+import { endProcessGroup } from "./process-group.ts";
+
+export interface OrphanEnginesOptions {
+  files: EngineFiles;
+  /** Between SIGTERM and SIGKILL when ending one. */
+  graceMs: number;
+  log: (message: string) => void;
+  pollMs?: number;
+}
+
+/**
+ * Engines an earlier agent run started and never stopped (it crashed or was killed), found through
+ * the pid files in the state dir. `recover` sorts them: a pid file whose process has ended, or whose
+ * pid now names another process (a different start time), is removed; workers left of an engine
+ * whose leader has ended are ended at once; an engine still running waits here until a launch of
+ * the plan `claim`s it (it is adopted), until an engine is to start on its GPUs
+ * (`endOverlapping`), or until `endAll` (at the end of the adoption window, or when the agent stops).
+ *
+ * @example
+ * const orphans = await OrphanEngines.recover({ files, graceMs: 15_000, log });
+ * orphans.claim((r) => r.launch.instanceId === "llama"); // the record, now the caller's to adopt
+ * await orphans.endAll();
+ */
+export class OrphanEngines {
+  private readonly waiting = new Map<number, EnginePidRecord>();
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(private readonly o: OrphanEnginesOptions) {}
+
+  static async recover(o: OrphanEnginesOptions): Promise<OrphanEngines> {
+    const orphans = new OrphanEngines(o);
+    const { records, bad } = o.files.readPids();
+    for (const path of bad) o.log(`removed ${path}: not an engine pid file`);
+    for (const record of records) {
+      const leader = readProcStat(record.pid);
+      const sameProcess = leader !== null && record.processStartTime !== null && leader.startTime === record.processStartTime;
+      if (sameProcess && leader.state !== "Z" && leader.state !== "X") {
+        o.log(`found ${orphans.describe(record)} still running from an earlier run`);
+        orphans.waiting.set(record.port, record);
+      } else if (record.processStartTime !== null && (sameProcess || leader?.pgrp !== record.pid) && runningInGroup(record.pid).length > 0) {
+        // The leader has ended but processes of its group (TP workers) still run and may hold GPU memory.
+        await orphans.end(record, "its leader has ended; ending the rest of its process group");
+      } else {
+        if (record.processStartTime === null) o.log(`cannot tell whether pid ${record.pid} is still ${orphans.describe(record)} (no /proc); left alone`);
+        o.files.removePid(record.port);
+      }
+    }
+    return orphans;
+  }
+
+  /** Ports the waiting orphans listen on: no new engine may take them. */
+  holds(port: number): boolean {
+    return this.waiting.has(port);
+  }
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /** Takes the first waiting orphan that `matches` (and still runs) out of the set, for the caller to adopt. */
+  claim(matches: (record: EnginePidRecord) => boolean): EnginePidRecord | undefined {
+    for (const record of this.waiting.values()) {
+      if (!matches(record)) continue;
+      this.waiting.delete(record.port);
+      return record;
+    }
+    return undefined;
+  }
+
+  /** Ends the orphans on any of `gpus`, before an engine starts there. */
+  async endOverlapping(gpus: readonly number[]): Promise<void> {
+    const overlapping = [...this.waiting.values()].filter((r) => r.launch.gpus.some((g) => gpus.includes(g)));
+    for (const r of overlapping) this.waiting.delete(r.port);
+    await Promise.all(overlapping.map((r) => this.end(r, "its GPUs are wanted by a launch it does not match")));
+  }
+
+  /** Ends every orphan still waiting, `afterMs` from now (0: now). */
+  endAllAfter(afterMs: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.endAll(`not adopted within ${afterMs} ms`), afterMs);
+    this.timer.unref();
+  }
+
+  async endAll(why = "the agent is stopping"): Promise<void> {
+    clearTimeout(this.timer);
+    const all = [...this.waiting.values()];
+    this.waiting.clear();
+    await Promise.all(all.map((r) => this.end(r, why)));
+  }
+
+  private async end(record: EnginePidRecord, why: string): Promise<void> {
+    const { killed, gone } = await endProcessGroup(record.pid, { graceMs: this.o.graceMs, pollMs: this.o.pollMs });
+    this.o.log(`ended ${this.describe(record)} left by an earlier run (${why}): ${killed ? "SIGKILL after SIGTERM" : "SIGTERM"}${gone ? "" : "; some of its processes did not go"}`);
+    this.o.files.removePid(record.port);
+  }
+
+  private describe(r: EnginePidRecord): string {
+    return `${r.kind} engine ${launchKey(r.launch)} (pid ${r.pid}, port ${r.port}, GPUs ${r.launch.gpus.join(",")})`;
+  }
+}

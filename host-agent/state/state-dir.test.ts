@@ -1,0 +1,50 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readProcStat } from "../util/proc-stat.ts";
+import { openStateDir, StateDirError } from "./state-dir.ts";
+
+const root = mkdtempSync(join(tmpdir(), "state-dir-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("openStateDir", () => {
+  it("takes the dir's lock, refuses a second agent while the first runs, and lets go at release", () => {
+    const dir = join(root, "a");
+    const first = openStateDir({ configured: dir, temporary: false, site: "wind-a" });
+    expect(JSON.parse(readFileSync(join(dir, "agent.lock"), "utf8"))).toEqual({ pid: process.pid, startTime: readProcStat(process.pid)!.startTime, site: "wind-a" });
+    expect(() => openStateDir({ configured: dir, temporary: false, site: "wind-a" })).toThrow(new StateDirError(`another agent (pid ${process.pid}, site wind-a) is running with the state dir ${dir}; stop it, or give this one its own --state-dir`));
+    first.release();
+    expect(existsSync(join(dir, "agent.lock"))).toBe(false);
+    openStateDir({ configured: dir, temporary: false, site: "wind-a" }).release();
+  });
+
+  it("takes over the lock of an agent that has died", async () => {
+    const dir = join(root, "b");
+    const dead = spawn(process.execPath, ["-e", ""]);
+    const stat = readProcStat(dead.pid!)!;
+    await new Promise((resolve) => dead.once("exit", resolve));
+    openStateDir({ configured: dir, temporary: false, site: "wind-a" }).release();
+    writeFileSync(join(dir, "agent.lock"), JSON.stringify({ pid: dead.pid, startTime: stat.startTime, site: "wind-a" }));
+    const state = openStateDir({ configured: dir, temporary: false, site: "wind-a" });
+    expect(JSON.parse(readFileSync(join(dir, "agent.lock"), "utf8")).pid).toBe(process.pid);
+    state.release();
+  });
+
+  it("makes a fresh temp dir for a simulated site and removes it at release; a configured dir wins", () => {
+    const state = openStateDir({ configured: undefined, temporary: true, site: "sim-1" });
+    expect(state.dir).toMatch(/greenference-agent-sim-1-/);
+    expect(state.temporary).toBe(true);
+    state.release();
+    expect(existsSync(state.dir)).toBe(false);
+    const configured = openStateDir({ configured: join(root, "c"), temporary: true, site: "sim-1" });
+    expect([configured.dir, configured.temporary]).toEqual([join(root, "c"), false]);
+    configured.release();
+  });
+
+  it("says which dir it cannot create", () => {
+    writeFileSync(join(root, "file"), "");
+    expect(() => openStateDir({ configured: join(root, "file", "state"), temporary: false, site: "wind-a" })).toThrow(/^cannot create the agent's state dir .*file\/state \(stateDir, --state-dir\): ENOTDIR/);
+  });
+});

@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Agent } from "../../host-agent/agent/agent.ts";
+import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts";
+import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
+import { EngineFiles } from "../../host-agent/engines/engine-files.ts";
+import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
+import { OrphanEngines } from "../../host-agent/engines/orphan-engines.ts";
+import { buildFakeNvml, type FakeNvml } from "../../host-agent/gpu/fake-nvml.test-helper.ts";
+import { closeServer, listen } from "../../host-agent/util/http.ts";
+import { runningInGroup } from "../../host-agent/util/proc-stat.ts";
+import { runCli } from "../../cli/run-command.test-helper.ts";
+import { startFakeEdge } from "./fake-edge.test-helper.ts";
+
+/**
+ * Crash safety with real processes on every side: `greenference agent` as a process, driving the
+ * fake NVML library over FFI (its GPUs' locks and power limits kept in a file, so they outlive the
+ * agent as a real GPU's do), running fake vLLM engine processes, against a fake edge. The agent is
+ * SIGKILLed while the power ladder has lowered both GPUs' limits and the plan has locked a clock.
+ */
+const BIN = fileURLToPath(new URL("../../cli/bin.js", import.meta.url));
+const SITE = "wind-k";
+const TOKEN = "gfs_wind-k_c0ffee";
+const CONTROL = "ctl_0123456789abcdef";
+const model = "meta-llama/Llama-3.1-8B-Instruct";
+/** Over this cap the ladder lowers each GPU to floor(910 / 1.82 / 2) = 250 W (both GPUs accept 250 W). */
+const LOW_CAP_W = 910;
+/** The fake library's state file: per GPU "lockedMin lockedMax limitMilliwatts"; 0 0 = not locked. */
+const STOCK = "0 0 400000\n0 0 700000\n";
+
+let nvml: FakeNvml;
+let edge: Awaited<ReturnType<typeof startFakeEdge>>;
+let dir: string;
+let engineLog: ReturnType<typeof fakeEngineLog> | undefined;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  nvml = buildFakeNvml();
+  edge = await startFakeEdge(SITE, TOKEN);
+});
+afterAll(() => edge.close());
+beforeEach(() => {
+  for (const list of [edge.state.applied, edge.state.registrations, edge.state.heartbeats]) list.length = 0;
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  // A test that failed half-way may have left engines: end them through their pid files, as an agent would.
+  const engines = join(dir, "state", "engines");
+  if (existsSync(engines)) await (await OrphanEngines.recover({ files: new EngineFiles(engines), graceMs: 1000, log: () => undefined })).endAll();
+  rmSync(dir, { recursive: true, force: true });
+  engineLog?.remove();
+});
+
+function setup() {
+  dir = mkdtempSync(join(tmpdir(), "agent-crash-"));
+  writeFileSync(join(dir, "token"), `${TOKEN}\n`);
+  const engines = (engineLog = fakeEngineLog());
+  const gpuStateFile = join(dir, "fake-gpus");
+  const gpus = () => (existsSync(gpuStateFile) ? readFileSync(gpuStateFile, "utf8") : STOCK);
+  return { state: join(dir, "state"), gpuStateFile, gpus, token: join(dir, "token"), engines };
+}
+type Setup = ReturnType<typeof setup>;
+
+/** `greenference agent` as a process; resolves once it prints its running line. */
+async function startAgent(s: Setup, extra: string[] = []) {
+  const args = ["agent", "--site", SITE, "--edge", edge.url, "--token-file", s.token, "--gpu", "nvml", "--nvml-library", nvml.libraryPath, "--engine", "vllm", "--engine-command", FAKE_VLLM_COMMAND, "--engine-port-base", "0"];
+  args.push("--state-dir", s.state, "--plan-poll-ms", "100", "--heartbeat-ms", "300", "--stop-grace-ms", "2000", "--drain-timeout-ms", "1000", "--listen", "127.0.0.1:0", ...extra);
+  // Secrets the engines must not see: the control token in the agent's own variable and, under another name, the site token.
+  const env = s.engines.env({ FAKE_NVML_STATE: s.gpuStateFile, GREENFERENCE_READ_TOKEN: "read_0123456789abcdef", GREENFERENCE_CONTROL_TOKEN: CONTROL, SITE_TOKEN_COPY: TOKEN });
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  const out = { stdout: "", stderr: "" };
+  child.stdout!.on("data", (c: Buffer) => (out.stdout += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (out.stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  await expect.poll(() => out.stdout.includes('"running":true') || child.exitCode !== null, { timeout: 60_000, interval: 50 }).toBe(true);
+  expect(child.exitCode, out.stderr).toBeNull();
+  return { child, out, exited };
+}
+
+/** Runs the first agent until the ladder has lowered both limits and the plan has locked GPU 1, then SIGKILLs it. */
+async function crashWithEverythingChanged(s: Setup) {
+  const plan = sliceBody(1, SITE, [{ id: "llama", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
+  plan.site!.powerCapW = LOW_CAP_W;
+  edge.state.plan = plan;
+  const first = await startAgent(s);
+  await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+  await expect.poll(s.gpus, { timeout: 15_000, interval: 50 }).toBe("0 0 250000\n1200 1200 250000\n");
+  const engine = s.engines.events().find((e) => e.event === "start")!;
+  first.child.kill("SIGKILL");
+  await first.exited;
+  // What the crash leaves: lowered limits, a locked clock, an engine nobody drives, and the files naming them.
+  expect(s.gpus()).toBe("0 0 250000\n1200 1200 250000\n");
+  expect(runningInGroup(engine.pid)).toContain(engine.pid);
+  expect(JSON.parse(readFileSync(join(s.state, "gpu-defaults.json"), "utf8")).gpus.map((g: { powerLimitW: number }) => g.powerLimitW)).toEqual([400, 700]);
+  expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+  return { engine };
+}
+
+describe("a host agent killed mid-run, started again", () => {
+  it("puts the GPUs' limits and clocks back before anything else and ends the engine the killed run left", async () => {
+    const s = setup();
+    const { engine } = await crashWithEverythingChanged(s);
+    edge.state.plan = null;
+    const second = await startAgent(s, ["--engine-adopt-window-ms", "0"]);
+    expect(s.gpus()).toBe(STOCK);
+    expect(runningInGroup(engine.pid)).toEqual([]);
+    expect(s.engines.events()).toContainEqual(expect.objectContaining({ pid: engine.pid, event: "signal", signal: "SIGTERM" }));
+    expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toEqual([]);
+    expect(second.out.stderr).toContain("an earlier run did not stop cleanly; putting every GPU back to the settings saved there");
+    expect(second.out.stderr).toMatch(/ended vllm engine llama#0 \(pid \d+, port \d+, GPUs 1\) left by an earlier run \(this run does not adopt engines\): SIGTERM/);
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(s.gpus()).toBe(STOCK);
+    expect(readdirSync(s.state).sort()).toEqual(["engines"]);
+  });
+
+  it("adopts the engine the killed run left when the plan still runs it, with the limits back at their defaults", async () => {
+    const s = setup();
+    const { engine } = await crashWithEverythingChanged(s);
+    edge.state.plan = sliceBody(2, SITE, [{ id: "llama", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
+    const second = await startAgent(s);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    expect(s.gpus()).toBe("0 0 400000\n1200 1200 700000\n");
+    expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
+    expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine llama#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
+    const status = await fetch(`${JSON.parse(second.out.stdout.split("\n")[0]!).localApi}/v1/status`, { headers: { authorization: "Bearer read_0123456789abcdef" } }).then((r) => r.json() as Promise<{ engines: { url: string; state: string }[] }>);
+    expect(status.engines).toEqual([expect.objectContaining({ state: "ready" })]);
+    expect((await fetch(`${status.engines[0]!.url}/health`)).status).toBe(200);
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(runningInGroup(engine.pid)).toEqual([]);
+    expect(s.gpus()).toBe(STOCK);
+    expect(readdirSync(s.state).sort()).toEqual(["engines"]);
+    expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toEqual([]);
+  });
+});
+
+describe("the agent's state dir", () => {
+  it("is let go of when the agent cannot start, so a second try can take it", async () => {
+    const s = setup();
+    const blocker = createServer();
+    const taken = await listen(blocker, "127.0.0.1", 0);
+    const flags = { site: SITE, edge: edge.url, token: TOKEN, gpu: "sim", engine: "sim", simGpus: "1", stateDir: s.state, readToken: "read_0123456789abcdef", controlToken: CONTROL };
+    try {
+      await expect(Agent.start(loadAgentConfig({ flags: { ...flags, listen: new URL(taken).host } }), { log: () => undefined })).rejects.toThrow(/EADDRINUSE/);
+      expect(readdirSync(s.state)).not.toContain("agent.lock");
+      const agent = await Agent.start(loadAgentConfig({ flags: { ...flags, listen: "127.0.0.1:0" } }), { log: () => undefined });
+      expect(readdirSync(s.state)).toContain("agent.lock");
+      await agent.stop();
+    } finally {
+      await closeServer(blocker);
+    }
+  });
+});
+
+describe("the agent's secrets", () => {
+  it("reaches engines in no variable, and shows on no command line when given as a file or in the environment", async () => {
+    const s = setup();
+    edge.state.plan = sliceBody(3, SITE, [{ id: "llama", model, gpus: [0], clock: { mode: "locked", mhz: 1200 } }]);
+    const agent = await startAgent(s);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 3), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    expect(edge.state.registrations.length).toBeGreaterThan(0);
+    const [start] = s.engines.events().filter((e) => e.event === "start");
+    expect(start!.env).toContain("FAKE_ENGINE_LOG");
+    expect(start!.env).toContain("CUDA_VISIBLE_DEVICES");
+    expect(start!.env!.filter((name) => name.startsWith("GREENFERENCE_") || name === "SITE_TOKEN_COPY")).toEqual([]);
+    const commandLine = readFileSync(`/proc/${agent.child.pid}/cmdline`, "utf8");
+    for (const secret of [TOKEN, CONTROL]) expect(commandLine).not.toContain(secret);
+    expect(agent.out.stderr).not.toContain("warning");
+    agent.child.kill("SIGTERM");
+    expect(await agent.exited).toBe(0);
+  });
+
+  it("still takes a token as a flag, with one warning", async () => {
+    const r = await runCli(["agent", "--site", SITE, "--edge", edge.url, "--token", TOKEN, "--gpu", "sim", "--engine", "sim", "--print-config"]);
+    expect(r.code).toBe(0);
+    expect(r.err).toEqual(["greenference agent: warning: --token on the command line can be read by any user with ps; use --token-file or GREENFERENCE_TOKEN instead"]);
+  });
+});
