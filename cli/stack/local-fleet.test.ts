@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
-import { fullSitePowerW, localFleet, windScaling } from "./local-fleet.ts";
+import { stackSitePowerW, localFleet, windScaling } from "./local-fleet.ts";
 import { StackConfig } from "./stack-config.ts";
 
 const config = StackConfig.parse({});
@@ -11,7 +11,7 @@ const series = { unit: "MW", epochMs: Array.from({ length: 100 }, (_, i) => i * 
 
 describe("the local stack's fleet", () => {
   it("right-sizes a wind site: at the chosen percentile of generation every GPU runs at TDP with server overhead", () => {
-    const full = fullSitePowerW(config, wind);
+    const full = stackSitePowerW(config, wind);
     expect(full).toBeCloseTo(wind.gpus * gpuSpec(config.gpuType).tdpW * SERVER_POWER_OVERHEAD, 6);
     const s = windScaling(config, wind, series);
     expect(20.8 * s.wattsPerMw).toBeCloseTo(full, 6);

@@ -1,7 +1,7 @@
 import type { GridValueSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
-import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
+import { fullSitePowerW } from "../../src/core/model/power.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
 import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
 import { linearPercentile } from "../../src/core/stats/percentile.ts";
@@ -20,14 +20,14 @@ export interface WindScaling {
 }
 
 /** Site power with every GPU at TDP, server overhead included (Heron's power() for a full site). */
-export function fullSitePowerW(config: StackConfig, site: StackSite): number {
-  return site.gpus * gpuSpec(config.gpuType).tdpW * SERVER_POWER_OVERHEAD;
+export function stackSitePowerW(config: StackConfig, site: StackSite): number {
+  return fullSitePowerW([{ type: config.gpuType, count: site.gpus }]);
 }
 
 export function windScaling(config: StackConfig, site: Extract<StackSite, { kind: "wind" }>, wind: GridValueSeries): WindScaling {
   const sorted = [...wind.values].sort((a, b) => a - b);
   const atPercentile = Math.max(1e-9, linearPercentile(sorted, site.rightSizingPercentile));
-  const wattsPerMw = fullSitePowerW(config, site) / atPercentile;
+  const wattsPerMw = stackSitePowerW(config, site) / atPercentile;
   return { wattsPerMw, peakW: sorted.at(-1)! * wattsPerMw };
 }
 
@@ -50,7 +50,7 @@ export function localFleet(config: StackConfig, ingressUrls: Record<string, stri
       power:
         s.kind === "wind"
           ? { kind: "wind", series: { kind: "forecast", forecastId: `${s.id}-power` }, peakMw: windPeaksW[s.id]! / 1e6, rightSizingPercentile: s.rightSizingPercentile }
-          : { kind: "grid", region: s.region, capW: fullSitePowerW(config, s) },
+          : { kind: "grid", region: s.region, capW: stackSitePowerW(config, s) },
       carbon: s.kind === "wind" ? { kind: "fixed", gPerKwh: 11 } : { kind: "electricitymaps", zone: s.region },
       rttMs: {},
     })),

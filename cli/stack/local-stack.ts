@@ -19,7 +19,7 @@ import { CarbonProvider } from "./carbon-provider.ts";
 import { freePort } from "../../host-agent/util/free-port.ts";
 import { retryOnPortRace } from "./port-race.ts";
 import { LoadGenerator } from "./load-generator.ts";
-import { fullSitePowerW, localFleet, windScaling, type WindScaling } from "./local-fleet.ts";
+import { stackSitePowerW, localFleet, windScaling, type WindScaling } from "./local-fleet.ts";
 import { ManagedProcess } from "./managed-process.ts";
 import { SeriesClock, valueAt } from "./series-clock.ts";
 import type { StackConfig, StackSite } from "./stack-config.ts";
@@ -155,7 +155,7 @@ export class LocalStack {
   envelopeW(site: StackSite, wallMs: number): number {
     const override = this.powerOverrideW.get(site.id);
     if (override !== undefined) return override;
-    const full = fullSitePowerW(this.config, site);
+    const full = stackSitePowerW(this.config, site);
     const wind = this.wind.get(site.id);
     if (!wind) return full;
     const mw = valueAt(wind.series.epochMs, wind.series.values, this.clock.seriesAt(wallMs));
