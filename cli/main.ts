@@ -1,5 +1,10 @@
+import { isAbsolute, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { commands } from "./commands/index.ts";
 import { CliError } from "./cli-error.ts";
+import type { Command } from "./command.ts";
+
+const PACKAGE_ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const usage = () =>
   [
@@ -23,8 +28,19 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`greenference: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
+  let loaded: Command;
   try {
-    return (await (await command.load()).run(rest)) ?? 0;
+    loaded = await command.load();
+  } catch (error) {
+    const missing = missingModule(error);
+    if (missing === undefined) throw error;
+    // The npm package ships the agent and the offline commands; `start` and `bench` need the
+    // repository's dev dependencies (wrangler, the test fixtures) and are left out of it.
+    console.error(`greenference ${name}: this installation lacks ${missing}, which the command needs; run it from a clone of the repository after \`npm ci\``);
+    return 1;
+  }
+  try {
+    return (await loaded.run(rest)) ?? 0;
   } catch (error) {
     if (error instanceof CliError || (error instanceof Error && error.name === "DataError")) {
       console.error(`greenference ${name}: ${error.message}`);
@@ -32,4 +48,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+/** The module a failed import could not find (relative to the package when inside it), or undefined for any other error. */
+function missingModule(error: unknown): string | undefined {
+  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") return undefined;
+  const quoted = /Cannot find (?:module|package) '([^']+)'/.exec(error.message)?.[1];
+  if (quoted === undefined) return "a module";
+  if (!isAbsolute(quoted)) return quoted;
+  const inside = relative(PACKAGE_ROOT, quoted);
+  return inside.startsWith("..") ? quoted : inside;
 }

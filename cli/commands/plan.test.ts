@@ -30,6 +30,8 @@ describe("greenference plan --fleet", () => {
     const out = r.last();
     const plan = Plan.parse(out.plan);
     expect(out.policy).toBe("heron-planner-l");
+    expect(out.plan_cpu_ms).toBeGreaterThan(0);
+    expect(out.plan_ms).toBeGreaterThan(0);
     expect(Object.keys(plan.routing).sort()).toEqual(["LL", "MM", "SS"]);
     expect(plan.shortfall).toEqual({});
   }, 60_000);

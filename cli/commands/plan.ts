@@ -27,7 +27,7 @@ and plans with the fleet file's policy weights when its policy is greenference.
 (n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
 Llama2-70B profile) and prints solve time, size and the gap to the LP bound.`;
 
-/** \`greenference plan\`: planner benchmarks (and, later, one plan for a fleet file). */
+/** \`greenference plan\`: the plan a registered policy makes for a fleet file, or planner benchmarks. */
 export const plan: Command = {
   async run(argv) {
     const { values } = parseFlags(
@@ -79,13 +79,20 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
   const input = fleetPlanningInput(fleet, demandRps, seed, carbon);
   // The combined policy plans with the fleet's own weights when the fleet runs it.
   const config = policy === "greenference" && fleet.policy.kind === "greenference" ? { kind: policy, weights: fleet.policy.weights } : { kind: policy };
-  const result = createPlanner(PlannerConfig.parse(config)).plan(input, solver);
-  const out = { simulated_profile: true, policy, stats: result.stats ?? null, plan: result.plan };
+  const planner = createPlanner(PlannerConfig.parse(config));
+  // What one planner run costs (the profile is made before): what the Worker's cron pays per run, with --solver jslp.
+  const cpuBefore = process.cpuUsage();
+  const startedMs = performance.now();
+  const result = planner.plan(input, solver);
+  const planMs = performance.now() - startedMs;
+  const cpu = process.cpuUsage(cpuBefore);
+  const planCpuMs = (cpu.user + cpu.system) / 1000;
+  const out = { simulated_profile: true, policy, plan_ms: Math.round(planMs), plan_cpu_ms: Math.round(planCpuMs), stats: result.stats ?? null, plan: result.plan };
   printResult(out, json, () =>
-    markdownTable(
+    `${markdownTable(
       ["site", "entries", "GPUs", "power cap W"],
       result.plan.sites.map((s) => [s.site, String(s.instances.length), String(s.instances.reduce((n, i) => n + i.tp * i.replicas, 0)), s.powerCapW.toFixed(0)]),
-    ),
+    )}\nplanned in ${out.plan_ms} ms (${out.plan_cpu_ms} ms of CPU), the process's first run of this planner`,
   );
   return 0;
 }
