@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { appendBounded, DRAW_HISTORY_LIMITS } from "../src/core/dashboard/bounded-history.ts";
+import { clampFutureStamp } from "../src/core/schemas/clock-skew.ts";
 import type { ForecastPoint } from "../src/core/schemas/forecast.ts";
 import { Telemetry } from "../src/core/schemas/telemetry.ts";
 import { sameRouting, siteStatusOf, type SiteStatus } from "../src/core/routing/site-status.ts";
@@ -96,12 +97,13 @@ export class SiteDO extends DurableObject<Env> {
   async acceptHeartbeat(input: unknown): Promise<Outcome<SiteHealth>> {
     const parsed = Telemetry.safeParse(input);
     if (!parsed.success) return failure(400, `invalid heartbeat: ${z.prettifyError(parsed.error)}`, parsed.error.issues[0]?.path.join(".") || undefined);
-    const telemetry = parsed.data;
+    const now = Date.now();
+    // A send time past the clocks' allowed skew is not believed: kept as is, every later heartbeat would look older than it.
+    const telemetry = { ...parsed.data, sentAtMs: clampFutureStamp(parsed.data.sentAtMs, now) };
     const expected = this.ctx.id.name ?? this.telemetry?.site;
     if (expected !== undefined && telemetry.site !== expected) return failure(400, `heartbeat for site "${telemetry.site}" sent to site "${expected}"`, "site");
 
-    const now = Date.now();
-    const newer = this.telemetry === null || telemetry.sentAtMs >= this.telemetry.sentAtMs;
+    const newer = this.telemetry === null || telemetry.sentAtMs >= clampFutureStamp(this.telemetry.sentAtMs, now);
     const drawHistory = newer ? appendBounded(this.drawHistory, { tMs: now, value: telemetry.sitePowerW }, DRAW_HISTORY_LIMITS) : this.drawHistory;
     if (newer) this.telemetry = telemetry;
     this.lastSeenMs = now;
