@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { appendBounded, DRAW_HISTORY_LIMITS } from "../src/core/dashboard/bounded-history.ts";
-import { clampFutureStamp } from "../src/core/schemas/clock-skew.ts";
 import type { ForecastPoint } from "../src/core/schemas/forecast.ts";
 import { Telemetry } from "../src/core/schemas/telemetry.ts";
 import { sameRouting, siteStatusOf, type SiteStatus } from "../src/core/routing/site-status.ts";
@@ -98,12 +97,13 @@ export class SiteDO extends DurableObject<Env> {
     const parsed = Telemetry.safeParse(input);
     if (!parsed.success) return failure(400, `invalid heartbeat: ${z.prettifyError(parsed.error)}`, parsed.error.issues[0]?.path.join(".") || undefined);
     const now = Date.now();
-    // A send time past the clocks' allowed skew is not believed: kept as is, every later heartbeat would look older than it.
-    const telemetry = { ...parsed.data, sentAtMs: clampFutureStamp(parsed.data.sentAtMs, now) };
+    // A heartbeat cannot be sent after it arrived: a later stamp (a site clock ahead) is taken as the arrival
+    // time, or every heartbeat after it would look older and the site's state would freeze.
+    const telemetry = { ...parsed.data, sentAtMs: Math.min(parsed.data.sentAtMs, now) };
     const expected = this.ctx.id.name ?? this.telemetry?.site;
     if (expected !== undefined && telemetry.site !== expected) return failure(400, `heartbeat for site "${telemetry.site}" sent to site "${expected}"`, "site");
 
-    const newer = this.telemetry === null || telemetry.sentAtMs >= clampFutureStamp(this.telemetry.sentAtMs, now);
+    const newer = this.telemetry === null || telemetry.sentAtMs >= Math.min(this.telemetry.sentAtMs, now);
     const drawHistory = newer ? appendBounded(this.drawHistory, { tMs: now, value: telemetry.sitePowerW }, DRAW_HISTORY_LIMITS) : this.drawHistory;
     if (newer) this.telemetry = telemetry;
     this.lastSeenMs = now;

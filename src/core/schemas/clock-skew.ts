@@ -1,12 +1,6 @@
 /**
- * How far apart the edge's and a site's clocks may be (NTP keeps them within milliseconds). A time
- * stamp further in the receiver's future than this is not believed: a signed request is stale, a
- * forecast is refused, a heartbeat's send time is clamped to it (so one bad stamp cannot make every
- * later heartbeat look older and freeze the site's state).
+ * How far apart the edge's and a site's clocks may be (NTP keeps them within milliseconds). A
+ * signed request stamped further from the receiver's clock is stale, and a forecast issued further
+ * in the receiver's future is refused: believed, it would stay the newest of its series until then.
  */
 export const MAX_CLOCK_SKEW_MS = 60_000;
-
-/** `stampMs`, or the latest time the receiver believes (`nowMs` + MAX_CLOCK_SKEW_MS) when it is later. */
-export function clampFutureStamp(stampMs: number, nowMs: number): number {
-  return Math.min(stampMs, nowMs + MAX_CLOCK_SKEW_MS);
-}
