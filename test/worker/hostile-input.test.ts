@@ -39,7 +39,7 @@ describe("hostile input at the edge: methods and media types", () => {
 
   it("answers a JSON endpoint's body of another media type with 415", async () => {
     const body = JSON.stringify(chatBody());
-    for (const headers of [{}, { "content-type": "text/plain" }, { "content-type": "application/x-www-form-urlencoded" }, { "content-type": "application/jsonp" }]) {
+    for (const headers of [{} as Record<string, string>, { "content-type": "text/plain" }, { "content-type": "application/x-www-form-urlencoded" }, { "content-type": "application/jsonp" }]) {
       const r = await rejected(edge.fetch("/v1/chat/completions", { method: "POST", headers, body }));
       expect([r.status, r.error.code]).toEqual([415, "unsupported_media_type"]);
     }
