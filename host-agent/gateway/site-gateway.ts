@@ -89,15 +89,16 @@ type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: 
 
 /**
  * The site ingress: the edge's `POST /v1/chat/completions` and `/v1/completions` (plus
- * `GET /v1/models`, `GET /healthz`) go to a replica of the plan instance named by
- * `x-greenference-instance`. Each replica takes up to `replicaConcurrency` requests from the
- * gateway; the rest wait in the site queue, dispatched FIFO or least-laxity-first, to replicas in
- * turn (EcoRoute for role=decode pools). A request that cannot be served gets an OpenAI error
- * saying why: 503 when the site cannot take it now (the edge retries at another site), 502 when
- * its replicas failed before answering, 400/404/413 for the request itself.
+ * `GET /v1/models`) go to a replica of the plan instance named by `x-greenference-instance`, and
+ * only when the edge signed them (`ingress`; 401 otherwise, see docs/security.md; `GET /healthz`
+ * is open). Each replica takes up to `replicaConcurrency` requests from the gateway; the rest wait
+ * in the site queue, dispatched FIFO or least-laxity-first, to replicas in turn (EcoRoute for
+ * role=decode pools). A request that cannot be served gets an OpenAI error saying why: 503 when
+ * the site cannot take it now (the edge retries at another site), 502 when its replicas failed
+ * before answering, 400/404/405/413/415 for the request itself.
  *
  * @example
- * const gateway = new SiteGateway({ view, scheduler: "llf", replicaConcurrency: 64, queueMax: 1024, queueWaitMs: 30_000, defaultOutputTokens: 256, predict });
+ * const gateway = new SiteGateway({ view, ingress: new IngressAuth({ secrets }), scheduler: "llf", replicaConcurrency: 64, queueMax: 1024, queueWaitMs: 30_000, defaultOutputTokens: 256, predict });
  * const url = await gateway.start("0.0.0.0", 9000);
  */
 export class SiteGateway {
