@@ -4,6 +4,7 @@ import { isLost } from "../cli/stack/request-outcome.ts";
 import { StackConfig } from "../cli/stack/stack-config.ts";
 import { linearPercentile, sortedAscending } from "../src/core/stats/percentile.ts";
 import { setWeightedPlan, waitFor } from "../cli/stack/weighted-plan.ts";
+import { signSiteHop } from "../host-agent/gateway/ingress-auth.ts";
 
 export interface E2eBenchOptions {
   dataDir: string;
@@ -89,8 +90,10 @@ async function addedLatencyMs(stack: LocalStack, pairs: number) {
     await viaEdge.text();
     const edgeMs = performance.now() - t0;
     const site = stack.sites.find((s) => s.site.id === viaEdge.headers.get("x-greenference-site"))!;
-    const headers = { ...request.headers, "x-greenference-instance": viaEdge.headers.get("x-greenference-instance")!, "x-greenference-class": viaEdge.headers.get("x-greenference-class")! };
+    const routing = { ...request.headers, "x-greenference-instance": viaEdge.headers.get("x-greenference-instance")!, "x-greenference-class": viaEdge.headers.get("x-greenference-class")! };
     const t1 = performance.now();
+    // Signed as the edge signs: the ingress serves nothing else, and the signature's check is part of the site's cost.
+    const headers = { ...routing, ...signSiteHop(stack.ingressSecret(site.site.id), "POST", "/v1/chat/completions", routing, request.body) };
     const direct = await fetch(`${site.ingressUrl}/v1/chat/completions`, { ...request, headers });
     await direct.text();
     const directMs = performance.now() - t1;

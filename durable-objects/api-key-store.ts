@@ -5,7 +5,9 @@ import { failure, invalid, success, type Outcome } from "./outcome.ts";
 export const NewApiKey = z.object({
   name: z.string().min(1).max(100),
   /** Requests per minute (token bucket of that size, refilled evenly); null for no limit. */
-  requestsPerMinute: z.number().int().positive().nullable().default(null),
+  requestsPerMinute: z.number().int().positive().max(1_000_000).nullable().default(null),
+  /** Prompt plus completion tokens per minute (admitted on an estimate, settled on usage); null for no limit. */
+  tokensPerMinute: z.number().int().positive().max(1_000_000_000).nullable().default(null),
 });
 export type NewApiKey = z.infer<typeof NewApiKey>;
 
@@ -20,6 +22,7 @@ export interface ApiKeyRecord extends NewApiKey {
 export interface ApiKeyCheck {
   hash: string;
   requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
 }
 
 const KEY_ID = /^[a-z0-9]{6,32}$/;
@@ -32,7 +35,7 @@ export class ApiKeyStore {
   constructor(private readonly storage: DurableObjectStorage) {}
 
   async load(): Promise<void> {
-    for (const [, record] of await this.storage.list<ApiKeyRecord>({ prefix: "apikey:" })) this.keys.set(record.id, record);
+    for (const [, record] of await this.storage.list<ApiKeyRecord>({ prefix: "apikey:" })) this.keys.set(record.id, { ...record, tokensPerMinute: record.tokensPerMinute ?? null });
   }
 
   list(): ApiKeyRecord[] {
@@ -41,7 +44,7 @@ export class ApiKeyStore {
 
   /** Per key id, its hash and limit: the part of the store the edge caches. */
   checks(): Record<string, ApiKeyCheck> {
-    return Object.fromEntries([...this.keys.values()].map((k) => [k.id, { hash: k.hash, requestsPerMinute: k.requestsPerMinute }]));
+    return Object.fromEntries([...this.keys.values()].map((k) => [k.id, { hash: k.hash, requestsPerMinute: k.requestsPerMinute, tokensPerMinute: k.tokensPerMinute }]));
   }
 
   async create(id: string, hash: string, input: unknown, nowMs: number): Promise<Outcome<ApiKeyRecord>> {

@@ -9,10 +9,13 @@ import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts"
 import type { Store } from "../src/core/ports/store.ts";
 import { Fleet, Policy } from "../src/core/schemas/fleet.ts";
 import { Forecast } from "../src/core/schemas/forecast.ts";
+import { MAX_CLOCK_SKEW_MS } from "../src/core/schemas/clock-skew.ts";
+import type { SiteSigningKeys } from "../src/core/schemas/site-hop.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import { buildRoutingSnapshot, type RoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
 import type { SiteStatus } from "../src/core/routing/site-status.ts";
 import { ApiKeyStore, type ApiKeyCheck, type ApiKeyRecord } from "./api-key-store.ts";
+import { IngressSecretStore, type IngressSecretStatus } from "./ingress-secret-store.ts";
 import { MetricsStore } from "./metrics-store.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 import { PlanStore, type PlanSummary, type SitePlanSlice } from "./plan-store.ts";
@@ -88,11 +91,13 @@ export class InvalidFleetError extends Error {
   override name = "InvalidFleetError";
 }
 
-/** What the edge caches per isolate: routing (null before a fleet exists) and the API keys. */
+/** What the edge caches per isolate: routing (null before a fleet exists), the API keys and the sites' signing keys. */
 export interface EdgeSnapshot {
   generation: number;
   routing: RoutingSnapshot | null;
   apiKeys: Record<string, ApiKeyCheck>;
+  /** Per site, the ingress secrets the edge signs its requests to the site with. */
+  ingressKeys: Record<string, SiteSigningKeys>;
 }
 
 /** The answer to a snapshot request: only a generation when the caller's copy is current. */
@@ -119,6 +124,7 @@ export class ControlDO extends DurableObject<Env> {
   private triggers: CarbonTriggerRecord[] = [];
   private readonly plans: PlanStore;
   private readonly keys: ApiKeyStore;
+  private readonly ingress: IngressSecretStore;
   private readonly metrics: MetricsStore;
   private readonly forecasts: ForecastStore;
   private readonly profile: ProfileStore;
@@ -127,6 +133,7 @@ export class ControlDO extends DurableObject<Env> {
     super(ctx, env);
     this.plans = new PlanStore(ctx.storage);
     this.keys = new ApiKeyStore(ctx.storage);
+    this.ingress = new IngressSecretStore(ctx.storage);
     this.metrics = new MetricsStore(ctx.storage);
     this.forecasts = new ForecastStore(durableStore(ctx.storage));
     this.profile = new ProfileStore(ctx.storage);
@@ -141,7 +148,7 @@ export class ControlDO extends DurableObject<Env> {
       for (const [key, runs] of await ctx.storage.list<CronRun[]>({ prefix: "cron:" })) this.runs.set(key.slice("cron:".length), runs);
       for (const [, status] of await ctx.storage.list<SiteStatus>({ prefix: "status:" })) this.statuses.set(status.site, status);
       for (const [key, g] of await ctx.storage.list<number>({ prefix: "carbon:" })) this.carbon.set(key.slice("carbon:".length), g);
-      await Promise.all([this.plans.load(), this.keys.load(), this.metrics.load(), this.forecasts.load()]);
+      await Promise.all([this.plans.load(), this.keys.load(), this.ingress.load(), this.metrics.load(), this.forecasts.load()]);
     });
   }
 
@@ -230,6 +237,12 @@ export class ControlDO extends DurableObject<Env> {
   async putForecasts(input: unknown, nowMs = Date.now()): Promise<Outcome<{ stored: number; series: string[] }>> {
     const parsed = Array.isArray(input) ? z.array(Forecast).min(1).max(FORECASTS_PER_UPLOAD).safeParse(input) : Forecast.transform((f) => [f]).safeParse(input);
     if (!parsed.success) return invalid("forecast", parsed.error);
+    // A forecast from the future would stay the latest of its series until that time came.
+    const future = parsed.data.findIndex((f) => f.issuedAtMs > nowMs + MAX_CLOCK_SKEW_MS);
+    if (future >= 0) {
+      const at = Array.isArray(input) ? `[${future}].issuedAtMs` : "issuedAtMs";
+      return failure(400, `forecast ${at} is ${Math.round((parsed.data[future]!.issuedAtMs - nowMs) / 1000)} s in the future (more than the ${MAX_CLOCK_SKEW_MS / 1000} s clocks may disagree)`, at);
+    }
     for (const f of parsed.data) await this.forecasts.put(f, nowMs);
     return success({ stored: parsed.data.length, series: [...new Set(parsed.data.map(seriesKey))] });
   }
@@ -330,7 +343,7 @@ export class ControlDO extends DurableObject<Env> {
       const routing = this.fleet
         ? buildRoutingSnapshot({ generation: this.generation, fleetRevision: this.fleetRevision, fleet: this.fleet, plan: this.plans.plan, statuses: this.statuses, carbon: this.carbon })
         : null;
-      this.snapshot = { generation: this.generation, routing, apiKeys: this.keys.checks() };
+      this.snapshot = { generation: this.generation, routing, apiKeys: this.keys.checks(), ingressKeys: this.ingress.signingKeys() };
     }
     return { changed: true, snapshot: this.snapshot };
   }
@@ -346,6 +359,20 @@ export class ControlDO extends DurableObject<Env> {
     const outcome = await this.keys.revoke(id);
     if (outcome.ok) await this.bump();
     return outcome;
+  }
+
+  /** Makes `secret` the site's ingress secret; the edge also signs with the one it replaces for `overlapMs`. */
+  async rotateIngressSecret(site: string, secret: string, overlapMs: number): Promise<IngressSecretStatus> {
+    const nowMs = Date.now();
+    await this.ingress.rotate(site, secret, overlapMs, nowMs);
+    await this.bump();
+    return this.ingress.status(site, nowMs);
+  }
+
+  /** Whether each site has an ingress secret, and any rotation overlap in force (never the secrets). */
+  ingressSecretStatus(sites: string[]): Record<string, IngressSecretStatus> {
+    const nowMs = Date.now();
+    return Object.fromEntries(sites.map((site) => [site, this.ingress.status(site, nowMs)]));
   }
 
   /** Keys without their hashes. */

@@ -1,5 +1,5 @@
 import type { Fleet } from "../src/core/schemas/fleet.ts";
-import { Plan, type SitePlan } from "../src/core/schemas/plan.ts";
+import { Plan, PLAN_VERSION_STEP_MAX, type SitePlan } from "../src/core/schemas/plan.ts";
 import { planAgainstFleet } from "../src/core/routing/plan-against-fleet.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
@@ -77,7 +77,7 @@ export class PlanStore {
     return { version: plan.version, policy: plan.policy, createdAtMs: plan.createdAtMs, validUntilMs: plan.validUntilMs, site: sitePlan, routing };
   }
 
-  /** Validates and stores a new plan; 400 for a bad plan, 409 without a fleet or for a version that is not newer. */
+  /** Validates and stores a new plan; 400 for a bad plan or a version jump past PLAN_VERSION_STEP_MAX, 409 without a fleet or for a version that is not newer. */
   async put(input: unknown, fleet: Fleet | null, nowMs: number): Promise<Outcome<PlanSummary>> {
     const parsed = Plan.safeParse(input);
     if (!parsed.success) return invalid("plan", parsed.error);
@@ -88,6 +88,8 @@ export class PlanStore {
     if (this.current && plan.version <= this.current.version) {
       return failure(409, `plan version ${plan.version} is not newer than the current version ${this.current.version}`, "version");
     }
+    const ceiling = (this.current?.version ?? 0) + PLAN_VERSION_STEP_MAX;
+    if (plan.version > ceiling) return failure(400, `plan version ${plan.version} jumps more than ${PLAN_VERSION_STEP_MAX} past the current version (at most ${ceiling})`, "version");
     const summary = summarize(plan, nowMs);
     const summaries = [summary, ...this.summaries].slice(0, PLAN_SUMMARIES_KEPT);
     const dropped = summaries.length > PLANS_KEPT ? summaries[PLANS_KEPT]!.version : undefined;

@@ -1,43 +1,84 @@
 import { DurableObject } from "cloudflare:workers";
+import { refill, type Bucket } from "../src/core/routing/token-bucket.ts";
+
+/** A key's limits; null for no limit of that kind. */
+export interface RateLimits {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+}
 
 /** The verdict on one request. */
 export interface RateDecision {
   allowed: boolean;
-  /** Whole requests left in the bucket after this one. */
-  remaining: number;
-  /** Seconds until a request would be allowed (0 when allowed). */
+  /** Which limit refused it: `tokens` when the request alone needs more than a minute's tokens (waiting does not help). */
+  limitedBy: "requests" | "tokens" | "request_too_large" | null;
+  /** Whole requests left in the bucket after this one (null without a request limit). */
+  remaining: number | null;
+  /** Seconds until the request would be allowed (0 when allowed). */
   retryAfterS: number;
 }
 
+interface Buckets {
+  requests: Bucket | null;
+  tokens: Bucket | null;
+}
+
+const STATE_KEY = "buckets";
+
 /**
- * Per-API-key rate limiting: one object per key (`idFromName(keyId)`), a token bucket holding up
- * to `requestsPerMinute` requests and refilled evenly at that rate. The bucket lives in memory: if
- * the object is evicted, the key starts again with a full bucket, which errs on the side of serving.
- * One object per key keeps the limit global (every edge location counts against the same bucket)
- * without a global bottleneck.
+ * Per-API-key rate limiting: one object per key (`idFromName(keyId)`) with two token buckets, one
+ * of requests and one of tokens, each holding up to a minute's worth and refilled evenly. A request
+ * is admitted with its estimated tokens (prompt plus the output it may produce); when it ends the
+ * edge settles the difference to what it used, so a key can run into debt and then waits. The
+ * buckets live in the object's storage (written before the verdict leaves), so an evicted object
+ * comes back with the levels it had rather than full. One object per key keeps the limit global
+ * (every edge location counts against the same buckets) without a global bottleneck.
  */
 export class RateLimiterDO extends DurableObject<Env> {
-  private tokens = 0;
-  private updatedMs = 0;
-  private capacity = 0;
+  private buckets: Buckets | undefined;
 
-  /** Takes one request from the bucket if it holds one. */
-  take(requestsPerMinute: number): RateDecision {
+  /** Takes one request and `tokens` estimated tokens if both buckets hold them. */
+  take(limits: RateLimits, tokens = 0): RateDecision {
     const now = Date.now();
-    const capacity = Math.max(1, requestsPerMinute);
-    const perMs = capacity / 60_000;
-    if (capacity !== this.capacity) {
-      // A new or changed limit starts full (a lowered limit is capped at once).
-      this.tokens = this.capacity === 0 ? capacity : Math.min(this.tokens, capacity);
-      this.capacity = capacity;
-      this.updatedMs = now;
+    const b = this.load(now, limits);
+    if (b.tokens && tokens > b.tokens.capacity) return { allowed: false, limitedBy: "request_too_large", remaining: null, retryAfterS: 0 };
+    const waitRequests = b.requests ? secondsUntil(b.requests, 1) : 0;
+    const waitTokens = b.tokens ? secondsUntil(b.tokens, tokens) : 0;
+    if (waitRequests > 0 || waitTokens > 0) {
+      this.save(b);
+      return { allowed: false, limitedBy: waitRequests >= waitTokens ? "requests" : "tokens", remaining: b.requests ? 0 : null, retryAfterS: Math.max(waitRequests, waitTokens) };
     }
-    this.tokens = Math.min(capacity, this.tokens + (now - this.updatedMs) * perMs);
-    this.updatedMs = now;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return { allowed: true, remaining: Math.floor(this.tokens), retryAfterS: 0 };
-    }
-    return { allowed: false, remaining: 0, retryAfterS: Math.max(1, Math.ceil((1 - this.tokens) / perMs / 1000)) };
+    if (b.requests) b.requests.level -= 1;
+    if (b.tokens) b.tokens.level -= tokens;
+    this.save(b);
+    return { allowed: true, limitedBy: null, remaining: b.requests ? Math.floor(b.requests.level) : null, retryAfterS: 0 };
   }
+
+  /** Charges (positive) or refunds (negative) the difference between a request's estimated and used tokens. */
+  settle(limits: RateLimits, tokensDelta: number): void {
+    if (!Number.isFinite(tokensDelta) || tokensDelta === 0) return;
+    const b = this.load(Date.now(), limits);
+    if (!b.tokens) return;
+    b.tokens.level = Math.min(b.tokens.capacity, b.tokens.level - tokensDelta);
+    this.save(b);
+  }
+
+  /** The buckets refilled to `nowMs`, created full for a new or changed limit (a lowered limit caps the level at once). */
+  private load(nowMs: number, limits: RateLimits): Buckets {
+    this.buckets ??= this.ctx.storage.kv.get<Buckets>(STATE_KEY) ?? { requests: null, tokens: null };
+    const b = this.buckets;
+    b.requests = refill(b.requests, limits.requestsPerMinute, nowMs);
+    b.tokens = refill(b.tokens, limits.tokensPerMinute, nowMs);
+    return b;
+  }
+
+  private save(b: Buckets): void {
+    this.ctx.storage.kv.put(STATE_KEY, b);
+  }
+}
+
+/** Whole seconds until `bucket` holds `amount` (0 when it does now). */
+function secondsUntil(bucket: Bucket, amount: number): number {
+  if (bucket.level >= amount) return 0;
+  return Math.max(1, Math.ceil((amount - bucket.level) / (bucket.capacity / 60_000) / 1000));
 }

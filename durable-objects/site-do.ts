@@ -101,12 +101,14 @@ export class SiteDO extends DurableObject<Env> {
   async acceptHeartbeat(input: unknown): Promise<Outcome<SiteHealth>> {
     const parsed = Telemetry.safeParse(input);
     if (!parsed.success) return failure(400, `invalid heartbeat: ${z.prettifyError(parsed.error)}`, parsed.error.issues[0]?.path.join(".") || undefined);
-    const telemetry = parsed.data;
+    const now = Date.now();
+    // A heartbeat cannot be sent after it arrived: a later stamp (a site clock ahead) is taken as the arrival
+    // time, or every heartbeat after it would look older and the site's state would freeze.
+    const telemetry = { ...parsed.data, sentAtMs: Math.min(parsed.data.sentAtMs, now) };
     const expected = this.ctx.id.name ?? this.telemetry?.site;
     if (expected !== undefined && telemetry.site !== expected) return failure(400, `heartbeat for site "${telemetry.site}" sent to site "${expected}"`, "site");
 
-    const now = Date.now();
-    const newer = this.telemetry === null || telemetry.sentAtMs >= this.telemetry.sentAtMs;
+    const newer = this.telemetry === null || telemetry.sentAtMs >= Math.min(this.telemetry.sentAtMs, now);
     const drawHistory = newer ? appendBounded(this.drawHistory, { tMs: now, value: telemetry.sitePowerW }, DRAW_HISTORY_LIMITS) : this.drawHistory;
     const sloHistory = newer && telemetry.sloCounts ? appendBounded(this.sloHistory, { tMs: now, counts: telemetry.sloCounts }, SLO_HISTORY_LIMITS) : this.sloHistory;
     if (newer) this.telemetry = telemetry;

@@ -6,8 +6,9 @@ const COMMON = { host: "127.0.0.1", port: 0, compatibilityDate: "2026-04-01", co
 
 /**
  * The real Worker in local workerd through Miniflare's API, from the bundle `wrangler deploy`
- * would upload, with its Durable Objects (SQLite-backed, in memory) and the admin token. The
- * heartbeat timeout is long so sites stay healthy for the run without a heartbeat loop.
+ * would upload, with its Durable Objects (SQLite-backed, in memory), the admin token and the
+ * inference API open. The heartbeat timeout is long so sites stay healthy for the run without a
+ * heartbeat loop.
  */
 export function routingWorker(main: string, adminToken: string): Miniflare {
   return new Miniflare({
@@ -22,7 +23,8 @@ export function routingWorker(main: string, adminToken: string): Miniflare {
       CONTROL: { className: "ControlDO", useSQLite: true },
       RATE_LIMITER: { className: "RateLimiterDO", useSQLite: true },
     },
-    bindings: { HEARTBEAT_TIMEOUT_S: "600", ADMIN_TOKEN: adminToken },
+    // The inference API opened: the bench measures routing, not API-key checks.
+    bindings: { HEARTBEAT_TIMEOUT_S: "600", ADMIN_TOKEN: adminToken, INFERENCE_ACCESS: "open" },
   });
 }
 

@@ -21,7 +21,9 @@ or in the environment (GREENFERENCE_TOKEN): any user can read a command line wit
   --engine-port-base N               first engine port (default 8100)
   --listen HOST:PORT                 local API (status, /metrics, clock and plan control); needs
   --read-token-file F --control-token-file F   its two bearer tokens (read scope, control scope)
-  --ingress HOST:PORT                site ingress: the gateway the edge sends inference to
+  --ingress HOST:PORT                site ingress: the gateway the edge sends inference to; needs
+  GREENFERENCE_INGRESS_SECRET        the site's ingress secret (or --ingress-secret-file FILE): it
+                                     serves only requests the edge signed with it (docs/security.md)
   --scheduler fifo-rr|llf            site queue order: arrival, or least laxity first (default fifo-rr)
   --gateway-replica-concurrency N    requests in flight per engine replica before the site queue (64)
   --sim-gpus N --sim-gpu-type T --sim-speed X   simulated site: GPUs, type, simulated s per wall s

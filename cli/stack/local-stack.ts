@@ -78,7 +78,7 @@ export class LocalStack {
   private stateDir = "";
   private ownsStateDir = false;
   private wind = new Map<string, { series: GridValueSeries; scaling: WindScaling }>();
-  private siteTokens = new Map<string, string>();
+  private siteTokens = new Map<string, { token: string; ingressSecret: string }>();
   private stopped = false;
 
   private constructor(private readonly o: LocalStackOptions) {
@@ -172,9 +172,18 @@ export class LocalStack {
 
   /** The agent token the edge issued for a site. */
   siteToken(siteId: string): string {
-    const token = this.siteTokens.get(siteId);
-    if (!token) throw new Error(`no site ${siteId} in the stack`);
-    return token;
+    return this.siteCredentials(siteId).token;
+  }
+
+  /** The ingress secret the edge signs its requests to a site with (for tools that call the site directly). */
+  ingressSecret(siteId: string): string {
+    return this.siteCredentials(siteId).ingressSecret;
+  }
+
+  private siteCredentials(siteId: string): { token: string; ingressSecret: string } {
+    const issued = this.siteTokens.get(siteId);
+    if (!issued) throw new Error(`no site ${siteId} in the stack`);
+    return issued;
   }
 
   /**
@@ -209,7 +218,7 @@ export class LocalStack {
       command: process.execPath,
       args: [CLI, "agent", "--site", handle.site.id, "--edge", this.edgeUrl, "--gpu", "sim", "--engine", "sim", "--sim-gpus", String(handle.site.gpus), "--sim-gpu-type", c.gpuType, "--sim-speed", String(c.engineSpeed), "--ingress", `${ingressHost}:${ingressPort}`, "--listen", `${apiHost}:${apiPort}`, "--heartbeat-ms", beat, "--plan-poll-ms", beat, "--drain-timeout-ms", "30000"],
       cwd: ROOT,
-      env: { ...process.env, GREENFERENCE_TOKEN: this.siteTokens.get(handle.site.id)!, GREENFERENCE_READ_TOKEN: handle.readToken, GREENFERENCE_CONTROL_TOKEN: `ctl_${randomBytes(16).toString("hex")}` },
+      env: { ...process.env, GREENFERENCE_TOKEN: this.siteToken(handle.site.id), GREENFERENCE_INGRESS_SECRET: this.ingressSecret(handle.site.id), GREENFERENCE_READ_TOKEN: handle.readToken, GREENFERENCE_CONTROL_TOKEN: `ctl_${randomBytes(16).toString("hex")}` },
       onLine: (line) => this.o.log(`[${handle.site.id}] ${line}`),
     });
     handle.process = p;
@@ -264,7 +273,7 @@ export class LocalStack {
           persistDir: join(this.stateDir, "wrangler"),
           inspectorPort: await freePort(),
           devtoolsNetworkCapture: c.devtoolsNetworkCapture,
-          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
+          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", INFERENCE_ACCESS: "open", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
           log: (line) => log(`[edge] ${line}`),
         });
       },
@@ -272,6 +281,7 @@ export class LocalStack {
     );
     this.edge = edge.process;
     this.edgeUrl = edge.url;
+    log(`the inference API is open to anyone on ${edge.url} (INFERENCE_ACCESS=open, local development only; a deployed Worker is closed and needs API keys)`);
 
     for (const site of c.sites) {
       this.sites.push({ site, ingressUrl: `http://127.0.0.1:${await freePort()}`, localApiUrl: `http://127.0.0.1:${await freePort()}`, readToken: `rd_${randomBytes(16).toString("hex")}`, process: null });
@@ -280,7 +290,7 @@ export class LocalStack {
     this.fleet = localFleet(c, Object.fromEntries(this.sites.map((s) => [s.site.id, s.ingressUrl])), peaks);
     await this.admin("PUT", "/admin/v1/fleet", this.fleet);
     await this.admin("PUT", "/admin/v1/profile", profile);
-    for (const s of this.sites) this.siteTokens.set(s.site.id, (await this.admin<{ token: string }>("POST", `/admin/v1/sites/${s.site.id}/token`)).token);
+    for (const s of this.sites) this.siteTokens.set(s.site.id, await this.admin<{ token: string; ingressSecret: string }>("POST", `/admin/v1/sites/${s.site.id}/token`));
 
     // The operator's load forecast: the trace's class mix at the generator's rate (measured demand takes over once requests flow).
     const capped = trace.requests.map((r) => ({ inputTokens: r.inputTokens, outputTokens: Math.min(r.outputTokens, c.maxOutputTokens) }));

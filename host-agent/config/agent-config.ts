@@ -63,6 +63,10 @@ export const AgentConfig = z
     simMaxTokens: z.number().int().positive().default(256),
     /** host:port of the site ingress (the gateway the edge forwards inference to); off when absent. */
     ingress: hostPort.optional(),
+    /** The site's ingress secret `gfi_<hex>` (the admin API issues it with the site token): the ingress serves only requests the edge signed with it. */
+    ingressSecret: z.string().min(32, "at least 32 characters").optional(),
+    /** The secret it replaces, still accepted while a rotation overlaps. */
+    ingressSecretPrevious: z.string().min(32, "at least 32 characters").optional(),
     /** How the gateway orders requests waiting for a replica. */
     scheduler: SiteSchedulerKind.default("fifo-rr"),
     /** Requests the gateway sends one engine replica at once; more wait in the site queue. */
@@ -84,6 +88,10 @@ export const AgentConfig = z
     stateDir: z.string().min(1).optional(),
     /** How long engines an earlier run left may wait to be adopted by a launch of the plan before they are ended, ms; 0 ends them at start. */
     engineAdoptWindowMs: z.number().int().nonnegative().default(120_000),
+    /** How long an engine may send nothing once its answer began before the gateway ends it (an error event for a stream). */
+    gatewayIdleTimeoutMs: ms(60_000),
+    /** Request bytes the gateway holds at once (bodies being read, queued, in flight); past it a request is refused (503). */
+    gatewayMaxHeldBytes: count(256 * 1024 * 1024),
   })
   .superRefine((c, ctx) => {
     if (c.engine === "sim" && c.gpu !== "sim") ctx.addIssue({ code: "custom", path: ["engine"], message: "the simulated engine runs on simulated GPUs: use gpu 'sim'" });
@@ -97,6 +105,9 @@ export const AgentConfig = z
       if (!host || port > 65535) ctx.addIssue({ code: "custom", path: [key], message: "host:port with a port up to 65535" });
     }
     if (c.ingress !== undefined && c.ingress === c.listen && !c.ingress.endsWith(":0")) ctx.addIssue({ code: "custom", path: ["ingress"], message: "must differ from listen (the local API)" });
+    if (c.ingress !== undefined && c.ingressSecret === undefined) {
+      ctx.addIssue({ code: "custom", path: ["ingressSecret"], message: "required when the ingress listens (or ingressSecretFile): the ingress serves only requests the edge signed" });
+    }
   });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 export type AgentConfigKey = keyof z.input<typeof AgentConfig>;
@@ -127,6 +138,8 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "gatewayTtftMs",
   "gatewayTbtMs",
   "engineAdoptWindowMs",
+  "gatewayIdleTimeoutMs",
+  "gatewayMaxHeldBytes",
 ]);
 
 /** Every key, in the schema's order. */
@@ -136,7 +149,7 @@ export const CONFIG_KEYS = Object.keys(AgentConfig.shape) as AgentConfigKey[];
  * Keys never printed back nor passed to engines. Each may also be given as the path of a file
  * holding it: key + "File" (`tokenFile`, `--token-file`, GREENFERENCE_TOKEN_FILE).
  */
-export const SECRET_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>(["token", "readToken", "controlToken"]);
+export const SECRET_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>(["token", "readToken", "controlToken", "ingressSecret", "ingressSecretPrevious"]);
 
 /** `tokenFile` for key token: the option naming a file that holds the secret. */
 export type SecretFileKey = `${AgentConfigKey}File`;

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { envOf, flagOf } from "./agent-config.ts";
+import { ingressSecrets } from "./ingress-secrets.ts";
 import { ConfigError, loadAgentConfig, redactedConfig } from "./load-agent-config.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "agent-config-"));
@@ -13,6 +14,7 @@ const file = (body: unknown) => {
   return path;
 };
 const base = { site: "wind-a", edge: "https://edge.example", token: "gfs_wind-a_00ff" };
+const SECRET = `gfi_${"ab".repeat(32)}`;
 
 describe("loadAgentConfig", () => {
   it("names flags and variables after the keys", () => {
@@ -56,8 +58,22 @@ describe("loadAgentConfig", () => {
   it("configures the site gateway: ingress, scheduler and queue bounds, with defaults", () => {
     expect(loadAgentConfig({ flags: base })).toMatchObject({ scheduler: "fifo-rr", gatewayReplicaConcurrency: 64, gatewayQueueMax: 1024, gatewayQueueWaitMs: 30_000 });
     expect(loadAgentConfig({ flags: base }).ingress).toBeUndefined();
-    const config = loadAgentConfig({ flags: { ...base, ingress: "0.0.0.0:9000", scheduler: "llf" }, env: { GREENFERENCE_GATEWAY_REPLICA_CONCURRENCY: "4" }, file: file({ gatewayQueueWaitMs: 5000 }) });
-    expect(config).toMatchObject({ ingress: "0.0.0.0:9000", scheduler: "llf", gatewayReplicaConcurrency: 4, gatewayQueueWaitMs: 5000 });
+    const config = loadAgentConfig({ flags: { ...base, ingress: "0.0.0.0:9000", scheduler: "llf" }, env: { GREENFERENCE_GATEWAY_REPLICA_CONCURRENCY: "4", GREENFERENCE_INGRESS_SECRET: SECRET }, file: file({ gatewayQueueWaitMs: 5000 }) });
+    expect(config).toMatchObject({ ingress: "0.0.0.0:9000", ingressSecret: SECRET, scheduler: "llf", gatewayReplicaConcurrency: 4, gatewayQueueWaitMs: 5000, gatewayIdleTimeoutMs: 60_000, gatewayMaxHeldBytes: 256 * 1024 * 1024 });
+  });
+
+  it("needs the ingress secret when the ingress listens, from the environment, the config or a file", () => {
+    expect(() => loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000" } })).toThrow(/ingressSecret .*required when the ingress listens/);
+    expect(() => loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000" }, env: { GREENFERENCE_INGRESS_SECRET: "short" } })).toThrow(/at least 32 characters/);
+    const current = join(dir, "ingress-secret");
+    const previous = join(dir, "ingress-secret-previous");
+    writeFileSync(current, `${SECRET}\n`);
+    writeFileSync(previous, "p".repeat(40));
+    const fromFiles = loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000", ingressSecretFile: current, ingressSecretPreviousFile: previous } });
+    expect(ingressSecrets(fromFiles)).toEqual([SECRET, "p".repeat(40)]);
+    writeFileSync(current, "too-short\n");
+    expect(() => loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000", ingressSecretFile: current } })).toThrow(/at least 32 characters/);
+    expect(redactedConfig(loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000", ingressSecret: SECRET } }))).toMatchObject({ ingressSecret: "<redacted>" });
   });
 
   it("names a bad gateway setting", () => {
@@ -70,10 +86,10 @@ describe("loadAgentConfig", () => {
       throw new Error("expected a ConfigError");
     };
     expect(bad({ scheduler: "edf" })).toMatch(/scheduler \(--scheduler\): .*"fifo-rr"\|"llf"/);
-    expect(bad({ ingress: "9000" })).toMatch(/ingress \(--ingress\): host:port/);
-    expect(bad({ ingress: "127.0.0.1:99999" })).toMatch(/ingress .*port up to 65535/);
+    expect(bad({ ingress: "9000", ingressSecret: SECRET })).toMatch(/ingress \(--ingress\): host:port/);
+    expect(bad({ ingress: "127.0.0.1:99999", ingressSecret: SECRET })).toMatch(/ingress .*port up to 65535/);
     expect(bad({ gatewayReplicaConcurrency: "0" })).toMatch(/gatewayReplicaConcurrency \(--gateway-replica-concurrency\): Too small/);
-    expect(bad({ ingress: "127.0.0.1:9400", listen: "127.0.0.1:9400", readToken: "r".repeat(16), controlToken: "c".repeat(16) })).toMatch(/ingress .*must differ from listen/);
+    expect(bad({ ingress: "127.0.0.1:9400", ingressSecret: SECRET, listen: "127.0.0.1:9400", readToken: "r".repeat(16), controlToken: "c".repeat(16) })).toMatch(/ingress .*must differ from listen/);
   });
 
   it("reads each secret from a file named by <secret>File, trimmed, from any source", () => {

@@ -1,7 +1,9 @@
 import type { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
+import { ingressSecrets } from "../config/ingress-secrets.ts";
 import type { Hardware } from "../agent/hardware.ts";
 import type { RequestTracker } from "../telemetry/request-tracker.ts";
+import { IngressAuth } from "./ingress-auth.ts";
 import { serviceModel } from "./service-model.ts";
 import { SiteGateway } from "./site-gateway.ts";
 
@@ -16,6 +18,9 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
   const { applier, hardware } = parts;
   const gateway = new SiteGateway({
     view: { site: config.site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null, instanceState: (id) => applier.instanceState(id) },
+    ingress: new IngressAuth({ secrets: ingressSecrets(config) }),
+    idleTimeoutMs: config.gatewayIdleTimeoutMs,
+    maxHeldBytes: config.gatewayMaxHeldBytes,
     scheduler: config.scheduler,
     replicaConcurrency: config.gatewayReplicaConcurrency,
     queueMax: config.gatewayQueueMax,
@@ -33,3 +38,4 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
   const [host, port] = splitHostPort(config.ingress);
   return { gateway, url: await gateway.start(host, port) };
 }
+

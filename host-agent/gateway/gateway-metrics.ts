@@ -1,7 +1,8 @@
 import type { PrometheusWriter } from "../util/prometheus-text.ts";
+import type { IngressRefusal } from "./ingress-auth.ts";
 
 /** Why the gateway answered a request itself instead of passing an engine's answer through. */
-export type RejectReason = "invalid_request" | "instance_not_found" | "model_not_found" | "no_replica" | "queue_full" | "queue_timeout" | "upstream_failed" | "stopping" | "client_closed";
+export type RejectReason = "invalid_request" | "instance_not_found" | "model_not_found" | "no_replica" | "queue_full" | "queue_timeout" | "upstream_failed" | "stopping" | "client_closed" | "busy";
 
 /** The gateway's counters and gauges, read at scrape time. */
 export interface GatewayMetrics {
@@ -11,8 +12,10 @@ export interface GatewayMetrics {
   /** Instance -> requests dispatched to it. */
   dispatched: ReadonlyMap<string, number>;
   rejected: ReadonlyMap<RejectReason, number>;
-  /** Instance named by the edge -> requests sent to another instance instead. */
+  /** Instance named by the edge (or "unplanned" for one the site neither plans nor runs) -> requests sent to another instance instead. */
   rerouted: ReadonlyMap<string, number>;
+  /** Requests refused at the door (not signed by the edge, stale, replayed...), by why. */
+  unauthorized: ReadonlyMap<IngressRefusal, number>;
   retries: number;
   /** Responses cut because the engine failed after its head was sent. */
   broken: number;
@@ -35,6 +38,7 @@ export function writeGatewayMetrics(w: PrometheusWriter, site: string, m: Gatewa
     .family("greenference_gateway_dispatched_total", "counter", "Requests the gateway dispatched to an engine replica, per instance (retries count again).", byInstance(m.dispatched))
     .family("greenference_gateway_rejected_total", "counter", "Requests the gateway answered with an error itself, by reason.", [...m.rejected].map(([reason, n]) => [{ site, reason }, n] as const))
     .family("greenference_gateway_rerouted_total", "counter", "Requests sent to another instance than the one the edge named, per named instance.", byInstance(m.rerouted))
+    .family("greenference_gateway_unauthorized_total", "counter", "Requests refused because the edge's signature was missing, malformed, stale, wrong or replayed, by reason.", [...m.unauthorized].map(([reason, n]) => [{ site, reason }, n] as const))
     .family("greenference_gateway_retries_total", "counter", "Requests retried on another replica after one failed before answering.", [[{ site }, m.retries]])
     .family("greenference_gateway_broken_streams_total", "counter", "Responses cut because the engine failed after answering began.", [[{ site }, m.broken]])
     .family("greenference_gateway_queue_wait_seconds_total", "counter", "Time dispatched requests spent in the site queue.", [[{ site }, m.queueWaitS]]);

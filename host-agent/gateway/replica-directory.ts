@@ -113,9 +113,10 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
 
 /** The plan routes `classId` to `inst` at this site, or plans load of that class on it. */
 function servesClass(slice: SitePlanSlice, site: string, inst: PlannedInstance, classId: string): boolean {
-  const targets = slice.routing[classId as keyof typeof slice.routing];
+  // Own properties only: a class id must never read a prototype member (`constructor`...).
+  const targets = Object.hasOwn(slice.routing, classId) ? slice.routing[classId as keyof typeof slice.routing] : undefined;
   if (targets?.some((t) => t.site === site && t.instance === inst.id && t.weight > 0)) return true;
-  return (inst.loadRps[classId as keyof typeof inst.loadRps] ?? 0) > 0;
+  return Object.hasOwn(inst.loadRps, classId) && (inst.loadRps[classId as keyof typeof inst.loadRps] ?? 0) > 0;
 }
 
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ResponseTap } from "./response-tap.ts";
+import { EVENT_LIMIT, ResponseTap } from "./response-tap.ts";
 
 const sse = (...events: unknown[]) => events.map((e) => `data: ${typeof e === "string" ? e : JSON.stringify(e)}\n\n`).join("");
 const delta = (content: string) => ({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] });
@@ -41,5 +41,17 @@ describe("ResponseTap", () => {
     const tap = new ResponseTap("application/json", "not-a-number");
     tap.feed(Buffer.from(JSON.stringify({ usage: { prompt_tokens: -1, completion_tokens: 2.5 } })));
     expect(tap.end()).toEqual({ streamed: false, tokenEvents: 0, promptTokens: undefined, completionTokens: undefined, energyJ: undefined });
+  });
+
+  it("holds at most EVENT_LIMIT of an event that never ends, and reads the events after it", () => {
+    const tap = new ResponseTap("text/event-stream", undefined);
+    const piece = Buffer.from("x".repeat(64 * 1024));
+    tap.feed(Buffer.from("data: "));
+    for (let i = 0; i < 48; i++) {
+      tap.feed(piece);
+      expect(tap.heldChars).toBeLessThanOrEqual(EVENT_LIMIT + piece.length);
+    }
+    tap.feed(Buffer.from(`\r\n\r\n${sse(delta("after"), USAGE)}`));
+    expect(tap.end()).toEqual({ streamed: true, tokenEvents: 1, promptTokens: 42, completionTokens: 3, energyJ: undefined });
   });
 });

@@ -11,6 +11,8 @@ const OUTPUT = /"choices"\s*:\s*\[\s*\{/;
 const USAGE = /"usage"\s*:\s*\{/;
 /** A JSON answer is read for its `usage` only up to this size; larger ones pass through unread. */
 const JSON_LIMIT = 1 << 20;
+/** The longest incomplete SSE event held for reading; the rest of a longer one passes unread. */
+export const EVENT_LIMIT = 1 << 20;
 
 interface UsageBody {
   choices?: unknown[];
@@ -22,6 +24,7 @@ interface UsageBody {
  * for an SSE stream, `onToken` fires at each event that carries output (vLLM and SGLang send one
  * per token or per few tokens; the first is the first token) and the last `usage` seen is kept;
  * for a JSON answer, its `usage` is read at the end. Events may be split across chunks anywhere.
+ * What it holds is bounded: a JSON answer is read up to JSON_LIMIT, an event up to EVENT_LIMIT.
  *
  * @example
  * const tap = new ResponseTap("text/event-stream", undefined, () => tracker.token(t));
@@ -31,6 +34,8 @@ interface UsageBody {
 export class ResponseTap {
   private readonly streamed: boolean;
   private pending = "";
+  /** Inside an event longer than EVENT_LIMIT: skipped until its end. */
+  private skipping = false;
   private bytes = 0;
   private tokenEvents = 0;
   private usage: UsageBody["usage"] = undefined;
@@ -44,6 +49,11 @@ export class ResponseTap {
     this.streamed = (contentType ?? "").toLowerCase().startsWith("text/event-stream");
   }
 
+  /** Characters held for an incomplete event or a JSON answer (bounded by EVENT_LIMIT and JSON_LIMIT). */
+  get heldChars(): number {
+    return this.pending.length;
+  }
+
   feed(chunk: Buffer): void {
     if (!this.streamed) {
       this.bytes += chunk.length;
@@ -53,13 +63,19 @@ export class ResponseTap {
     this.pending += this.decoder.decode(chunk, { stream: true });
     let cut: RegExpExecArray | null;
     while ((cut = /\r?\n\r?\n/.exec(this.pending))) {
-      this.event(this.pending.slice(0, cut.index));
+      if (this.skipping) this.skipping = false;
+      else this.event(this.pending.slice(0, cut.index));
       this.pending = this.pending.slice(cut.index + cut[0].length);
+    }
+    if (this.pending.length > EVENT_LIMIT) {
+      // Keep the tail: it may hold the start of the boundary that ends the event.
+      this.pending = this.pending.slice(-3);
+      this.skipping = true;
     }
   }
 
   end(): TappedAnswer {
-    if (this.streamed) this.event(this.pending);
+    if (this.streamed && !this.skipping) this.event(this.pending);
     else if (this.bytes <= JSON_LIMIT) this.usage = parse(this.pending)?.usage;
     this.pending = "";
     const u = this.usage ?? undefined;

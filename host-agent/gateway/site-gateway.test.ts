@@ -1,70 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { groupState } from "../applier/instance-state.ts";
-import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
-import type { Engine } from "../engines/engine.ts";
-import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
-import { SitePlanSlice } from "../protocol/plan-slice.ts";
-import { SimEngineDriver } from "../sim-engine/sim-engine-driver.ts";
-import { SimulatedSite } from "../sim-engine/simulated-site.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { RequestTracker } from "../telemetry/request-tracker.ts";
-import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
-import { PrometheusWriter } from "../util/prometheus-text.ts";
-import { writeGatewayMetrics } from "./gateway-metrics.ts";
+import { SimEngineDriver } from "../sim-engine/sim-engine-driver.ts";
+import { SimulatedSite } from "../sim-engine/simulated-site.ts";
+import { chat, cleanUp, gatewayOver, signedFetch, simEngines, simEnginesAt, SITE, started } from "./gateway.test-helper.ts";
 import { answerAfter, latch, launchOf, ScriptedReplica } from "./scripted-replica.test-helper.ts";
-import { serviceModel } from "./service-model.ts";
-import { SiteGateway, type SiteGatewayOptions } from "./site-gateway.ts";
+import type { SiteGatewayOptions } from "./site-gateway.ts";
+import type { InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
 
-const SITE = "wind-a";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function started<E extends Engine>(engine: E): Promise<E> {
-  await engine.start();
-  cleanups.push(() => engine.stop());
-  return engine;
-}
-
-/** A gateway on 127.0.0.1 over `engines` and a plan of `instances`. */
-/** `applying`: whether the plan is still being applied (the default) or the applier has given up on it. */
-async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind; applying?: boolean } = {}) {
-  const slice = SitePlanSlice.parse({ ...sliceBody(1, SITE, instances, options.routing), ...(options.policy ? { policy: options.policy } : {}) });
-  const instanceState = (id: string) => groupState(engines.filter((e) => e.launch.instanceId === id), options.applying ?? true);
-  const gateway = new SiteGateway({
-    view: { site: SITE, engines: () => engines, slice: () => slice, instanceState },
-    scheduler: "fifo-rr",
-    replicaConcurrency: 8,
-    queueMax: 64,
-    queueWaitMs: 5000,
-    defaultOutputTokens: 64,
-    predict: serviceModel({ gpuTypes: ["H100-80GB", "H100-80GB", "H100-80GB", "H100-80GB"], speed: 1, fallback: { ttftMs: 500, tbtMs: 50 }, clockOf: () => undefined }),
-    ...options,
-  });
-  const url = await gateway.start("127.0.0.1", 0);
-  cleanups.push(() => gateway.close(0));
-  const metric = (name: string) => sumOf(parsePrometheusText(writeGatewayMetrics(new PrometheusWriter(), SITE, gateway.metrics()).text()), name) ?? 0;
-  return { gateway, url, metric };
-}
-
-const chat = (url: string, instance: string | undefined, body: Record<string, unknown> = {}, extra: Omit<RequestInit, "headers"> & { headers?: Record<string, string> } = {}) =>
-  fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    ...extra,
-    headers: { "content-type": "application/json", "x-greenference-class": "SM", ...(instance ? { "x-greenference-instance": instance } : {}), ...extra.headers },
-    body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "Hello there" }], max_tokens: 5, ...body }),
-  });
-
-async function simEngines(...launches: Parameters<typeof launchOf>[]) {
-  return simEnginesAt(20, ...launches);
-}
-
-async function simEnginesAt(speed: number, ...launches: Parameters<typeof launchOf>[]) {
-  const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 4, speed });
-  const driver = new SimEngineDriver({ site });
-  return Promise.all(launches.map((l) => started(driver.create(launchOf(...l)))));
-}
+afterEach(cleanUp);
 
 describe("site gateway: forwarding", () => {
   it("passes a JSON answer through with the engine's receipt header, and streams SSE chunk by chunk", async () => {
@@ -106,14 +50,18 @@ describe("site gateway: forwarding", () => {
     expect(metric("greenference_gateway_dispatched_total")).toBe(5);
   });
 
-  it("answers /v1/models with the ready engines' models and /healthz", async () => {
+  it("answers /v1/models (signed) with the ready engines' models, /healthz to anyone, and a wrong method with 405 and Allow", async () => {
     const engines = await simEngines(["a", 0, 0], ["b", 0, 1]);
     const { url } = await gatewayOver(engines, [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }]);
     await engines[1]!.drain(0);
-    expect(await (await fetch(`${url}/v1/models`)).json()).toEqual({ object: "list", data: [{ id: "llama3.1-8b", object: "model", created: 0, owned_by: "greenference", instances: ["a"] }] });
-    expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: "ok", site: SITE, acceptingReplicas: 1, queueLength: 0 });
+    expect(await (await signedFetch(`${url}/v1/models`)).json()).toEqual({ object: "list", data: [{ id: "llama3.1-8b", object: "model", created: 0, owned_by: "greenference", instances: ["a"] }] });
+    expect((await fetch(`${url}/v1/models`)).status).toBe(401);
+    expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: "ok", site: SITE });
     expect((await fetch(`${url}/v1/embeddings`, { method: "POST" })).status).toBe(404);
-    expect((await fetch(`${url}/v1/models`, { method: "DELETE" })).status).toBe(405);
+    for (const [method, path, allow] of [["DELETE", "/v1/models", "GET"], ["GET", "/v1/chat/completions", "POST"], ["PUT", "/v1/completions", "POST"]] as const) {
+      const r = await fetch(`${url}${path}`, { method });
+      expect([r.status, r.headers.get("allow")]).toEqual([405, allow]);
+    }
   });
 });
 
@@ -198,10 +146,10 @@ describe("site gateway: what it measures", () => {
 describe("site gateway: refusals say why", () => {
   it("refuses bad bodies with 400 in the OpenAI shape", async () => {
     const { url, metric } = await gatewayOver(await simEngines(["a", 0]), [{ id: "a", gpus: [0] }]);
-    const notJson = await fetch(`${url}/v1/chat/completions`, { method: "POST", body: "{not json", headers: { "x-greenference-instance": "a" } });
+    const notJson = await signedFetch(`${url}/v1/chat/completions`, { method: "POST", body: "{not json", headers: { "content-type": "application/json", "x-greenference-instance": "a" } });
     expect(notJson.status).toBe(400);
     expect(await notJson.json()).toEqual({ error: { message: "the request body is not valid JSON", type: "invalid_request_error", param: null, code: "invalid_request" } });
-    const noModel = await fetch(`${url}/v1/completions`, { method: "POST", body: JSON.stringify({ prompt: "x" }), headers: { "x-greenference-instance": "a" } });
+    const noModel = await signedFetch(`${url}/v1/completions`, { method: "POST", body: JSON.stringify({ prompt: "x" }), headers: { "content-type": "application/json", "x-greenference-instance": "a" } });
     expect(noModel.status).toBe(400);
     expect(((await noModel.json()) as { error: { param: string } }).error.param).toBe("model");
     expect(metric("greenference_gateway_rejected_total")).toBe(2);
@@ -304,7 +252,7 @@ describe("site gateway: faults", () => {
     expect(error.message).toMatch(/replica a#0 failed before answering: socket hang up; replica a#1 failed before answering: HTTP 500: CUDA error: out of memory/);
   });
 
-  it("cuts the client's stream when the engine dies after answering began (no retry)", async () => {
+  it("ends the client's stream with an error event when the engine dies after answering began (no retry)", async () => {
     const dying = await started(
       new ScriptedReplica(launchOf("a", 0), (req, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" });
@@ -316,10 +264,10 @@ describe("site gateway: faults", () => {
     const { url, metric } = await gatewayOver([dying, spare], [{ id: "a", gpus: [0, 1], replicas: 2, tp: 1 }]);
     const response = await chat(url, "a", { stream: true });
     expect(response.status).toBe(200);
-    const reader = response.body!.getReader();
-    const first = await reader.read();
-    expect(new TextDecoder().decode(first.value)).toContain('"he"');
-    await expect(reader.read()).rejects.toThrow();
+    const events = (await response.text()).split("\n\n").filter(Boolean);
+    expect(events[0]).toContain('"he"');
+    expect(JSON.parse(events[1]!.slice("data: ".length))).toEqual({ error: { message: expect.stringMatching(/^the engine failed mid-response: /), type: "server_error", param: null, code: "upstream_failed" } });
+    expect(events).toHaveLength(2);
     await expect.poll(() => metric("greenference_gateway_broken_streams_total"), { timeout: 2000 }).toBe(1);
     expect(spare.seen.length).toBe(0);
   });

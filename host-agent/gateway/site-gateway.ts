@@ -10,15 +10,19 @@ import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPr
 import { launchKey, type Engine, type EngineLaunch } from "../engines/engine.ts";
 import { classIdOf } from "../telemetry/request-log.ts";
 import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracker.ts";
-import { BodyError, closeServer, listen, readJsonBodyBytes, sendJson, sendOpenAiError } from "../util/http.ts";
+import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
+import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 import { isAccepting, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { ResponseTap } from "./response-tap.ts";
+import { ByteBudget, readSignedJson, type BodyRefusal } from "./signed-body.ts";
 import { forwardToEngine } from "./upstream.ts";
 
 export interface SiteGatewayOptions {
   view: SiteView;
+  /** The door: only requests the edge signed with the site's ingress secret get in. */
+  ingress: IngressAuth;
   scheduler: SiteSchedulerKind;
   /** Requests in flight per engine replica before more wait in the site queue. */
   replicaConcurrency: number;
@@ -37,6 +41,10 @@ export interface SiteGatewayOptions {
   nowMs?: () => number;
   /** How often a non-empty queue is looked at again (expiry, engines that became ready). Default 50 ms. */
   tickMs?: number;
+  /** How long an engine may send nothing once its answer began before the gateway ends it. Default 60 s. */
+  idleTimeoutMs?: number;
+  /** Request bytes held at once (read, queued, in flight); past it a request is refused (503). Default 256 MiB. */
+  maxHeldBytes?: number;
 }
 
 /** Headers the gateway adds to the responses it passes through. */
@@ -51,8 +59,17 @@ export const GATEWAY_HEADERS = {
 /** An edge-chosen instance, and the predicted output length the edge may send. */
 const INSTANCE = "x-greenference-instance";
 const OUTPUT_TOKENS = "x-greenference-output-tokens";
-/** Bodies over this are refused (413); the edge's own limit is lower. */
-const BODY_LIMIT = 16 * 1024 * 1024;
+/** Bodies over this are refused (413): twice the edge's own limit, which re-serialising a body cannot reach. */
+const BODY_LIMIT = 8 * 1024 * 1024;
+/** Distinct request classes the gateway keys tables by (schemes have a handful: 3x3 has 9). */
+const MAX_CLASSES = 64;
+/** The gateway's routes and the one method each takes; /healthz is the only one open without the edge's signature. */
+const ROUTES = new Map([
+  ["/v1/chat/completions", "POST"],
+  ["/v1/completions", "POST"],
+  ["/v1/models", "GET"],
+  ["/healthz", "GET"],
+]);
 /** One attempt and one retry on another replica, as the edge does across sites. */
 const MAX_ATTEMPTS = 2;
 
@@ -73,15 +90,16 @@ type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: 
 
 /**
  * The site ingress: the edge's `POST /v1/chat/completions` and `/v1/completions` (plus
- * `GET /v1/models`, `GET /healthz`) go to a replica of the plan instance named by
- * `x-greenference-instance`. Each replica takes up to `replicaConcurrency` requests from the
- * gateway; the rest wait in the site queue, dispatched FIFO or least-laxity-first, to replicas in
- * turn (EcoRoute for role=decode pools). A request that cannot be served gets an OpenAI error
- * saying why: 503 when the site cannot take it now (the edge retries at another site), 502 when
- * its replicas failed before answering, 400/404/413 for the request itself.
+ * `GET /v1/models`) go to a replica of the plan instance named by `x-greenference-instance`, and
+ * only when the edge signed them (`ingress`; 401 otherwise, see docs/security.md; `GET /healthz`
+ * is open). Each replica takes up to `replicaConcurrency` requests from the gateway; the rest wait
+ * in the site queue, dispatched FIFO or least-laxity-first, to replicas in turn (EcoRoute for
+ * role=decode pools). A request that cannot be served gets an OpenAI error saying why: 503 when
+ * the site cannot take it now (the edge retries at another site), 502 when its replicas failed
+ * before answering, 400/404/405/413/415 for the request itself.
  *
  * @example
- * const gateway = new SiteGateway({ view, scheduler: "llf", replicaConcurrency: 64, queueMax: 1024, queueWaitMs: 30_000, defaultOutputTokens: 256, predict });
+ * const gateway = new SiteGateway({ view, ingress: new IngressAuth({ secrets }), scheduler: "llf", replicaConcurrency: 64, queueMax: 1024, queueWaitMs: 30_000, defaultOutputTokens: 256, predict });
  * const url = await gateway.start("0.0.0.0", 9000);
  */
 export class SiteGateway {
@@ -90,7 +108,9 @@ export class SiteGateway {
   private readonly turns = new ReplicaTurns();
   private readonly selectors = new Map<string, ReturnType<typeof decodeTargetSelector>>();
   private readonly inFlight = new Map<string, { count: number; kvTokens: number }>();
-  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), retries: 0, broken: 0, queueWaitS: 0 };
+  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), unauthorized: new Map<IngressRefusal, number>(), retries: 0, broken: 0, queueWaitS: 0 };
+  private readonly held: ByteBudget;
+  private readonly classes = new Set<string>();
   private nextId = 1;
   private tick: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -98,6 +118,7 @@ export class SiteGateway {
 
   constructor(private readonly options: SiteGatewayOptions) {
     this.now = options.nowMs ?? Date.now;
+    this.held = new ByteBudget(options.maxHeldBytes ?? 256 * 1024 * 1024);
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
     this.server = createServer((req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
   }
@@ -122,32 +143,40 @@ export class SiteGateway {
     return { queueLength: this.queue.length, inFlight, ...this.counts };
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0]!;
-    const route = `${req.method} ${path}`;
-    if (route === "POST /v1/chat/completions") return this.inference("chat", path, req, res);
-    if (route === "POST /v1/completions") return this.inference("text", path, req, res);
-    if (route === "GET /v1/models") return sendJson(res, 200, this.models());
-    if (route === "GET /healthz") return sendJson(res, 200, { status: this.stopping ? "stopping" : "ok", site: this.options.view.site, acceptingReplicas: this.accepting().length, queueLength: this.queue.length });
-    const known = ["/v1/chat/completions", "/v1/completions", "/v1/models", "/healthz"].includes(path);
-    sendOpenAiError(res, known ? 405 : 404, known ? `${req.method} is not allowed on ${path}` : `no route ${route}`, known ? "method_not_allowed" : "not_found");
+  /** Request bytes held now (bounded by `maxHeldBytes`). */
+  get heldBytes(): number {
+    return this.held.bytes;
   }
 
-  private async inference(kind: "chat" | "text", path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.stopping) return this.reject(res, 503, "the site agent is stopping", "stopping");
-    let raw: unknown;
-    let body: Buffer;
-    try {
-      ({ value: raw, bytes: body } = await readJsonBodyBytes(req, BODY_LIMIT));
-    } catch (error) {
-      if (error instanceof BodyError) return this.reject(res, error.status, error.message, "invalid_request");
-      throw error;
+  /** Per-group replica turns remembered (bounded). */
+  get turnGroups(): number {
+    return this.turns.groups;
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0]!;
+    const method = ROUTES.get(path);
+    if (method === undefined) return sendOpenAiError(res, 404, `no route ${path.slice(0, 200)}`, "not_found");
+    if (req.method !== method) return sendOpenAiError(res, 405, `${(req.method ?? "").slice(0, 16)} is not allowed on ${path}; use ${method}`, "method_not_allowed", null, { allow: method });
+    if (path === "/healthz") return sendJson(res, 200, { status: this.stopping ? "stopping" : "ok", site: this.options.view.site });
+    const head = this.options.ingress.head(req.headers);
+    if (!head.ok) return this.refuse(res, head);
+    if (path === "/v1/models") {
+      const verdict = this.options.ingress.verify(head.head, "GET", path, req.headers, Buffer.alloc(0));
+      return verdict.ok ? sendJson(res, 200, this.models()) : this.refuse(res, verdict);
     }
+    if (this.stopping) return this.reject(res, 503, "the site agent is stopping", "stopping");
+    const read = await readSignedJson(req, res, path, head.head, { auth: this.options.ingress, budget: this.held, limit: BODY_LIMIT });
+    if (!read.ok) return this.refuse(res, read.refusal);
+    return this.inference(path === "/v1/chat/completions" ? "chat" : "text", path, read.value, read.bytes, req, res);
+  }
+
+  private async inference(kind: "chat" | "text", path: string, raw: unknown, body: Buffer, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
     if (!parsed.success) return this.reject(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, "invalid_request", parsed.error.issues[0]?.path.join(".") || null);
     const request = parsed.data;
     const named = header(req.headers[INSTANCE]);
-    const classId = classIdOf(req.headers["x-greenference-class"]);
+    const classId = this.knownClass(classIdOf(req.headers["x-greenference-class"]));
     const query: TargetQuery = { model: request.model, ...(named ? { instance: named } : {}), ...(classId ? { classId } : {}) };
     const target = resolveTarget(this.options.view, query);
     if ("status" in target) return this.reject(res, target.status, target.message, target.code);
@@ -216,11 +245,11 @@ export class SiteGateway {
     if (p.query.instance !== undefined && p.query.instance !== instance) {
       extra[GATEWAY_HEADERS.rerouted] = instance;
       extra[GATEWAY_HEADERS.reroutedWhy] = target.rerouted ?? "EcoRoute chose another decode instance";
-      this.bump(this.counts.rerouted, p.query.instance);
+      this.bump(this.counts.rerouted, this.isKnownInstance(p.query.instance) ? p.query.instance : "unplanned");
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
     const measured = this.measure(p, engine);
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, measured?.observe);
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, { idleMs: this.options.idleTimeoutMs ?? 60_000, observe: measured?.observe });
     if (outcome.kind === "answered") measured?.answered(outcome.status);
     const slot = this.inFlight.get(key)!;
     if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - p.inputTokens - 1 });
@@ -272,6 +301,31 @@ export class SiteGateway {
 
   private accepting(): Engine[] {
     return [...this.options.view.engines()].filter(isAccepting);
+  }
+
+  /**
+   * The class as the gateway keys it (turn tables, the request log): one the site has seen, or a
+   * new one while fewer than MAX_CLASSES have been; past that it is not used (the request is
+   * placed by model), so a sender cannot grow those tables without bound.
+   */
+  private knownClass(classId: string | undefined): string | undefined {
+    if (classId === undefined) return undefined;
+    if (this.classes.has(classId)) return classId;
+    if (this.classes.size >= MAX_CLASSES) return undefined;
+    this.classes.add(classId);
+    return classId;
+  }
+
+  /** Whether the site plans or runs an instance of this id (a key metrics may carry). */
+  private isKnownInstance(id: string): boolean {
+    return (this.options.view.slice()?.site?.instances ?? []).some((i) => i.id === id) || [...this.options.view.engines()].some((e) => e.launch.instanceId === id);
+  }
+
+  /** Answers a request refused at the door or while reading its body; door refusals are counted apart. */
+  private refuse(res: ServerResponse, r: BodyRefusal | { status: number; reason: IngressRefusal; message: string }): void {
+    if (r.reason === "invalid_request" || r.reason === "busy") return this.reject(res, r.status, r.message, r.reason);
+    this.bump(this.counts.unauthorized, r.reason);
+    sendOpenAiError(res, r.status, r.message, r.reason === "replay_cache_full" ? "busy" : "invalid_signature", null, r.status === 503 ? { "retry-after": "1" } : {});
   }
 
   private reject(res: ServerResponse, status: number, message: string, code: RejectReason, param: string | null = null): void {

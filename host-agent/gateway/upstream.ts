@@ -1,4 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import { SITE_HOP_HEADERS } from "../../src/core/schemas/site-hop.ts";
+import { SseEventCutter } from "./sse-event-cutter.ts";
 
 /** How one attempt at an engine replica ended. */
 export type UpstreamOutcome =
@@ -6,14 +8,18 @@ export type UpstreamOutcome =
   | { kind: "failed"; reason: string }
   /** The engine's answer was passed through to the end. */
   | { kind: "answered"; status: number }
-  /** The engine went away after the head was sent: the client's response was cut. */
+  /**
+   * The engine failed or went quiet after the head was sent: a stream was ended with an error
+   * event saying so, any other answer was cut.
+   */
   | { kind: "broken"; reason: string }
   /** The client went away first; the engine request was aborted. */
   | { kind: "client_closed" };
 
 // Trailers stop here too: the edge's HTTP client (workerd) does not read them, and a trailer section
 // on a kept-alive connection made it misread the next response. Receipts travel in `usage` instead.
-const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade", "proxy-connection", "te", "trailer"]);
+// The edge's signature is for this gateway, not the engine.
+const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade", "proxy-connection", "te", "trailer", ...Object.values(SITE_HOP_HEADERS)]);
 const ERROR_BODY_LIMIT = 8192;
 
 /** Keep-alive connections to the engines, shared by every attempt. */
@@ -24,21 +30,23 @@ export const engineAgent = new HttpAgent({ keepAlive: true });
  * through to `res`: status, headers (receipts such as `x-greenference-energy-j` included, plus
  * `extraHeaders`), the body chunk by chunk as it arrives (SSE is never buffered; backpressure is
  * kept); trailers are dropped. Nothing is written to `res` before that head, so a failure up to then can
- * be retried elsewhere; after it, a failure cuts the client's response. `observe`, when given, is
- * shown the head that passes and returns what reads each body chunk after it is passed on.
+ * be retried elsewhere. After it, an engine that fails or sends nothing for `idleMs` ends an SSE
+ * stream with an OpenAI-style error event (`data: {"error": ...}`), so the client learns why its
+ * answer stopped, and cuts any other answer. `observe`, when given, is shown the head that passes
+ * and returns what reads each body chunk after it is passed on.
  *
  * @example
- * const outcome = await forwardToEngine("http://127.0.0.1:8100/v1/chat/completions", req.headers, body, res, { "x-greenference-replica": "a#0" });
+ * const outcome = await forwardToEngine("http://127.0.0.1:8100/v1/chat/completions", req.headers, body, res, { "x-greenference-replica": "a#0" }, { idleMs: 60_000 });
  */
-export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>, observe?: (head: IncomingMessage) => (chunk: Buffer) => void): Promise<UpstreamOutcome> {
+export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>, o: { idleMs: number; observe?: ((head: IncomingMessage) => (chunk: Buffer) => void) | undefined }): Promise<UpstreamOutcome> {
   return new Promise((resolve) => {
     if (res.destroyed) return resolve({ kind: "client_closed" });
     let settled = false;
-    const settle = (o: UpstreamOutcome) => {
+    const settle = (outcome: UpstreamOutcome) => {
       if (settled) return;
       settled = true;
       res.off("close", onClientClose);
-      resolve(o);
+      resolve(outcome);
     };
     let upstream: ClientRequest;
     try {
@@ -52,36 +60,66 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
       settle({ kind: "client_closed" });
     };
     res.on("close", onClientClose);
+    let events: SseEventCutter | undefined;
+    let idle: NodeJS.Timeout | undefined;
+    /** After the head: ends the client's answer as well as it can, saying why. */
+    const breakOff = (reason: string) => {
+      clearTimeout(idle);
+      if (settled) return;
+      if (events && !res.writableEnded && !res.destroyed) res.end(`${events.atBoundary ? "" : "\n\n"}${engineErrorEvent(reason)}`);
+      else res.destroy();
+      settle({ kind: "broken", reason });
+    };
     upstream.on("error", (error) => {
       if (!res.headersSent) return settle({ kind: "failed", reason: error.message });
-      res.destroy();
-      settle({ kind: "broken", reason: error.message });
+      breakOff(error.message);
     });
     upstream.on("response", (up) => {
       const status = up.statusCode ?? 502;
       if (status >= 500) return void readErrorMessage(up).then((message) => settle({ kind: "failed", reason: `HTTP ${status}${message ? `: ${message}` : ""}` }));
       res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...(up.headers["content-length"] ? { "content-length": up.headers["content-length"] } : {}), ...extraHeaders });
       res.flushHeaders();
-      const read = observe?.(up);
+      if ((up.headers["content-type"] ?? "").toLowerCase().startsWith("text/event-stream")) events = new SseEventCutter();
+      const read = o.observe?.(up);
+      // Time without a byte from the engine while the client is ready for more (backpressure pauses it).
+      const armIdle = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          up.destroy();
+          upstream.destroy();
+          breakOff(`the engine sent nothing for ${o.idleMs} ms`);
+        }, o.idleMs);
+      };
+      armIdle();
       up.on("data", (chunk: Buffer) => {
-        if (!res.write(chunk)) {
+        const out = events ? events.take(chunk) : chunk;
+        if (out.length > 0 && !res.write(out)) {
+          clearTimeout(idle);
           up.pause();
-          res.once("drain", () => up.resume());
-        }
+          res.once("drain", () => {
+            up.resume();
+            armIdle();
+          });
+        } else armIdle();
         read?.(chunk);
       });
       up.on("end", () => {
-        res.end();
+        clearTimeout(idle);
+        res.end(events?.rest());
         settle({ kind: "answered", status });
       });
       up.on("close", () => {
         if (up.complete) return;
-        res.destroy();
-        settle({ kind: "broken", reason: "the engine closed the stream before its end" });
+        breakOff("the engine closed the stream before its end");
       });
     });
     upstream.end(body);
   });
+}
+
+/** The SSE event that ends a stream the engine broke off. */
+function engineErrorEvent(reason: string): string {
+  return `data: ${JSON.stringify({ error: { message: `the engine failed mid-response: ${reason}`, type: "server_error", param: null, code: "upstream_failed" } })}\n\n`;
 }
 
 /** End-to-end headers of a message (hop-by-hop ones dropped). */

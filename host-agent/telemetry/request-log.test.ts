@@ -17,6 +17,14 @@ describe("RequestLog", () => {
     expect(log.totals().get("i")).toEqual({ requests: 100, energyJ: 200, promptTokens: 1000, completionTokens: 500 });
   });
 
+  it("counts a class named like an object member as any other (a finite rate, not NaN)", () => {
+    const log = new RequestLog(60_000);
+    for (const classId of ["constructor", "constructor", "toString"]) log.record(entry(1000, classId, 1));
+    expect(log.summary("i", 0, 10_000).servedRps).toEqual({ constructor: 0.2, toString: 0.1 });
+    expect(classIdOf("constructor")).toBeUndefined();
+    expect(classIdOf("__proto__")).toBeUndefined();
+  });
+
   it("forgets entries past their retention but keeps the totals", () => {
     const log = new RequestLog(1000);
     log.record(entry(0, "SS", 1));

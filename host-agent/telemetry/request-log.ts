@@ -117,9 +117,10 @@ export class RequestLog {
   summary(instanceId: string, sinceMs: number, nowMs: number): ServedSummary {
     const windowS = Math.max(1e-3, (nowMs - sinceMs) / 1e3);
     const finished = this.finished(instanceId, sinceMs, nowMs);
-    const counts: Record<string, number> = {};
-    for (const e of finished) if (e.classId !== undefined) counts[e.classId] = (counts[e.classId] ?? 0) + 1;
-    const servedRps = Object.fromEntries(Object.entries(counts).map(([c, n]) => [c, n / windowS]));
+    // A Map: a class id is a key, and no key may read an object's prototype (see ClassId).
+    const counts = new Map<string, number>();
+    for (const e of finished) if (e.classId !== undefined) counts.set(e.classId, (counts.get(e.classId) ?? 0) + 1);
+    const servedRps = Object.fromEntries([...counts].map(([c, n]) => [c, n / windowS]));
     const ttft = finished.flatMap((e) => (e.ttftMs === undefined ? [] : [e.ttftMs]));
     const tbt = finished.flatMap((e) => (e.tbtMs !== undefined && Number.isFinite(e.tbtMs) ? [e.tbtMs] : []));
     return { requests: finished.length, servedRps, ttftMs: summarise(ttft), tbtMs: summarise(tbt) };

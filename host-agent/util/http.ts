@@ -1,9 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 
-/** A request body over the limit (413) or not JSON (400). */
+/** A request body over the limit (413), not JSON (400), or one the server cannot hold now (503). */
 export class BodyError extends Error {
   constructor(
-    readonly status: 400 | 413,
+    readonly status: 400 | 413 | 503,
     message: string,
   ) {
     super(message);
@@ -15,16 +15,25 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   return (await readJsonBodyBytes(req, limit)).value;
 }
 
-/** Reads a JSON request body of at most `limit` bytes: its bytes as sent, and its value. */
-export async function readJsonBodyBytes(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer; value: unknown }> {
+/**
+ * Reads a request body of at most `limit` bytes; `take` (when given) is asked for each chunk's
+ * bytes before it is kept and may refuse by throwing a BodyError.
+ */
+export async function readBodyBytes(req: IncomingMessage, limit: number, take?: (bytes: number) => void): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) throw new BodyError(413, `the request body is larger than ${limit} bytes`);
+    take?.(chunk.length);
     chunks.push(chunk);
   }
-  const bytes = Buffer.concat(chunks);
+  return Buffer.concat(chunks);
+}
+
+/** Reads a JSON request body of at most `limit` bytes: its bytes as sent, and its value. */
+export async function readJsonBodyBytes(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer; value: unknown }> {
+  const bytes = await readBodyBytes(req, limit);
   try {
     return { bytes, value: JSON.parse(bytes.toString("utf8")) };
   } catch {
@@ -36,10 +45,10 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 }
 
-/** An OpenAI-style error body `{ error: { message, type, param, code } }`. */
-export function sendOpenAiError(res: ServerResponse, status: number, message: string, code: string | null = null, param: string | null = null): void {
-  const type = status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status >= 500 ? "server_error" : "invalid_request_error";
-  sendJson(res, status, { error: { message, type, param, code } });
+/** An OpenAI-style error body `{ error: { message, type, param, code } }`, with `headers` (e.g. Allow, Retry-After). */
+export function sendOpenAiError(res: ServerResponse, status: number, message: string, code: string | null = null, param: string | null = null, headers: Record<string, string> = {}): void {
+  const type = status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
+  sendJson(res, status, { error: { message, type, param, code } }, headers);
 }
 
 /** Starts `server` on host:port (0 = any free port) and returns its base URL. */

@@ -3,13 +3,14 @@ import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runPlannerLong } from "../../functions/planner-long.ts";
 import type { Outcome } from "../../durable-objects/outcome.ts";
-import { requireAdmin } from "./auth.ts";
+import { requireAdmin, requireReader } from "./auth.ts";
 import type { EdgeEnv } from "./env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { renderPrometheus } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
-import { makeApiKey, makeSiteToken, sha256Hex } from "./secrets.ts";
+import { DEFAULT_INGRESS_OVERLAP_S, MAX_INGRESS_OVERLAP_S } from "../../durable-objects/ingress-secret-store.ts";
+import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "./secrets.ts";
 
 /** Fleets and plans of large deployments (64 sites x 9 classes) stay well under this. */
 export const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
@@ -17,9 +18,9 @@ export const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
 type Handler = (request: IRequest, env: EdgeEnv) => Promise<Response>;
 
 /**
- * The admin API under `/admin/v1/` and `GET /metrics`, all behind the admin token: fleet, policy,
+ * The admin API under `/admin/v1/` and `GET /metrics`, behind the admin token: fleet, policy,
  * plans (upload, current, by version, history), forecast upload, replan, sites (status, token
- * issue), API keys, history.
+ * and ingress-secret issue), API keys, history; `GET /metrics` also takes the read-only token.
  * Changes invalidate this isolate's snapshot cache; other isolates see them within its TTL.
  */
 export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
@@ -85,20 +86,44 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.get(
     "/admin/v1/sites",
     admin(async (_, env) => {
-      const fleet = await controlStub(env).getFleet();
-      const sites = await Promise.all((fleet?.sites ?? []).map(async (s) => ({ site: s.id, ...(await env.SITE.get(env.SITE.idFromName(s.id)).info()) })));
+      const control = controlStub(env);
+      const ids = ((await control.getFleet())?.sites ?? []).map((s) => s.id);
+      const ingress = await control.ingressSecretStatus(ids);
+      const sites = await Promise.all(ids.map(async (site) => ({ site, ...(await env.SITE.get(env.SITE.idFromName(site)).info()), ingressSecret: ingress[site] })));
       return Response.json(sites);
     }),
   );
+  // A new agent token and a new ingress secret for the site (the agent needs both; the token's
+  // hash and the secret are stored, the token is shown only here). `?overlap_s=` as below.
   router.post(
     "/admin/v1/sites/:site/token",
     admin(async (request, env) => {
-      const site = request.params.site!;
-      const fleet = await controlStub(env).getFleet();
-      if (!fleet?.sites.some((s) => s.id === site)) return openAiError(404, `site "${site}" is not in the fleet`, { code: "unknown_site" });
+      const site = await fleetSite(request, env);
+      if (site instanceof Response) return site;
+      const overlapMs = overlapOf(request);
+      if (overlapMs instanceof Response) return overlapMs;
       const token = makeSiteToken(site);
+      const ingressSecret = makeIngressSecret();
       await env.SITE.get(env.SITE.idFromName(site)).setTokenHash(await sha256Hex(token));
-      return Response.json({ site, token }, { status: 201 });
+      const ingress = await controlStub(env).rotateIngressSecret(site, ingressSecret, overlapMs);
+      edge.cache.invalidate();
+      return Response.json({ site, token, ingressSecret, previousIngressSecretValidUntilMs: ingress.previousUntilMs }, { status: 201 });
+    }),
+  );
+  // Rotates the site's ingress secret alone. The edge signs with the new secret at once and, for
+  // `?overlap_s=` seconds (default 3600, 0 to cut the old one off now), with the old one too, so
+  // the agent may be given the new secret at any time within the overlap.
+  router.post(
+    "/admin/v1/sites/:site/ingress-secret",
+    admin(async (request, env) => {
+      const site = await fleetSite(request, env);
+      if (site instanceof Response) return site;
+      const overlapMs = overlapOf(request);
+      if (overlapMs instanceof Response) return overlapMs;
+      const ingressSecret = makeIngressSecret();
+      const ingress = await controlStub(env).rotateIngressSecret(site, ingressSecret, overlapMs);
+      edge.cache.invalidate();
+      return Response.json({ site, ingressSecret, previousIngressSecretValidUntilMs: ingress.previousUntilMs }, { status: 201 });
     }),
   );
 
@@ -124,12 +149,28 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     }),
   );
 
-  router.get(
-    "/metrics",
-    admin(async (_, env) => {
-      const control = controlStub(env);
-      await edge.metrics.flush(control);
-      return new Response(renderPrometheus(await control.metricTotals()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
-    }),
-  );
+  // Read-only: the dashboard token (a Prometheus scraper's) or the admin token.
+  router.get("/metrics", async (request: IRequest, env: EdgeEnv) => {
+    const denied = await requireReader(request, env);
+    if (denied) return denied;
+    const control = controlStub(env);
+    await edge.metrics.flush(control);
+    return new Response(renderPrometheus(await control.metricTotals()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+  });
+}
+
+/** The `:site` of the request when it is in the fleet, else a 404. */
+async function fleetSite(request: IRequest, env: EdgeEnv): Promise<string | Response> {
+  const site = request.params.site!;
+  const fleet = await controlStub(env).getFleet();
+  if (!fleet?.sites.some((s) => s.id === site)) return openAiError(404, `site "${site.slice(0, 64)}" is not in the fleet`, { code: "unknown_site" });
+  return site;
+}
+
+/** `?overlap_s=` in ms (default DEFAULT_INGRESS_OVERLAP_S), or a 400 outside 0..MAX_INGRESS_OVERLAP_S. */
+function overlapOf(request: IRequest): number | Response {
+  const raw = new URL(request.url).searchParams.get("overlap_s");
+  const s = raw === null ? DEFAULT_INGRESS_OVERLAP_S : /^\d{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(s) || s < 0 || s > MAX_INGRESS_OVERLAP_S) return openAiError(400, `overlap_s must be a whole number of seconds from 0 to ${MAX_INGRESS_OVERLAP_S}`, { param: "overlap_s", code: "invalid_value" });
+  return s * 1000;
 }

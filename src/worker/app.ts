@@ -21,6 +21,8 @@ export interface AppOptions {
   snapshotTtlMs?: number;
   /** How long to wait for a site's response head before retrying elsewhere (default 60 s). */
   firstByteTimeoutMs?: number;
+  /** How long a site may send nothing after its head (default: the SITE_IDLE_TIMEOUT_S var, else 60 s). */
+  idleTimeoutMs?: number;
   /** How often an isolate flushes its counters to ControlDO (default 5 s). */
   metricsFlushMs?: number;
 }
@@ -48,19 +50,17 @@ export function createApp(options: AppOptions): EdgeApp {
     now,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
+    idleTimeoutMs: options.idleTimeoutMs,
   };
   // Router, not AutoRouter: AutoRouter wraps every request in a Proxy (withParams) whose reads
   // cost on the inference hot path; handlers read route parameters from `request.params`.
   const router = Router({
     catch: (error: unknown) => openAiError(500, error instanceof Error ? error.message : String(error)),
-    finally: [
-      (response: unknown, request: Request) => response ?? openAiError(404, `No route for ${request.method} ${new URL(request.url).pathname}`, { code: "not_found" }),
-      json,
-    ],
+    finally: [(response: unknown, request: Request) => response ?? noRoute(router.routes, request), json],
   });
 
   router.get("/healthz", () => ({ status: "ok" }));
-  router.get("/v1/models", (_: IRequest, env: Env) => listModels(env, context));
+  router.get("/v1/models", (request: IRequest, env: Env) => listModels(request, env, context));
   router.post("/v1/chat/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(CHAT, request, env, ctx, context));
   router.post("/v1/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(COMPLETIONS, request, env, ctx, context));
   addAgentRoutes(router, context);
@@ -79,4 +79,17 @@ export function createApp(options: AppOptions): EdgeApp {
     return null;
   };
   return { fetch: (request, env, ctx) => inference(request, env, ctx) ?? router.fetch(request, env, ctx), context };
+}
+
+/**
+ * The answer when no route took a request: 405 with an Allow header when the path has routes for
+ * other methods, else 404. The path is not echoed (it may be long).
+ */
+function noRoute(routes: readonly (readonly [string | undefined, RegExp, ...unknown[]])[], request: Request): Response {
+  const path = new URL(request.url).pathname;
+  const allowed = [...new Set(routes.filter(([method, pattern]) => method !== undefined && method !== "ALL" && pattern.test(path)).map(([method]) => method!))];
+  if (allowed.length === 0) return openAiError(404, `No route for ${request.method.slice(0, 16)} ${path.slice(0, 200)}`, { code: "not_found" });
+  const response = openAiError(405, `${request.method.slice(0, 16)} is not allowed here; use ${allowed.join(" or ")}.`, { code: "method_not_allowed" });
+  response.headers.set("allow", allowed.join(", "));
+  return response;
 }

@@ -5,7 +5,7 @@ import { buildDashboardState, type SiteObservation } from "../core/dashboard/bui
 import { DRAW_HISTORY_LIMITS } from "../core/dashboard/bounded-history.ts";
 import { DashboardAccess } from "../core/dashboard/dashboard-state.ts";
 import { seriesKey } from "../core/forecast/forecast-store.ts";
-import { requireAdmin } from "./auth.ts";
+import { requireReader } from "./auth.ts";
 import { dashboardHtml } from "./dashboard-page.ts";
 import { echartsAsset } from "./dashboard-vendor.ts";
 import { heartbeatTimeoutMs, type EdgeEnv } from "./env.ts";
@@ -20,7 +20,7 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 /**
  * The operator dashboard: `GET /dashboard` (the page; it holds no data; `GET /` redirects there), its charting library
  * under `/dashboard/assets/`, and `GET /dashboard/v1/state` (DashboardState as JSON), which needs
- * the admin token unless the `DASHBOARD_ACCESS` var is "public".
+ * the read-only dashboard token (or the admin token) unless the `DASHBOARD_ACCESS` var is "public".
  */
 export function addDashboardRoutes(router: RouterType, edge: EdgeContext): void {
   // The root leads to the dashboard, keeping the query (`?token=` opens it with admin access).
@@ -87,7 +87,8 @@ export function addDashboardRoutes(router: RouterType, edge: EdgeContext): void 
 
 /**
  * Who may read the state: anyone when `DASHBOARD_ACCESS` is "public" (local development), else
- * (the default, "admin") only callers with the admin token as a bearer token; a 401 otherwise.
+ * (the default, "admin") only callers with the read-only `DASHBOARD_TOKEN` or the admin token as
+ * a bearer token; a 401 otherwise.
  * Any other value is a configuration error (500) rather than a silent choice.
  */
 export async function dashboardAccess(request: Request, env: EdgeEnv): Promise<DashboardAccess | Response> {
@@ -95,5 +96,5 @@ export async function dashboardAccess(request: Request, env: EdgeEnv): Promise<D
   const access = DashboardAccess.safeParse(configured);
   if (!access.success) return openAiError(500, `DASHBOARD_ACCESS must be "admin" or "public", not "${configured}"`, { code: "invalid_configuration" });
   if (access.data === "public") return "public";
-  return (await requireAdmin(request, env)) ?? "admin";
+  return (await requireReader(request, env)) ?? "admin";
 }

@@ -5,10 +5,18 @@
 export type EdgeEnv = Env & {
   /** Bearer token of the admin API and /metrics; both answer 401 while it is unset. */
   ADMIN_TOKEN?: string;
+  /** Read-only bearer token: the dashboard's state and /metrics, nothing that changes anything. */
+  DASHBOARD_TOKEN?: string;
 };
 
 /** HEARTBEAT_TIMEOUT_S in milliseconds (SiteDO validates the value; 10 s if it is not a positive number). */
 export function heartbeatTimeoutMs(env: Env): number {
   const s = Number(env.HEARTBEAT_TIMEOUT_S);
   return Number.isFinite(s) && s > 0 ? s * 1000 : 10_000;
+}
+
+/** SITE_IDLE_TIMEOUT_S in milliseconds, or `fallbackMs` when it is unset or not a positive number. */
+export function siteIdleTimeoutMs(env: Env, fallbackMs: number): number {
+  const s = Number(env.SITE_IDLE_TIMEOUT_S);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : fallbackMs;
 }

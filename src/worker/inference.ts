@@ -4,15 +4,18 @@ import { classifyRequest, expectedOutputTokens } from "../core/classify/classify
 import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { estimateInputTokens, type PromptShape } from "../core/classify/token-estimate.ts";
 import { SLO_HEADER } from "../core/schemas/slo-header.ts";
-import { ANONYMOUS, authenticateCaller, rateLimit } from "./auth.ts";
+import { ANONYMOUS, authenticateCaller, hasLimits, rateLimit, settleTokens } from "./auth.ts";
 import { edgeRegions } from "./edge-region.ts";
+import { siteIdleTimeoutMs } from "./env.ts";
 import { parseBody, readJson } from "./json-body.ts";
 import type { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
 import { ChatCompletionRequest, chatPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS, CompletionRequest, completionPromptShape } from "./openai-schemas.ts";
 import { H } from "./receipt.ts";
 import { respond } from "./respond.ts";
+import { sha256Hex } from "./secrets.ts";
 import { forward, type SiteClient } from "./site-client.ts";
+import { siteHopHeaders } from "./site-signer.ts";
 import type { SnapshotCache } from "./snapshot-cache.ts";
 
 /** What the inference handlers share across requests of one isolate. */
@@ -24,7 +27,12 @@ export interface EdgeContext {
   now: () => number;
   maxBodyBytes: number;
   firstByteTimeoutMs: number;
+  /** How long a site may send nothing after its head; unset: the SITE_IDLE_TIMEOUT_S var (60 s without it). */
+  idleTimeoutMs?: number | undefined;
 }
+
+/** The largest JSON answer the edge reads whole to add its receipt (answers are a few KiB). */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 interface Endpoint<S extends z.ZodType> {
   path: string;
@@ -33,7 +41,7 @@ interface Endpoint<S extends z.ZodType> {
   maxTokens(body: z.output<S>): number | undefined;
 }
 
-type Body = { model: string; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null };
+type Body = { model: string; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null; n?: number | null; best_of?: number | null };
 
 export const CHAT: Endpoint<typeof ChatCompletionRequest> = {
   path: "/v1/chat/completions",
@@ -50,21 +58,21 @@ export const COMPLETIONS: Endpoint<typeof CompletionRequest> = {
 };
 
 /**
- * One inference request: authenticate, parse, check the model, classify, rate-limit, route, proxy
- * (one retry before the first byte) and answer with routing headers and a receipt. Every
- * rejection happens before anything changes: the rate-limit bucket is only touched by a valid
- * request, and the predictor only learns from completed ones.
+ * One inference request: authenticate, parse, check the model, classify, rate-limit, route, sign,
+ * proxy (one retry before the first byte) and answer with routing headers and a receipt. Every
+ * rejection happens before anything changes: the rate-limit buckets are only touched by a valid
+ * request (and refunded what it did not use), and the predictor only learns from completed ones.
  */
 export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, ctx: ExecutionContext, edge: EdgeContext): Promise<Response> {
-  const response = await answer(endpoint, request, env, edge);
+  const response = await answer(endpoint, request, env, edge, (work) => ctx.waitUntil(work.catch((e: unknown) => console.error("background work of an inference request failed", e))));
   edge.metrics.count("greenference_requests_total", { site: response.headers.get(H.site) ?? "", class: response.headers.get(H.class) ?? "", status: response.status });
   edge.metrics.flushInBackground(ctx, () => controlStub(env));
   return response;
 }
 
-async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext): Promise<Response> {
+async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext, background: (work: Promise<unknown>) => void): Promise<Response> {
   const { snapshot, router } = await edge.cache.get(env);
-  const caller = await authenticateCaller(request, snapshot.apiKeys);
+  const caller = await authenticateCaller(request, env, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
   const raw = await readJson(request, edge.maxBodyBytes);
   if (!raw.ok) return raw.response;
@@ -74,7 +82,8 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const routing = snapshot.routing;
   if (!routing || !router || !routing.models.includes(body.model as never)) {
     const why = routing ? "" : " (no fleet is configured)";
-    return openAiError(404, `The model \`${body.model}\` does not exist${why}.`, { param: "model", code: "model_not_found" });
+    const named = body.model.length > 64 ? `${body.model.slice(0, 64)}...` : body.model;
+    return openAiError(404, `The model \`${named}\` does not exist${why}.`, { param: "model", code: "model_not_found" });
   }
 
   const inputTokens = estimateInputTokens(endpoint.shape(body));
@@ -84,18 +93,25 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   if (!classified.ok) return openAiError(400, classified.message, { param: H.class, code: "invalid_class" });
   const cls = classified.value;
 
-  if (caller.keyId !== null && caller.requestsPerMinute !== null) {
-    const limited = await rateLimit(env, caller.keyId, caller.requestsPerMinute);
-    if (limited) return limited;
-  }
+  // Tokens per minute are admitted on the most the request may use and settled on what it used.
+  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(routing.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
+  const limited = caller.keyId !== null && hasLimits(caller.limits) ? await rateLimit(env, caller.keyId, caller.limits, admittedTokens) : null;
+  if (limited) return limited;
+  let settled = false;
+  const settleUsed = (usedTokens: number) => {
+    if (settled) return;
+    settled = true;
+    if (caller.keyId !== null && caller.limits.tokensPerMinute !== null) background(settleTokens(env, caller.keyId, caller.limits, usedTokens - admittedTokens));
+  };
 
   const stream = body.stream === true;
-  const upstreamBody = stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body;
+  const upstreamBody = JSON.stringify(stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body);
+  const bodySha256Hex = await sha256Hex(upstreamBody);
   const regions = edgeRegions(request);
   const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
     path: endpoint.path,
-    body: JSON.stringify(upstreamBody),
+    body: upstreamBody,
     headers: {
       "content-type": "application/json",
       accept: stream ? "text/event-stream" : "application/json",
@@ -103,12 +119,18 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
       ...(sloHeader === undefined ? {} : { [SLO_HEADER]: sloHeader }),
       [H.plan]: String(routing.planVersion ?? "none"),
     },
+    sign: async (site, headers) => {
+      const keys = Object.hasOwn(snapshot.ingressKeys, site) ? snapshot.ingressKeys[site] : undefined;
+      if (!keys) return `the edge holds no ingress secret for it (an operator issues one: POST /admin/v1/sites/${site}/ingress-secret)`;
+      return siteHopHeaders(keys, { method: "POST", path: endpoint.path, bodySha256Hex, headers }, edge.now());
+    },
     route: (exclude) => router.select({ classId: cls.classId, model: body.model, edgeRegions: regions, nowMs: edge.now(), excludeSites: exclude }),
     client: edge.siteClient,
     firstByteTimeoutMs: edge.firstByteTimeoutMs,
     onRetry: (site) => edge.metrics.count("greenference_retries_total", { site }),
   });
   if (!forwarded.ok) {
+    settleUsed(0);
     edge.metrics.count("greenference_route_failures_total", { class: cls.classId });
     const failed = openAiError(forwarded.status, forwarded.message, { code: forwarded.code });
     failed.headers.set(H.class, cls.classId);
@@ -125,19 +147,27 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
     inputTokens,
     expectedOutputTokens: expectedOutputTokens(routing.scheme, cls.outputBin, maxTokens),
     clientWantsUsage: body.stream_options?.include_usage === true,
+    idleTimeoutMs: edge.idleTimeoutMs ?? siteIdleTimeoutMs(env, 60_000),
+    maxAnswerBytes: MAX_ANSWER_BYTES,
     learn: (tokens) => edge.predictor.observe({ scheme: routing.scheme, key, model: body.model, inputTokens }, tokens),
-    settle: (receipt) => {
+    settle: (receipt, used) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
+      settleUsed(used.input + used.output);
     },
+    failed: () => edge.metrics.count("greenference_broken_responses_total", { site: choice.site }),
   });
+  // An error answer (the site's 4xx, or a 502 for a body that failed) used no tokens.
+  if (answer.status >= 400) settleUsed(0);
   answer.headers.set(H.attempts, String(forwarded.attempts));
   return answer;
 }
 
-/** `GET /v1/models`: the fleet's models in OpenAI's list shape. */
-export async function listModels(env: Env, edge: EdgeContext): Promise<Response> {
+/** `GET /v1/models`: the fleet's models in OpenAI's list shape, to the same callers as inference. */
+export async function listModels(request: Request, env: Env, edge: EdgeContext): Promise<Response> {
   const { snapshot } = await edge.cache.get(env);
+  const caller = await authenticateCaller(request, env, snapshot.apiKeys);
+  if (!caller.ok) return caller.response;
   const data = (snapshot.routing?.models ?? []).map((id) => ({ id, object: "model", created: 0, owned_by: "greenference" }));
   return Response.json({ object: "list", data });
 }

@@ -1,13 +1,15 @@
 import type { z } from "zod";
 import type { Outcome } from "../../durable-objects/outcome.ts";
+import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/schemas/json-limits.ts";
 import { openAiError } from "./openai-error.ts";
 
 /** A parsed value, or the error response to send instead. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
 
 /**
- * Reads a JSON body of at most `maxBytes`: 413 when it is longer (by Content-Length or while
- * reading, without reading past the limit), 400 when it is not UTF-8 JSON.
+ * Reads a JSON body of at most `maxBytes`: 415 unless the Content-Type is application/json, 413
+ * when it is longer (by Content-Length or while reading, without reading past the limit), 400
+ * when it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH.
  *
  * @example
  * const body = await readJson(request, 1 << 20);
@@ -15,6 +17,10 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response
  */
 export async function readJson(request: Request, maxBytes: number): Promise<Parsed<unknown>> {
   const tooLarge = () => ({ ok: false as const, response: openAiError(413, `request body is larger than ${maxBytes} bytes`, { code: "request_too_large" }) });
+  if (!isJsonMediaType(request.headers.get("content-type"))) {
+    await request.body?.cancel();
+    return { ok: false, response: openAiError(415, "The request body must be JSON, sent with 'Content-Type: application/json'.", { code: "unsupported_media_type" }) };
+  }
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) {
     await request.body?.cancel();
@@ -54,11 +60,14 @@ export async function readJson(request: Request, maxBytes: number): Promise<Pars
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 function decodeJson(bytes: Uint8Array): Parsed<unknown> {
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(UTF8.decode(bytes)) };
+    value = JSON.parse(UTF8.decode(bytes));
   } catch {
     return { ok: false, response: openAiError(400, "We could not parse the JSON body of your request: it must be UTF-8 encoded JSON.", { code: "invalid_json" }) };
   }
+  if (jsonDepthExceeds(value)) return { ok: false, response: openAiError(400, `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`, { code: "json_too_deep" }) };
+  return { ok: true, value };
 }
 
 /** Parses with a zod schema; a failure is a 400 naming the first bad field in `param` (e.g. `messages[0].content`). */

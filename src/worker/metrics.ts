@@ -6,6 +6,7 @@ export const METRICS = {
   greenference_route_decisions_total: "Routing decisions, by request class, the pool that took it, site and outcome (own, overflow, queued, starting).",
   greenference_route_failures_total: "Requests no site could take, by class.",
   greenference_retries_total: "Requests retried at the next choice after a site failed before the first byte, by the failed site.",
+  greenference_broken_responses_total: "Answers a site failed after its head (broke, went idle or ended its stream with an error event), by site; the client got an error event or a 502 saying why.",
   greenference_energy_joules_total: "Energy of answered requests per the receipts, by site.",
   greenference_carbon_grams_total: "gCO2e of answered requests per the receipts, by site.",
   greenference_baseline_carbon_grams_total: "gCO2e the same energy would have emitted under carbon-blind capacity-share routing (the dashboard's baseline); ControlDO adds it as counters arrive.",

@@ -3,8 +3,23 @@ import type { PromptShape } from "../core/classify/token-estimate.ts";
 
 /**
  * The OpenAI request bodies the edge accepts: the fields clients send are checked, anything else
- * is passed to the site untouched (loose objects).
+ * is passed to the site untouched (loose objects). Besides the body's byte limit, the lists that
+ * multiply an engine's work or the edge's are bounded (OPENAI_LIMITS): each choice (`n`,
+ * `best_of`) and each prompt of a batch is a generation of its own.
  */
+export const OPENAI_LIMITS = {
+  modelChars: 256,
+  messages: 2048,
+  contentParts: 1024,
+  /** Choices per request (`n`, `best_of`): OpenAI allows 128; each is a whole generation. */
+  choices: 16,
+  /** Prompts of one /v1/completions batch. */
+  prompts: 64,
+  tools: 128,
+  userChars: 256,
+  nameChars: 256,
+  maxTokens: 1 << 20,
+} as const;
 
 const nullableNumber = (schema: z.ZodNumber) => schema.nullish();
 
@@ -21,35 +36,35 @@ const ContentPart = z.looseObject({ type: z.string().min(1), text: z.unknown().o
 const ChatMessage = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
   /** Null only for assistant messages that carry tool calls. */
-  content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
-  name: z.string().optional(),
+  content: z.union([z.string(), z.array(ContentPart).max(OPENAI_LIMITS.contentParts), z.null()]).optional(),
+  name: z.string().max(OPENAI_LIMITS.nameChars).optional(),
 });
 
 const Stop = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
 
 const common = {
-  model: z.string().min(1),
+  model: z.string().min(1).max(OPENAI_LIMITS.modelChars),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   temperature: nullableNumber(z.number().min(0).max(2)),
   top_p: nullableNumber(z.number().min(0).max(1)),
-  n: nullableNumber(z.number().int().min(1).max(128)),
+  n: nullableNumber(z.number().int().min(1).max(OPENAI_LIMITS.choices)),
   stop: Stop,
-  max_tokens: nullableNumber(z.number().int().positive()),
+  max_tokens: nullableNumber(z.number().int().positive().max(OPENAI_LIMITS.maxTokens)),
   presence_penalty: nullableNumber(z.number().min(-2).max(2)),
   frequency_penalty: nullableNumber(z.number().min(-2).max(2)),
   seed: nullableNumber(z.number().int()),
-  user: z.string().nullish(),
+  user: z.string().max(OPENAI_LIMITS.userChars).nullish(),
 };
 
 /** `POST /v1/chat/completions`. */
 export const ChatCompletionRequest = z.looseObject({
   ...common,
-  messages: z.array(ChatMessage).min(1),
-  max_completion_tokens: nullableNumber(z.number().int().positive()),
+  messages: z.array(ChatMessage).min(1).max(OPENAI_LIMITS.messages),
+  max_completion_tokens: nullableNumber(z.number().int().positive().max(OPENAI_LIMITS.maxTokens)),
   logprobs: z.boolean().nullish(),
   top_logprobs: nullableNumber(z.number().int().min(0).max(20)),
-  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
+  tools: z.array(z.looseObject({ type: z.string() })).max(OPENAI_LIMITS.tools).nullish(),
   response_format: z.looseObject({ type: z.string() }).nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
@@ -57,10 +72,10 @@ export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 /** `POST /v1/completions`: the prompt is text, a list of texts, token ids, or lists of token ids. */
 export const CompletionRequest = z.looseObject({
   ...common,
-  prompt: z.union([z.string(), z.array(z.string()).min(1), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int().nonnegative()).min(1)).min(1)]),
+  prompt: z.union([z.string(), z.array(z.string()).min(1).max(OPENAI_LIMITS.prompts), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int().nonnegative()).min(1)).min(1).max(OPENAI_LIMITS.prompts)]),
   suffix: z.string().nullish(),
   echo: z.boolean().nullish(),
-  best_of: nullableNumber(z.number().int().min(1).max(128)),
+  best_of: nullableNumber(z.number().int().min(1).max(OPENAI_LIMITS.choices)),
   logprobs: nullableNumber(z.number().int().min(0).max(5)),
 });
 export type CompletionRequest = z.infer<typeof CompletionRequest>;

@@ -1,7 +1,9 @@
 import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receipt.ts";
 import type { SiteCarbon } from "../core/routing/carbon.ts";
+import { openAiError } from "./openai-error.ts";
 import { H, receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
-import { sseUsageTap } from "./sse-usage-tap.ts";
+import { SseUsageTapper } from "./sse-usage-tap.ts";
+import { guardSse, readBodyWithin } from "./upstream-guard.ts";
 import { replaceTopLevelUsage } from "./usage-splice.ts";
 
 /** What the edge knows about a proxied request when the site's response head arrives. */
@@ -13,10 +15,19 @@ export interface Proxied {
   expectedOutputTokens: number;
   /** The client asked for `stream_options.include_usage`. */
   clientWantsUsage: boolean;
+  /** How long the site may send nothing once its head arrived. */
+  idleTimeoutMs: number;
+  /** The largest JSON answer the edge reads whole (to add the receipt). */
+  maxAnswerBytes: number;
   /** Called with the completion tokens of a finished request (the predictor learns from it). */
   learn(completionTokens: number): void;
-  /** Called with the final receipt of a successful request. */
-  settle(receipt: EnergyReceipt): void;
+  /**
+   * Called once with the receipt of what was served and the tokens it used: the site's usage for
+   * a finished answer; for a stream that broke, the prompt and the output events the client got.
+   */
+  settle(receipt: EnergyReceipt, tokens: { input: number; output: number }): void;
+  /** Called when the site failed after its head (the client was told why). */
+  failed(reason: string): void;
 }
 
 const HOP_HEADERS = ["content-length", "transfer-encoding", "connection", "keep-alive", H.energyJ];
@@ -25,7 +36,9 @@ const HOP_HEADERS = ["content-length", "transfer-encoding", "connection", "keep-
  * The client's response to a site's answer, with routing headers and the energy/carbon receipt:
  * an SSE stream is passed through event by event with the receipt in the final usage chunk (and
  * an estimate in the headers); a JSON answer gets `usage.greenference` and the final receipt in
- * the headers; errors and other bodies pass through with routing headers only.
+ * the headers; errors and other bodies pass through with routing headers only. A site that fails
+ * or goes quiet for `idleTimeoutMs` after its head ends a stream with an error event (the receipt
+ * settles for what was served) and turns a JSON answer into a 502 that says why.
  */
 export async function respond(upstream: Response, p: Proxied): Promise<Response> {
   const headers = new Headers(upstream.headers);
@@ -45,22 +58,40 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
   if (type.includes("text/event-stream")) {
     const atStart = receiptOf(p.inputTokens, p.expectedOutputTokens, undefined);
     for (const [k, v] of Object.entries(receiptHeaders(atStart))) headers.set(k, v);
-    let final: EnergyReceipt | null = null;
-    const tap = sseUsageTap({
+    let final: { receipt: EnergyReceipt; input: number; output: number } | null = null;
+    const tapper = new SseUsageTapper({
       dropUsageChunk: !p.clientWantsUsage,
       onUsage(usage) {
         const tokens = usageTokens(usage);
-        final = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage));
-        usage.greenference = usageReceipt(final, p.routed);
+        const [input, output] = [tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens];
+        final = { receipt: receiptOf(input, output, reportedEnergyJ(usage)), input, output };
+        usage.greenference = usageReceipt(final.receipt, p.routed);
         if (tokens.completion !== undefined) p.learn(tokens.completion);
       },
-      onEnd: () => p.settle(final ?? atStart),
     });
-    return new Response(upstream.body.pipeThrough(tap), init);
+    const body = guardSse(upstream.body, tapper, {
+      idleMs: p.idleTimeoutMs,
+      describe: (reason) => `site ${p.routed.site} failed after answering began: ${reason}`,
+      onEnd(failure) {
+        if (failure !== null || tapper.summary.sawError) p.failed(failure ?? "the site ended its stream with an error event");
+        if (final) return p.settle(final.receipt, { input: final.input, output: final.output });
+        // No usage: the stream broke (or the client left) before its end; what was served is what the client got.
+        const output = tapper.summary.outputEvents;
+        p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output });
+      },
+    });
+    return new Response(body, init);
   }
 
   if (type.includes("json")) {
-    const text = await upstream.text();
+    const read = await readBodyWithin(upstream.body, p.idleTimeoutMs, p.maxAnswerBytes);
+    if (!read.ok) {
+      p.failed(read.reason);
+      const failed = openAiError(502, `site ${p.routed.site} failed while sending its answer: ${read.reason}`, { code: "upstream_failed" });
+      for (const h of [H.site, H.instance, H.class, H.pool, H.plan]) failed.headers.set(h, headers.get(h)!);
+      return failed;
+    }
+    const text = read.text;
     let body: { usage?: unknown } | null = null;
     try {
       body = JSON.parse(text) as { usage?: unknown };
@@ -73,7 +104,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     for (const [k, v] of Object.entries(receiptHeaders(receipt))) headers.set(k, v);
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);
-    p.settle(receipt);
+    p.settle(receipt, { input: tokens.prompt ?? p.inputTokens, output: tokens.completion ?? p.expectedOutputTokens });
     return new Response(usage ? (replaceTopLevelUsage(text, usage) ?? JSON.stringify(body)) : text, init);
   }
   return new Response(upstream.body, init);

@@ -53,3 +53,8 @@ export function parseApiKey(key: string): { id: string } | null {
   const match = /^gfk_([0-9a-f]{12})_[0-9a-f]{64}$/.exec(key);
   return match ? { id: match[1]! } : null;
 }
+
+/** A site's ingress secret, the HMAC key of the signed edge-to-site hop: `gfi_<64 hex>`. */
+export function makeIngressSecret(): string {
+  return `gfi_${randomHex(32)}`;
+}

@@ -12,6 +12,8 @@ export interface ForwardRequest {
   body: string;
   /** Headers for the site; `x-greenference-instance` is added per attempt. */
   headers: Record<string, string>;
+  /** The signing headers for a request to `site` with `headers`, or why the edge cannot sign for it. */
+  sign(site: string, headers: Readonly<Record<string, string>>): Promise<Record<string, string> | string>;
   /** The routing decision, leaving out sites already tried. */
   route: (exclude: ReadonlySet<string>) => RouteResult;
   client: SiteClient;
@@ -28,9 +30,11 @@ export type ForwardResult =
 export const MAX_ATTEMPTS = 2;
 
 /**
- * Sends the request to the routed site. A site that fails before the first byte (connection
- * error, timeout before the response head, or a 5xx status) is left out and the request is
- * retried once at the next choice. Once a non-5xx head arrives the response is the answer.
+ * Sends the request, signed, to the routed site. A site that fails before the first byte
+ * (connection error, timeout before the response head, a 5xx status, or a 401: it refused the
+ * edge's signature, e.g. holding another secret or a clock off by more than a minute) is left out
+ * and the request is retried once at the next choice; so is a site the edge holds no ingress
+ * secret for. Once another head arrives the response is the answer.
  *
  * @example
  * const r = await forward({ path: "/v1/chat/completions", body, headers, route, client: fetch, firstByteTimeoutMs: 60_000 });
@@ -57,16 +61,20 @@ export async function forward(req: ForwardRequest): Promise<ForwardResult> {
 
 /** The response, or why the site failed before its first byte. */
 async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Response | string> {
+  const headers = { ...req.headers, "x-greenference-instance": choice.instance };
+  const signed = await req.sign(choice.site, headers);
+  if (typeof signed === "string") return signed;
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error(`no response head within ${req.firstByteTimeoutMs} ms`)), req.firstByteTimeoutMs);
   try {
     const response = await req.client(`${choice.ingressUrl.replace(/\/+$/, "")}${req.path}`, {
       method: "POST",
-      headers: { ...req.headers, "x-greenference-instance": choice.instance },
+      headers: { ...headers, ...signed },
       body: req.body,
       signal: abort.signal,
     });
     if (response.status >= 500) return `HTTP ${response.status}${await errorMessageOf(response)}`;
+    if (response.status === 401) return `it refused the edge's signature (HTTP 401${await errorMessageOf(response)})`;
     return response;
   } catch (error) {
     return abort.signal.aborted ? `no response head within ${req.firstByteTimeoutMs} ms` : error instanceof Error ? error.message : String(error);

@@ -5,7 +5,8 @@
  * Events are forwarded unchanged as soon as they are complete, except the usage chunk,
  * which `onUsage` may amend (the receipt goes into it) or which is dropped when the client did not
  * ask for usage (the edge always asks the site, to learn output lengths and write receipts). Only
- * an incomplete trailing event is ever held back.
+ * an incomplete trailing event is ever held back, and only up to MAX_HELD_CHARS: a longer one is
+ * passed on as it comes, unread.
  */
 export interface UsageTap {
   /** Called with the final usage object; mutate it to amend the chunk. */
@@ -16,8 +17,21 @@ export interface UsageTap {
   onEnd?(sawUsage: boolean): void;
 }
 
+/** How the stream went, as far as the tap saw it. */
+export interface TapSummary {
+  sawUsage: boolean;
+  /** Events that carried output (a non-empty `choices`): about one per token with vLLM and SGLang. */
+  outputEvents: number;
+  /** An upstream error event (`data: {"error": ...}`) passed through. */
+  sawError: boolean;
+}
+
 const BOUNDARY = /\r?\n\r?\n/;
 const NULL_USAGE = /"usage"\s*:\s*null/;
+const OUTPUT = /"choices"\s*:\s*\[\s*\{/;
+const ERROR_EVENT = /^data:\s*\{\s*"error"\s*:/;
+/** The longest incomplete event held back (events are tokens, usage and errors: a few KiB at most). */
+export const MAX_HELD_CHARS = 1 << 20;
 
 /**
  * Whether an event may be the usage chunk and so has to be parsed. OpenAI-style servers put
@@ -29,20 +43,75 @@ function mayCarryUsage(event: string): boolean {
   return at >= 0 && (event.includes('"usage"', at + 1) || !NULL_USAGE.test(event));
 }
 
-/** @example upstream.body.pipeThrough(sseUsageTap({ onUsage: (u) => (u.greenference = receipt), dropUsageChunk: false })) */
-export function sseUsageTap(tap: UsageTap): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  let pending = "";
-  let sawUsage = false;
+/**
+ * The tap as a push parser: `push` takes upstream bytes and returns what to send on, `end` the
+ * rest when the upstream ended, `fail` an error event instead of an incomplete trailing event.
+ *
+ * @example
+ * const tap = new SseUsageTapper({ onUsage: (u) => (u.greenference = receipt), dropUsageChunk: false });
+ * for (const out of tap.push(bytes)) controller.enqueue(out);
+ */
+export class SseUsageTapper {
+  private readonly decoder = new TextDecoder();
+  private readonly encoder = new TextEncoder();
+  private pending = "";
+  /** Inside an event too long to hold: passed on until its boundary. */
+  private passing = false;
+  readonly summary: TapSummary = { sawUsage: false, outputEvents: 0, sawError: false };
 
-  const emitEvent = (event: string, separator: string, controller: TransformStreamDefaultController<Uint8Array>) => {
-    const amended = mayCarryUsage(event) ? amend(event) : event;
-    if (amended !== null) controller.enqueue(encoder.encode(amended + separator));
-  };
+  constructor(private readonly tap: UsageTap) {}
+
+  push(bytes: Uint8Array): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    this.pending += this.decoder.decode(bytes, { stream: true });
+    for (let m = BOUNDARY.exec(this.pending); m; m = BOUNDARY.exec(this.pending)) {
+      const event = this.pending.slice(0, m.index);
+      if (this.passing) {
+        out.push(this.encoder.encode(event + m[0]));
+        this.passing = false;
+      } else {
+        const amended = this.event(event);
+        if (amended !== null) out.push(this.encoder.encode(amended + m[0]));
+      }
+      this.pending = this.pending.slice(m.index + m[0].length);
+    }
+    if (this.pending.length > MAX_HELD_CHARS) {
+      out.push(this.encoder.encode(this.pending));
+      this.pending = "";
+      this.passing = true;
+    }
+    return out;
+  }
+
+  /** The held-back remainder, when the upstream ended cleanly. */
+  end(): Uint8Array[] {
+    this.pending += this.decoder.decode();
+    const rest = this.pending;
+    this.pending = "";
+    this.tap.onEnd?.(this.summary.sawUsage);
+    return rest.length > 0 ? [this.encoder.encode(rest)] : [];
+  }
+
+  /**
+   * The stream's last bytes when the upstream failed: an incomplete event is dropped (a client
+   * would fail to parse it) and `errorEvent` (a whole `data: ...\n\n` event) takes its place.
+   */
+  fail(errorEvent: string): Uint8Array[] {
+    const lead = this.passing ? "\n\n" : "";
+    this.pending = "";
+    this.passing = false;
+    this.tap.onEnd?.(this.summary.sawUsage);
+    return [this.encoder.encode(lead + errorEvent)];
+  }
 
   /** The event as it should be sent, or null to drop it. */
-  const amend = (event: string): string | null => {
+  private event(event: string): string | null {
+    if (OUTPUT.test(event)) this.summary.outputEvents++;
+    if (ERROR_EVENT.test(event)) this.summary.sawError = true;
+    return mayCarryUsage(event) ? this.amend(event) : event;
+  }
+
+  private amend(event: string): string | null {
     const data = event
       .split(/\r?\n/)
       .filter((l) => l.startsWith("data:"))
@@ -56,23 +125,21 @@ export function sseUsageTap(tap: UsageTap): TransformStream<Uint8Array, Uint8Arr
     }
     const finalUsage = typeof chunk.usage === "object" && chunk.usage !== null && Array.isArray(chunk.choices) && chunk.choices.length === 0;
     if (!finalUsage) return event;
-    sawUsage = true;
-    tap.onUsage(chunk.usage as Record<string, unknown>);
-    return tap.dropUsageChunk ? null : `data: ${JSON.stringify(chunk)}`;
-  };
+    this.summary.sawUsage = true;
+    this.tap.onUsage(chunk.usage as Record<string, unknown>);
+    return this.tap.dropUsageChunk ? null : `data: ${JSON.stringify(chunk)}`;
+  }
+}
 
+/** @example upstream.body.pipeThrough(sseUsageTap({ onUsage: (u) => (u.greenference = receipt), dropUsageChunk: false })) */
+export function sseUsageTap(tap: UsageTap): TransformStream<Uint8Array, Uint8Array> {
+  const tapper = new SseUsageTapper(tap);
   return new TransformStream({
     transform(bytes, controller) {
-      pending += decoder.decode(bytes, { stream: true });
-      for (let m = BOUNDARY.exec(pending); m; m = BOUNDARY.exec(pending)) {
-        emitEvent(pending.slice(0, m.index), m[0], controller);
-        pending = pending.slice(m.index + m[0].length);
-      }
+      for (const out of tapper.push(bytes)) controller.enqueue(out);
     },
     flush(controller) {
-      pending += decoder.decode();
-      if (pending.length > 0) controller.enqueue(encoder.encode(pending));
-      tap.onEnd?.(sawUsage);
+      for (const out of tapper.end()) controller.enqueue(out);
     },
   });
 }

@@ -56,6 +56,14 @@ describe("the OpenAI API through the edge to the simulated sites (wrangler dev +
     expect(usage).toMatchObject({ completion_tokens: 10, greenference: { energy_j: expect.any(Number), site: r.headers.get("x-greenference-site") } });
   });
 
+  it("refuses a request sent straight to a site's ingress without the edge's signature (401), while the edge's own are served", async () => {
+    const site = stack.sites[0]!;
+    const direct = await fetch(`${site.ingressUrl}/v1/chat/completions`, chatCompletionRequest({ model: stack.config.model, inputTokens: 40, maxTokens: 4, stream: false }));
+    expect(direct.status).toBe(401);
+    expect(await direct.json()).toMatchObject({ error: { type: "authentication_error", code: "invalid_signature" } });
+    expect((await chat(false, 4)).status).toBe(200);
+  });
+
   it("serves /v1/completions and lists the model at /v1/models", async () => {
     const r = await fetch(`${stack.edgeUrl}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: stack.config.model, prompt: "Wind is", max_tokens: 8 }) });
     expect(r.status).toBe(200);

@@ -7,6 +7,7 @@ import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
 import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
 import { SimulatedGpuBackend } from "../../host-agent/gpu/index.ts";
 import { parsePrometheusText, sumOf } from "../../host-agent/util/prometheus-text.ts";
+import { signSiteHop } from "../../host-agent/gateway/ingress-auth.ts";
 import { startFakeEdge } from "./fake-edge.test-helper.ts";
 
 /**
@@ -15,7 +16,15 @@ import { startFakeEdge } from "./fake-edge.test-helper.ts";
  */
 const SITE = "wind-a";
 const TOKEN = "gfs_wind-a_0123456789abcdef";
-const base = { site: SITE, token: TOKEN, heartbeatMs: "200", planPollMs: "100", retryBaseMs: "50", retryMaxMs: "200", ingress: "127.0.0.1:0" };
+const INGRESS_SECRET = `gfi_${"c0".repeat(32)}`;
+const base = { site: SITE, token: TOKEN, heartbeatMs: "200", planPollMs: "100", retryBaseMs: "50", retryMaxMs: "200", ingress: "127.0.0.1:0", ingressSecret: INGRESS_SECRET };
+
+/** `fetch` to the ingress, signed as the edge signs with the site's ingress secret. */
+function ingressFetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+  const method = init.method ?? "GET";
+  const headers = init.headers ?? {};
+  return fetch(url, { ...init, headers: { ...headers, ...signSiteHop(INGRESS_SECRET, method, new URL(url).pathname, headers, init.body ?? "") } });
+}
 
 const edgeHeaders = (instance: string, stream = false) => ({ "content-type": "application/json", accept: stream ? "text/event-stream" : "application/json", "x-greenference-class": "SM", "x-greenference-plan": "1", "x-greenference-instance": instance });
 const chatBody = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "Tell me about wind power." }], max_tokens: 20, ...extra });
@@ -32,7 +41,8 @@ async function applied(agent: Agent, version: number, timeoutMs: number): Promis
 /** A POST with node:http, which exposes trailers (fetch does not). */
 function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: Record<string, unknown>; trailers: Record<string, unknown>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers }, (res) => {
+    const signed = { ...headers, ...signSiteHop(INGRESS_SECRET, "POST", new URL(url).pathname, headers, body) };
+    const req = request(url, { method: "POST", headers: signed }, (res) => {
       let text = "";
       res.on("data", (c: Buffer) => (text += c.toString()));
       res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, trailers: res.trailers, text }));
@@ -70,18 +80,20 @@ describe("site ingress on a simulated site", () => {
     expect(usage.usage.completion_tokens).toBe(20);
     expect(usage.usage.greenference.energy_j).toBeGreaterThan(0);
 
-    const plain = await fetch(`${agent.ingressUrl}/v1/completions`, { method: "POST", headers: edgeHeaders("solo"), body: JSON.stringify({ model: "llama3.1-8b", prompt: "Hello", max_tokens: 5 }) });
+    // Unsigned, straight to the ingress: refused.
+    expect((await fetch(`${agent.ingressUrl}/v1/completions`, { method: "POST", headers: edgeHeaders("solo"), body: JSON.stringify({ model: "llama3.1-8b", prompt: "Hello", max_tokens: 5 }) })).status).toBe(401);
+    const plain = await ingressFetch(`${agent.ingressUrl}/v1/completions`, { method: "POST", headers: edgeHeaders("solo"), body: JSON.stringify({ model: "llama3.1-8b", prompt: "Hello", max_tokens: 5 }) });
     expect(plain.status).toBe(200);
     expect(Number(plain.headers.get("x-greenference-energy-j"))).toBeGreaterThan(0);
     expect(plain.headers.get("x-greenference-replica")).toBe("solo#0");
-    const models = (await (await fetch(`${agent.ingressUrl}/v1/models`)).json()) as { data: { id: string; instances: string[] }[] };
+    const models = (await (await ingressFetch(`${agent.ingressUrl}/v1/models`)).json()) as { data: { id: string; instances: string[] }[] };
     expect(models.data).toEqual([expect.objectContaining({ id: "llama3.1-8b", instances: ["pair", "solo"] })]);
   });
 
   it("spreads an instance's requests over its replicas and queues what exceeds their concurrency", async () => {
     const metric = async (name: string) => sumOf(parsePrometheusText(await agent.metricsText()), name);
     // 2000 tokens take about half a second of wall time at 20x: long enough to see the queue.
-    const pending = Array.from({ length: 8 }, () => fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("pair"), body: chatBody({ max_tokens: 2000 }) }));
+    const pending = Array.from({ length: 8 }, () => ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("pair"), body: chatBody({ max_tokens: 2000 }) }));
     // Two replicas x two slots (--gateway-replica-concurrency 2): four run, four wait.
     await expect.poll(() => metric("greenference_gateway_queue_length"), { timeout: 2000, interval: 10 }).toBe(4);
     expect(await metric("greenference_gateway_requests_in_flight")).toBe(4);
@@ -96,12 +108,12 @@ describe("site ingress on a simulated site", () => {
   });
 
   it("answers 503 with the reason for an instance the site does not run and no stand-in, and reroutes a drained one", async () => {
-    const unknown = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("gone"), body: chatBody({ model: "bloom-176b" }) });
+    const unknown = await ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("gone"), body: chatBody({ model: "bloom-176b" }) });
     expect(unknown.status).toBe(503);
     expect(await unknown.json()).toMatchObject({ error: { code: "instance_not_found", message: expect.stringContaining("instance gone is not in site wind-a's plan (plan 1)") } });
     const solo = [...agent.applier.engines.values()].find((e) => e.launch.instanceId === "solo")!;
     await solo.drain(1000);
-    const rerouted = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("solo"), body: chatBody() });
+    const rerouted = await ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("solo"), body: chatBody() });
     expect(rerouted.status).toBe(200);
     expect(rerouted.headers.get("x-greenference-rerouted")).toBe("pair");
     const metrics = parsePrometheusText(await agent.metricsText());
@@ -138,7 +150,7 @@ describe("site ingress with engine processes", () => {
   });
 
   it("retries on the other replica when the engine process holding the request is killed before it answers", async () => {
-    const answer = fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama"), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    const answer = ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama"), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
     await expect.poll(() => engines.events().filter((e) => e.event === "request").length, { timeout: 5000, interval: 20 }).toBe(1);
     const victim = engines.events().find((e) => e.event === "request")!.pid;
     process.kill(victim, "SIGKILL");
@@ -153,7 +165,7 @@ describe("site ingress with engine processes", () => {
 
   it("reports what the engine processes served, as the ingress measured it: served load, TTFT and TBT in the heartbeat", async () => {
     const streamed = () =>
-      fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama", true), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 6, stream: true, stream_options: { include_usage: true } }) }).then((r) => r.text());
+      ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama", true), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 6, stream: true, stream_options: { include_usage: true } }) }).then((r) => r.text());
     const answers = await Promise.all([streamed(), streamed(), streamed()]);
     for (const text of answers) expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
     // The engine takes 700 ms to its first token, then one token per 10 ms (FAKE_ENGINE_TOKEN_MS).
@@ -194,12 +206,12 @@ describe("a plan change under traffic, with engine processes (make-before-break)
     const answers: { status: number; replica: string | null }[] = [];
     // The edge routes by plan 2 from now on: every request names the new instance.
     while (agent.applier.status().appliedVersion !== 2) {
-      const r = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("new"), "x-greenference-plan": "2" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+      const r = await ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("new"), "x-greenference-plan": "2" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
       answers.push({ status: r.status, replica: r.headers.get("x-greenference-replica") });
       await r.arrayBuffer();
       await sleep(50);
     }
-    const after = await fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("new"), "x-greenference-plan": "2" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    const after = await ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("new"), "x-greenference-plan": "2" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
     expect(after.status).toBe(200);
     expect(after.headers.get("x-greenference-replica")).toBe("new#0");
     expect(answers.length).toBeGreaterThan(5);

@@ -43,7 +43,7 @@ describe("admin API: fleet, policy and plans", () => {
     const rejected = await edge.admin("PUT", "/admin/v1/fleet", bad);
     expect(rejected.status).toBe(400);
     expect((await errorOf(rejected)).param).toBe("sites.1.ingressUrl");
-    expect((await edge.fetch("/admin/v1/fleet", { method: "PUT", headers: { authorization: "Bearer test-admin-token" }, body: "{" })).status).toBe(400);
+    expect((await edge.fetch("/admin/v1/fleet", { method: "PUT", headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" }, body: "{" })).status).toBe(400);
     const stored = (await (await edge.admin("GET", "/admin/v1/fleet")).json()) as ReturnType<typeof fleet>;
     expect(stored.sites[1]!.ingressUrl).toBe("https://eu-b.sites.test/");
   });
@@ -105,14 +105,17 @@ describe("admin API: API keys and metrics", () => {
     expect(key.key).toMatch(new RegExp(`^gfk_${key.id}_[0-9a-f]{64}$`));
     expect(key.hash).toBeUndefined();
     const list = (await (await edge.admin("GET", "/admin/v1/keys")).json()) as Record<string, unknown>[];
-    expect(list).toEqual([{ id: key.id, name: "team-a", requestsPerMinute: 100, createdAtMs: expect.any(Number) }]);
+    expect(list).toEqual([{ id: key.id, name: "team-a", requestsPerMinute: 100, tokensPerMinute: null, createdAtMs: expect.any(Number) }]);
     expect((await edge.admin("POST", "/admin/v1/keys", { name: "" })).status).toBe(400);
     expect((await edge.admin("DELETE", `/admin/v1/keys/${key.id}`)).status).toBe(200);
     expect((await edge.admin("DELETE", `/admin/v1/keys/${key.id}`)).status).toBe(404);
   });
 
   it("exposes request, routing and retry counters in Prometheus text", async () => {
-    for (const site of ["eu-a", "eu-b"]) await env.SITE.get(env.SITE.idFromName(site)).heartbeat(telemetry(site));
+    for (const site of ["eu-a", "eu-b"]) {
+      await env.SITE.get(env.SITE.idFromName(site)).heartbeat(telemetry(site));
+      await edge.issueIngressSecret(site, 0);
+    }
     edge.app.context.cache.invalidate();
     edge.sites.on("eu-a", () => new Response("down", { status: 502 }));
     expect((await edge.chat(chatBody())).status).toBe(200);

@@ -38,7 +38,7 @@ describe("admin API: forecast upload", () => {
     expect(await controlStub(env).latestForecast("power_available:site:bad-b")).toBeNull();
     const noToken = await edge.fetch("/admin/v1/forecasts", { method: "POST", body: JSON.stringify(power("bad-d")) });
     expect(noToken.status).toBe(401);
-    const notJson = await edge.fetch("/admin/v1/forecasts", { method: "POST", headers: { authorization: "Bearer test-admin-token" }, body: "{" });
+    const notJson = await edge.fetch("/admin/v1/forecasts", { method: "POST", headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" }, body: "{" });
     expect(notJson.status).toBe(400);
   });
 });

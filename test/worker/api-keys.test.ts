@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do.ts";
-import { chatBody, Edge, errorOf } from "./edge-fixture.ts";
+import { chatBody, closedEnv, completion, Edge, errorOf } from "./edge-fixture.ts";
 
 const edge = new Edge();
 
@@ -17,17 +17,30 @@ beforeAll(() => edge.setUp(1));
 afterEach(() => vi.restoreAllMocks());
 
 describe("API keys", () => {
-  it("leaves the API open while no key exists, then requires a valid key (401 otherwise)", async () => {
+  it("under INFERENCE_ACCESS=open, takes calls without a key but checks a key that is given (401 for a wrong one)", async () => {
     expect((await edge.chat(chatBody())).status).toBe(200);
     const { key } = await createKey(null);
+    expect((await edge.chat(chatBody())).status).toBe(200);
     const calls = edge.sites.calls.length;
-    for (const headers of [{}, bearer("sk-not-ours"), bearer(key.replace(/.$/, (c) => (c === "a" ? "b" : "a"))), { authorization: key }]) {
+    for (const headers of [bearer("sk-not-ours"), bearer(key.replace(/.$/, (c) => (c === "a" ? "b" : "a")))]) {
       const r = await edge.chat(chatBody(), headers);
       expect(r.status).toBe(401);
       expect(await errorOf(r)).toMatchObject({ type: "authentication_error", code: "invalid_api_key" });
     }
     expect(edge.sites.calls).toHaveLength(calls);
     expect((await edge.chat(chatBody(), bearer(key))).status).toBe(200);
+  });
+
+  it("is closed by default: every call needs a valid key (401 otherwise)", async () => {
+    const { key } = await createKey(null);
+    const calls = edge.sites.calls.length;
+    for (const headers of [{}, bearer("sk-not-ours"), bearer(key.replace(/.$/, (c) => (c === "a" ? "b" : "a"))), { authorization: key }]) {
+      const r = await edge.chat(chatBody(), headers, undefined, closedEnv);
+      expect(r.status).toBe(401);
+      expect(await errorOf(r)).toMatchObject({ type: "authentication_error", code: "invalid_api_key" });
+    }
+    expect(edge.sites.calls).toHaveLength(calls);
+    expect((await edge.chat(chatBody(), bearer(key), undefined, closedEnv)).status).toBe(200);
   });
 
   it("limits a key's requests per minute with 429 and Retry-After; rejected requests use no quota", async () => {
@@ -44,6 +57,26 @@ describe("API keys", () => {
     expect(edge.sites.calls).toHaveLength(calls);
   });
 
+  it("limits a key's tokens per minute: admitted on prompt plus max_tokens, settled on what the site reports used", async () => {
+    const created = await edge.admin("POST", "/admin/v1/keys", { name: "tpm", tokensPerMinute: 1_000 });
+    const { key } = (await created.json()) as { key: string };
+    const calls = edge.sites.calls.length;
+    const tooLarge = await edge.chat(chatBody({ max_tokens: 2_000 }), bearer(key));
+    expect(tooLarge.status).toBe(400);
+    expect(await errorOf(tooLarge)).toMatchObject({ param: "max_tokens", code: "tokens_per_minute_exceeded" });
+    expect(edge.sites.calls).toHaveLength(calls);
+    // Each is admitted with about 610 tokens; only because the 32 used are settled does the second fit.
+    edge.sites.fallback = () => completion(20);
+    for (let i = 0; i < 2; i++) expect((await edge.chat(chatBody({ max_tokens: 600 }), bearer(key))).status).toBe(200);
+    // This one uses 912, more than admitted: the key runs into debt and waits.
+    edge.sites.fallback = () => completion(900);
+    expect((await edge.chat(chatBody({ max_tokens: 600 }), bearer(key))).status).toBe(200);
+    const limited = await edge.chat(chatBody({ max_tokens: 600 }), bearer(key));
+    expect(limited.status).toBe(429);
+    expect(await errorOf(limited)).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded", message: expect.stringContaining("1000 tokens per minute") });
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+
   it("stops accepting a revoked key", async () => {
     const { id, key } = await createKey(null);
     expect((await edge.chat(chatBody(), bearer(key))).status).toBe(200);
@@ -53,20 +86,46 @@ describe("API keys", () => {
 });
 
 describe("RateLimiterDO", () => {
-  const limiter = () => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("bucket-test"));
-  const take = (rpm: number) => runInDurableObject(limiter(), (d: RateLimiterDO) => d.take(rpm));
+  const limiter = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
+  const requests = (rpm: number) => ({ requestsPerMinute: rpm, tokensPerMinute: null });
 
   it("holds up to a minute's requests and refills them evenly", async () => {
+    const take = (rpm: number) => runInDurableObject(limiter("bucket-requests"), (d: RateLimiterDO) => d.take(requests(rpm)));
     const t0 = Date.now();
     vi.spyOn(Date, "now").mockReturnValue(t0);
     for (let i = 0; i < 60; i++) expect((await take(60)).allowed).toBe(true);
-    expect(await take(60)).toEqual({ allowed: false, remaining: 0, retryAfterS: 1 });
+    expect(await take(60)).toEqual({ allowed: false, limitedBy: "requests", remaining: 0, retryAfterS: 1 });
     vi.spyOn(Date, "now").mockReturnValue(t0 + 1_000);
-    expect(await take(60)).toEqual({ allowed: true, remaining: 0, retryAfterS: 0 });
+    expect(await take(60)).toEqual({ allowed: true, limitedBy: null, remaining: 0, retryAfterS: 0 });
     expect((await take(60)).allowed).toBe(false);
     vi.spyOn(Date, "now").mockReturnValue(t0 + 61_000);
     expect(await take(60)).toMatchObject({ allowed: true, remaining: 59 });
     // A lowered limit applies at once.
     expect(await take(10)).toMatchObject({ allowed: true, remaining: 9 });
+  });
+
+  it("admits tokens on an estimate, settles them on use, and refuses a request larger than a minute's tokens", async () => {
+    const limits = { requestsPerMinute: null, tokensPerMinute: 6_000 };
+    const stub = limiter("bucket-tokens");
+    const t0 = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(t0);
+    expect(await runInDurableObject(stub, (d: RateLimiterDO) => d.take(limits, 7_000))).toEqual({ allowed: false, limitedBy: "request_too_large", remaining: null, retryAfterS: 0 });
+    expect((await runInDurableObject(stub, (d: RateLimiterDO) => d.take(limits, 5_000))).allowed).toBe(true);
+    // 1,000 tokens left: a 2,000-token request waits 10 s (100 tokens a second).
+    expect(await runInDurableObject(stub, (d: RateLimiterDO) => d.take(limits, 2_000))).toEqual({ allowed: false, limitedBy: "tokens", remaining: null, retryAfterS: 10 });
+    // The first request used only 1,000 of its 5,000: 4,000 come back.
+    await runInDurableObject(stub, (d: RateLimiterDO) => d.settle(limits, -4_000));
+    expect((await runInDurableObject(stub, (d: RateLimiterDO) => d.take(limits, 2_000))).allowed).toBe(true);
+    // Using more than estimated runs into debt: 3,000 left, minus 4,000 more used = -1,000.
+    await runInDurableObject(stub, (d: RateLimiterDO) => d.settle(limits, 4_000));
+    expect(await runInDurableObject(stub, (d: RateLimiterDO) => d.take(limits, 1))).toMatchObject({ allowed: false, limitedBy: "tokens", retryAfterS: 11 });
+  });
+
+  it("keeps its buckets in the object's storage, so a new instance of the object does not start full", async () => {
+    const stub = limiter("bucket-stored");
+    vi.spyOn(Date, "now").mockReturnValue(1_800_000_000_000);
+    await runInDurableObject(stub, (d: RateLimiterDO) => d.take(requests(5)));
+    const stored = await runInDurableObject(stub, (_d: RateLimiterDO, state) => state.storage.kv.get("buckets"));
+    expect(stored).toEqual({ requests: { capacity: 5, level: 4, updatedMs: 1_800_000_000_000 }, tokens: null });
   });
 });

@@ -186,11 +186,11 @@ describe("dashboard state", () => {
 });
 
 describe("dashboard access", () => {
-  it("needs the admin token by default: none or a wrong one is a 401 in the OpenAI shape", async () => {
+  it("needs a token (read-only or admin) by default: none or a wrong one is a 401 in the OpenAI shape", async () => {
     const edge = new Edge();
     const none = await edge.fetch("/dashboard/v1/state");
     expect(none.status).toBe(401);
-    expect(await errorOf(none)).toMatchObject({ type: "authentication_error", code: "invalid_admin_token" });
+    expect(await errorOf(none)).toMatchObject({ type: "authentication_error", code: "invalid_read_token" });
     const wrong = await edge.fetch("/dashboard/v1/state", { headers: { authorization: "Bearer not-the-token" } });
     expect(wrong.status).toBe(401);
     const inQuery = await edge.fetch(`/dashboard/v1/state?token=${ADMIN_TOKEN}`);

@@ -2,10 +2,17 @@ import { createExecutionContext, env, runDurableObjectAlarm, waitOnExecutionCont
 import { vi } from "vitest";
 import { createApp, type AppOptions, type EdgeApp } from "../../src/worker/app.ts";
 import type { SiteClient } from "../../src/worker/site-client.ts";
+import { verifySiteHop } from "./site-hop-verifier.ts";
 
 /** The admin token the tests pass in the env (the Worker reads the ADMIN_TOKEN secret). */
 export const ADMIN_TOKEN = "test-admin-token";
-export const testEnv = { ...env, ADMIN_TOKEN } as typeof env & { ADMIN_TOKEN: string };
+/**
+ * The env most tests run the edge in: the admin token set and the inference API opened (the
+ * wrangler.toml default is closed; test/worker/access.test.ts covers that).
+ */
+export const testEnv = { ...env, ADMIN_TOKEN, INFERENCE_ACCESS: "open" } as unknown as typeof env & { ADMIN_TOKEN: string };
+/** The env as deployed by default: the inference API closed (keys required). */
+export const closedEnv = { ...env, ADMIN_TOKEN } as typeof env & { ADMIN_TOKEN: string };
 export const MODEL = "llama-3-8b";
 
 const slo = { ttftMs: 300, tbtMs: 80 };
@@ -91,6 +98,8 @@ export interface UpstreamCall {
   url: string;
   headers: Headers;
   body: Record<string, unknown>;
+  /** The raw body, as signed. */
+  text: string;
 }
 
 type SiteHandler = (call: UpstreamCall) => Response | Promise<Response>;
@@ -106,9 +115,14 @@ export function completion(completionTokens = 20, extraUsage: Record<string, unk
   });
 }
 
-/** Fake sites behind the SiteClient port: per-site handlers, every call recorded. */
+/**
+ * Fake sites behind the SiteClient port: per-site handlers, every call recorded. A site given its
+ * ingress secrets (`secrets`) checks the edge's signature as the real gateway does and answers 401
+ * (the call is still recorded) when it does not verify.
+ */
 export class FakeSites {
   readonly calls: UpstreamCall[] = [];
+  readonly secrets = new Map<string, string[]>();
   private readonly handlers = new Map<string, SiteHandler>();
   fallback: SiteHandler = () => completion();
 
@@ -119,8 +133,14 @@ export class FakeSites {
 
   readonly client: SiteClient = async (url, init) => {
     const site = new URL(url).hostname.split(".")[0]!;
-    const call = { site, url, headers: new Headers(init.headers), body: JSON.parse(String(init.body)) as Record<string, unknown> };
+    const text = String(init.body);
+    const call = { site, url, headers: new Headers(init.headers), body: JSON.parse(text) as Record<string, unknown>, text };
     this.calls.push(call);
+    const secrets = this.secrets.get(site);
+    if (secrets) {
+      const refused = await verifySiteHop(secrets, "POST", new URL(url).pathname, call.headers, text);
+      if (refused) return Response.json({ error: { message: refused, type: "authentication_error", param: null, code: "invalid_signature" } }, { status: 401 });
+    }
     return (this.handlers.get(site) ?? this.fallback)(call);
   };
 }
@@ -147,16 +167,29 @@ export class Edge {
   }
 
   /** POST /v1/chat/completions with a JSON body (entering at AMS unless told otherwise). */
-  chat(body: unknown, headers: Record<string, string> = {}, cf: Record<string, unknown> = { colo: "AMS", continent: "EU" }): Promise<Response> {
-    return this.fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), cf });
+  chat(body: unknown, headers: Record<string, string> = {}, cf: Record<string, unknown> = { colo: "AMS", continent: "EU" }, envOverride: object = testEnv): Promise<Response> {
+    return this.fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), cf }, envOverride);
   }
 
-  /** Fleet and a plan of `version` in ControlDO, and a fresh heartbeat from each listed site. */
+  /**
+   * Fleet and a plan of `version` in ControlDO, a fresh heartbeat from each listed site, and an
+   * ingress secret for every site (the fake sites check the edge's signatures with it).
+   */
   async setUp(version: number, healthy = ["eu-a", "eu-b", "us-c"]): Promise<void> {
     await expectOk(this.admin("PUT", "/admin/v1/fleet", fleet()));
     await expectOk(this.admin("PUT", "/admin/v1/plan", plan(version)));
     for (const site of healthy) await env.SITE.get(env.SITE.idFromName(site)).heartbeat(telemetry(site));
+    for (const site of fleet().sites.map((s) => s.id)) await this.issueIngressSecret(site, 0);
     this.app.context.cache.invalidate();
+  }
+
+  /** Rotates `site`'s ingress secret (the old one signs along for `overlapS`) and gives the fake site the new one (and the old while it overlaps). */
+  async issueIngressSecret(site: string, overlapS: number, siteKeepsOld = overlapS > 0): Promise<string> {
+    const r = await this.admin("POST", `/admin/v1/sites/${site}/ingress-secret?overlap_s=${overlapS}`);
+    if (r.status !== 201) throw new Error(`ingress secret for ${site}: ${r.status} ${await r.text()}`);
+    const { ingressSecret } = (await r.json()) as { ingressSecret: string };
+    this.sites.secrets.set(site, [ingressSecret, ...(siteKeepsOld ? (this.sites.secrets.get(site) ?? []).slice(0, 1) : [])]);
+    return ingressSecret;
   }
 }
 

@@ -19,7 +19,7 @@ describe("inference API: bad input changes nothing", () => {
   }
 
   it("answers malformed JSON with 400", async () => {
-    await expectRejected(edge.fetch("/v1/chat/completions", { method: "POST", body: '{"model": "llama-3-8b", "messages": [' }), 400, (e) => {
+    await expectRejected(edge.fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: '{"model": "llama-3-8b", "messages": [' }), 400, (e) => {
       expect(e).toMatchObject({ type: "invalid_request_error", code: "invalid_json" });
     });
   });
@@ -29,7 +29,7 @@ describe("inference API: bad input changes nothing", () => {
     await expectRejected(edge.chat(chatBody({ max_tokens: "lots" })), 400, (e) => expect(e.param).toBe("max_tokens"));
     await expectRejected(edge.chat(chatBody({ messages: [{ role: "user", content: [{ type: "text" }] }] })), 400, (e) => expect(e.param).toBe("messages[0].content[0].text"));
     await expectRejected(edge.chat({ messages: [] }), 400, (e) => expect(e.param).toBe("model"));
-    await expectRejected(edge.fetch("/v1/completions", { method: "POST", body: JSON.stringify({ model: MODEL, prompt: [1, "x"] }) }), 400, (e) => expect(e.param).toBe("prompt"));
+    await expectRejected(edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: [1, "x"] }) }), 400, (e) => expect(e.param).toBe("prompt"));
   });
 
   it("answers an unknown model with 404 model_not_found", async () => {
@@ -45,7 +45,7 @@ describe("inference API: bad input changes nothing", () => {
         c.close();
       },
     });
-    await expectRejected(edge.fetch("/v1/chat/completions", { method: "POST", body: chunked, duplex: "half" } as RequestInit), 413, () => {});
+    await expectRejected(edge.fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: chunked, duplex: "half" } as RequestInit), 413, () => {});
   });
 
   it("answers an unknown explicit class with 400", async () => {
@@ -112,7 +112,9 @@ describe("inference API: routing and receipts", () => {
 
   it("classifies by max_tokens, an explicit header, and learns output lengths per key and model", async () => {
     expect((await edge.chat(chatBody({ max_tokens: 2000 }))).headers.get("x-greenference-class")).toBe("SL");
-    expect((await edge.chat(chatBody(), { "x-greenference-class": "LS" })).headers.get("x-greenference-site")).toBe("eu-b");
+    // A hint consistent with the measured (short) prompt is taken: SL is served at eu-a.
+    const hinted = await edge.chat(chatBody({ max_tokens: 2000 }), { "x-greenference-class": "SL" });
+    expect([hinted.headers.get("x-greenference-class"), hinted.headers.get("x-greenference-site")]).toEqual(["SL", "eu-a"]);
     edge.sites.fallback = () => completion(900);
     for (let i = 0; i < 3; i++) await (await edge.chat(chatBody({ max_tokens: undefined }))).text();
     expect((await edge.chat(chatBody({ max_tokens: undefined }))).headers.get("x-greenference-class")).toBe("SL");
@@ -170,13 +172,14 @@ describe("inference API: routing and receipts", () => {
   it("answers 503 with the reason when no site can take the request", async () => {
     await takeDown("eu-b");
     edge.app.context.cache.invalidate();
-    const r = await edge.chat(chatBody(), { "x-greenference-class": "LL" });
+    // 600 prompt tokens and up to 2000 output tokens: class LL, which only eu-b serves.
+    const r = await edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: new Array(600).fill(1), max_tokens: 2000 }), cf: { colo: "AMS" } } as RequestInit);
     expect(r.status).toBe(503);
     expect(await errorOf(r)).toMatchObject({ code: "no_capacity", message: expect.stringContaining("unhealthy or stale") });
   });
 
   it("serves /v1/completions with the token-id prompt counted exactly", async () => {
-    const r = await edge.fetch("/v1/completions", { method: "POST", body: JSON.stringify({ model: MODEL, prompt: new Array(600).fill(1), max_tokens: 10 }), cf: { colo: "AMS" } } as RequestInit);
+    const r = await edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: new Array(600).fill(1), max_tokens: 10 }), cf: { colo: "AMS" } } as RequestInit);
     expect(r.status).toBe(200);
     expect(r.headers.get("x-greenference-class")).toBe("LS");
     expect(edge.sites.calls[0]!.url).toBe("https://eu-b.sites.test/v1/completions");

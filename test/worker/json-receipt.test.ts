@@ -75,6 +75,9 @@ describe("inference dispatch", () => {
     const slash = await edge.fetch("/v1/chat/completions/", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(chatBody()) });
     expect(slash.status).toBe(200);
     expect(slash.headers.get("x-greenference-site")).toBe("eu-a");
-    expect((await edge.fetch("/v1/chat/completions")).status).toBe(404);
+    // GET where only POST is routed: 405 naming the allowed method.
+    const get = await edge.fetch("/v1/chat/completions");
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
   });
 });

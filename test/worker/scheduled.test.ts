@@ -26,7 +26,7 @@ describe("scheduled handler", () => {
   });
 
   it("makes this isolate route on what the run changed from its next request, not after the snapshot's TTL", async () => {
-    const models = async () => ((await (await worker.fetch(new Request("https://edge.test/v1/models"), env, createExecutionContext())).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    const models = async () => ((await (await worker.fetch(new Request("https://edge.test/v1/models"), { ...env, INFERENCE_ACCESS: "open" } as unknown as typeof env, createExecutionContext())).json()) as { data: { id: string }[] }).data.map((m) => m.id);
     expect(await models()).toEqual([]);
     // Changed behind this isolate's back (as a planner run stores a plan): the cached snapshot still answers.
     await controlStub(env).setFleet(fleet());

@@ -9,7 +9,7 @@ export type ClassSource = "header" | "max_tokens" | "predictor" | "default";
 export interface ClassifyInput {
   scheme: ClassScheme;
   inputTokens: number;
-  /** An explicit class from the client (the `x-greenference-class` header). */
+  /** A class hint from the client (the `x-greenference-class` header). */
   explicitClass?: string | undefined;
   /** The client's output cap (`max_tokens` / `max_completion_tokens`). */
   maxTokens?: number | undefined;
@@ -27,10 +27,12 @@ export interface Classification {
 export type ClassifyResult = { ok: true; value: Classification } | { ok: false; message: string };
 
 /**
- * The request's class. The input bin comes from the estimated input tokens. The output bin comes
- * from, in order: an explicit class (which fixes both bins), the predictor capped by `max_tokens`
- * (a hard limit on the output, so the smaller of the two bins wins), `max_tokens` alone, and
- * finally the scheme's middle output bin when nothing is known.
+ * The request's class. The input bin always comes from the estimated input tokens: the client's
+ * hint names the class it expects, but a hint whose input bin disagrees with the measured prompt
+ * is ignored (a 50k-token prompt is not let into the short-prompt pool by a header), and one the
+ * scheme does not have is an error. The output bin comes from, in order: an accepted hint, the
+ * predictor, `max_tokens` alone, and finally the scheme's middle output bin when nothing is known;
+ * `max_tokens` caps the hint and the prediction (a hard limit on the output, so the smaller bin wins).
  *
  * @example
  * classifyRequest({ scheme, inputTokens: 40, maxTokens: 20, key: "k", model: "m" }, predictor);
@@ -38,21 +40,24 @@ export type ClassifyResult = { ok: true; value: Classification } | { ok: false; 
  */
 export function classifyRequest(input: ClassifyInput, predictor: OutputLengthPredictor): ClassifyResult {
   const { scheme } = input;
+  const inputBin = binIndex(scheme.inputEdges, input.inputTokens);
+  const capped = input.maxTokens === undefined ? undefined : binIndex(scheme.outputEdges, input.maxTokens);
+  const classOf = (outputBin: number, source: ClassSource): ClassifyResult => ({
+    ok: true,
+    value: { classId: (scheme.inputLabels[inputBin]! + scheme.outputLabels[outputBin]!) as ClassId, inputBin, outputBin, source },
+  });
   if (input.explicitClass !== undefined) {
     const bins = binsOfClass(scheme, input.explicitClass);
-    if (!bins) return { ok: false, message: `unknown class "${input.explicitClass}"; scheme "${scheme.name}" has ${allClasses(scheme).join(", ")}` };
-    return { ok: true, value: { classId: input.explicitClass as ClassId, ...bins, source: "header" } };
+    if (!bins) return { ok: false, message: `unknown class "${input.explicitClass.slice(0, 32)}"; scheme "${scheme.name}" has ${allClasses(scheme).join(", ")}` };
+    if (bins.inputBin === inputBin) return classOf(capped === undefined ? bins.outputBin : Math.min(bins.outputBin, capped), "header");
   }
-  const inputBin = binIndex(scheme.inputEdges, input.inputTokens);
   const predicted = predictor.predictBin({ scheme, key: input.key, model: input.model, inputTokens: input.inputTokens });
-  const capped = input.maxTokens === undefined ? undefined : binIndex(scheme.outputEdges, input.maxTokens);
   let outputBin: number;
   let source: ClassSource;
   if (predicted !== undefined && (capped === undefined || predicted <= capped)) [outputBin, source] = [predicted, "predictor"];
   else if (capped !== undefined) [outputBin, source] = [capped, "max_tokens"];
   else [outputBin, source] = [Math.floor(scheme.outputLabels.length / 2), "default"];
-  const classId = (scheme.inputLabels[inputBin]! + scheme.outputLabels[outputBin]!) as ClassId;
-  return { ok: true, value: { classId, inputBin, outputBin, source } };
+  return classOf(outputBin, source);
 }
 
 /**

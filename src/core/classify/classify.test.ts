@@ -48,9 +48,17 @@ describe("HistogramOutputPredictor", () => {
 describe("classifyRequest", () => {
   const base = { scheme, inputTokens: 300, key: "k", model: "m" };
 
-  it("takes an explicit class first, and rejects one the scheme does not have", () => {
-    expect(classifyRequest({ ...base, explicitClass: "LS", maxTokens: 1000 }, always(2))).toEqual({ ok: true, value: { classId: "LS", inputBin: 2, outputBin: 0, source: "header" } });
+  it("takes a class hint consistent with the measured prompt, capped by max_tokens, and rejects one the scheme does not have", () => {
+    expect(classifyRequest({ ...base, explicitClass: "MS", maxTokens: 1000 }, always(2))).toEqual({ ok: true, value: { classId: "MS", inputBin: 1, outputBin: 0, source: "header" } });
+    expect(classifyRequest({ ...base, explicitClass: "ML", maxTokens: 50 }, never)).toEqual({ ok: true, value: { classId: "MS", inputBin: 1, outputBin: 0, source: "header" } });
     expect(classifyRequest({ ...base, explicitClass: "XL" }, never)).toEqual({ ok: false, message: 'unknown class "XL"; scheme "3x3" has SS, SM, SL, MS, MM, ML, LS, LM, LL' });
+    expect(classifyRequest({ ...base, explicitClass: "constructor" }, never)).toMatchObject({ ok: false });
+  });
+
+  it("ignores a class hint whose input bin disagrees with the measured prompt", () => {
+    // A 50k-token prompt hinted as short-short lands in the long-prompt bin.
+    expect(classifyRequest({ ...base, inputTokens: 50_000, explicitClass: "SS", maxTokens: 50 }, never)).toEqual({ ok: true, value: { classId: "LS", inputBin: 2, outputBin: 0, source: "max_tokens" } });
+    expect(classifyRequest({ ...base, explicitClass: "LS", maxTokens: 1000 }, always(2))).toMatchObject({ value: { classId: "ML", source: "predictor" } });
   });
 
   it("uses the prediction when max_tokens allows it, and max_tokens when it caps it", () => {

@@ -5,7 +5,7 @@ import { ClassRates, ClockSetting, InstanceRole } from "../schemas/plan.ts";
 import { Slo, SloTier } from "../schemas/request-class.ts";
 import { GpuHealth, InstanceState } from "../schemas/telemetry.ts";
 
-/** Who may read the dashboard's state: holders of the admin token, or anyone (local development). */
+/** Who may read the dashboard's state: holders of the read-only dashboard token or the admin token ("admin"), or anyone (local development). */
 export const DashboardAccess = z.enum(["admin", "public"]);
 export type DashboardAccess = z.infer<typeof DashboardAccess>;
 

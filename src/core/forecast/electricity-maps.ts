@@ -49,7 +49,8 @@ export function parseElectricityMaps(forecastJson: unknown, latestJson: unknown 
     kind: "carbon_average",
     unit: "gCO2/kWh",
     source: ELECTRICITY_MAPS,
-    issuedAtMs: forecast.updatedAt ?? ctx.nowMs,
+    // Issued no later than it was fetched: a provider clock ahead of ours would otherwise be refused (ControlDO.putForecasts).
+    issuedAtMs: Math.min(forecast.updatedAt ?? ctx.nowMs, ctx.nowMs),
     subject: ctx.subject,
     points: cleanPoints(ELECTRICITY_MAPS, raw),
   });

@@ -49,7 +49,7 @@ export function parseWattTime(json: unknown, ctx: ParseContext): Forecast {
     kind: "carbon_marginal",
     unit: "gCO2/kWh",
     source: WATTTIME,
-    issuedAtMs: response.meta.generated_at ?? ctx.nowMs,
+    issuedAtMs: Math.min(response.meta.generated_at ?? ctx.nowMs, ctx.nowMs),
     subject: ctx.subject,
     points: cleanPoints(WATTTIME, raw),
   });

@@ -21,4 +21,16 @@ describe("ReplicaTurns", () => {
     expect(turns.pick("a", [{ key: "a#0", free: 1 }, { key: "a#2", free: 1 }])).toBe("a#2");
     expect(turns.pick("a", [{ key: "a#0", free: 1 }, { key: "a#2", free: 1 }])).toBe("a#0");
   });
+
+  it("remembers at most maxGroups groups, forgetting the least recently used", () => {
+    const turns = new ReplicaTurns(2);
+    const two = [{ key: "r#0", free: 1 }, { key: "r#1", free: 1 }];
+    expect(turns.pick("a", two)).toBe("r#0");
+    expect(turns.pick("b", two)).toBe("r#0");
+    expect(turns.pick("a", two)).toBe("r#1");
+    for (let i = 0; i < 100; i++) turns.pick(`class-${i}`, two);
+    expect(turns.groups).toBe(2);
+    // "a" was forgotten: it starts again at its first replica.
+    expect(turns.pick("a", two)).toBe("r#0");
+  });
 });

@@ -10,7 +10,9 @@ export interface ReplicaSlot {
  * Round-robin over the replicas of each group (an instance, or a pool of instances): each pick
  * starts after the replica picked last time in that group and takes the first one with a free
  * slot, so replicas take turns and a full one is skipped rather than waited on. Turns follow
- * keys, not positions, so a replica that leaves does not shift the others' turns.
+ * keys, not positions, so a replica that leaves does not shift the others' turns. At most
+ * `maxGroups` groups are remembered (the least recently used is forgotten and starts again at its
+ * first replica), so groups named after request fields cannot grow it without bound.
  *
  * @example
  * const turns = new ReplicaTurns();
@@ -19,6 +21,12 @@ export interface ReplicaSlot {
  */
 export class ReplicaTurns {
   private readonly last = new Map<string, string>();
+
+  constructor(private readonly maxGroups = 4096) {}
+
+  get groups(): number {
+    return this.last.size;
+  }
 
   pick(group: string, replicas: readonly ReplicaSlot[]): string | undefined {
     const n = replicas.length;
@@ -29,11 +37,18 @@ export class ReplicaTurns {
     for (let i = 0; i < n; i++) {
       const r = replicas[(start + i) % n]!;
       if (r.free > 0) {
-        this.last.set(group, r.key);
+        this.remember(group, r.key);
         return r.key;
       }
     }
     return undefined;
+  }
+
+  /** Records the group's turn as its most recent use, forgetting the least recently used group past `maxGroups`. */
+  private remember(group: string, key: string): void {
+    this.last.delete(group);
+    this.last.set(group, key);
+    if (this.last.size > this.maxGroups) this.last.delete(this.last.keys().next().value!);
   }
 }
 

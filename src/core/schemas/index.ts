@@ -7,3 +7,6 @@ export * from "./plan.ts";
 export * from "./telemetry.ts";
 export * from "./forecast.ts";
 export * from "./json-schema.ts";
+export * from "./site-hop.ts";
+export * from "./json-limits.ts";
+export * from "./clock-skew.ts";

@@ -79,13 +79,22 @@ export const Routing = z.record(ClassId, z.array(RouteTarget)).superRefine((rout
 export type Routing = z.infer<typeof Routing>;
 
 /**
+ * The highest plan version (2^31 - 1: a new plan every second for 68 years). Versions stay far
+ * from 2^53, where the planners' `version + 1` would stop being a new number; the plan store also
+ * bounds how far one upload may jump (PLAN_VERSION_STEP_MAX).
+ */
+export const PLAN_VERSION_MAX = 2 ** 31 - 1;
+/** The most one plan may advance the version past the current one. */
+export const PLAN_VERSION_STEP_MAX = 1_000;
+
+/**
  * A global plan from Planner-L (or a pool planner): what every site runs and how each class is
  * routed. Versions increase monotonically; a plan that cannot serve everything says how much it
  * leaves unserved per class in `shortfall` rather than failing.
  */
 export const Plan = z
   .object({
-    version: z.number().int().nonnegative(),
+    version: z.number().int().nonnegative().max(PLAN_VERSION_MAX),
     createdAtMs: EpochMs,
     validUntilMs: EpochMs,
     policy: PolicyKind,
