@@ -21,6 +21,7 @@ describe("site hop contract", () => {
       "x-greenference-instance:i0",
       "x-greenference-output-tokens:",
       "x-greenference-plan:7",
+      "x-greenference-slo:ttft=500;tbt=50",
     ]);
   });
 
