@@ -15,8 +15,12 @@ export function routingWorker(main: string, adminToken: string): Miniflare {
     scriptPath: main,
     modulesRoot: dirname(main),
     // Bundled, every JavaScript module wrangler emits beside the entry comes from a Text rule of
-    // wrangler.toml (browser scripts the dashboard serves), not code the Worker runs.
-    modulesRules: [{ type: "Text", include: ["**/*.js"] }],
+    // wrangler.toml (browser scripts the dashboard serves), not code the Worker runs; the
+    // WebAssembly module is HiGHS, which the planners solve with.
+    modulesRules: [
+      { type: "Text", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
     durableObjects: {
       SITE: { className: "SiteDO", useSQLite: true },
       CONTROL: { className: "ControlDO", useSQLite: true },
