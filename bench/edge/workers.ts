@@ -30,6 +30,17 @@ export function routingWorker(main: string, adminToken: string): Miniflare {
   });
 }
 
+/** A Worker that only imports one WebAssembly module (never instantiated) and answers "ok". */
+export function wasmImportWorker(wasm: Uint8Array): Miniflare {
+  return new Miniflare({
+    ...COMMON,
+    modules: [
+      { type: "ESModule", path: "index.mjs", contents: `import module from "./module.wasm";\nexport default { fetch: () => new Response(module ? "ok" : "") };` },
+      { type: "CompiledWasm", path: "module.wasm", contents: wasm },
+    ],
+  });
+}
+
 /** The baseline: a Worker that forwards every request to the upstream unchanged. */
 export function passThroughWorker(upstream: string): Miniflare {
   return new Miniflare({
