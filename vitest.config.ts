@@ -1,4 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -36,6 +37,9 @@ export default defineConfig({
       },
       {
         plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        // The Worker imports HiGHS's WebAssembly by its file, as wrangler resolves it; Vite keeps to
+        // the package's exports, which name that file "highs/runtime".
+        resolve: { alias: { "highs/build/highs.wasm": fileURLToPath(new URL("node_modules/highs/build/highs.wasm", import.meta.url)) } },
         test: { name: "worker", include: ["test/worker/**/*.test.ts"], testTimeout: 30_000 },
       },
     ],

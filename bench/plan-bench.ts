@@ -8,62 +8,110 @@ import { DYNAMOLLM_CLASS_LENGTHS } from "../src/core/profiling/class-lengths.ts"
 import { isolatedLatencySlo } from "../src/core/profiling/isolated-slo.ts";
 import { defaultClocks, virtualProfile } from "../src/core/profiling/virtual-profiler.ts";
 import type { LpSolver } from "../src/core/ports/lp-solver.ts";
+import type { Plan } from "../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../src/core/schemas/profile.ts";
+import { median } from "../src/core/stats/percentile.ts";
 
 const BINS = { S: 0, M: 1, L: 2 } as const;
 /** One H100 SuperPOD per site (1016 GPUs, about 1.3 MW at full draw, Heron section 5). */
 const SITE_GPUS = 1016;
 const SITE_FULL_W = 1.3e6;
+const LLM = llmSpecs["llama2-70b"];
+const GPU = gpuSpecs["H100-80GB"];
 
-export interface PlanBenchRow {
+/** The clocks a bench reads: wall time, and where the runtime has one, this process's CPU time (both ms). */
+export interface BenchClocks {
+  wall: () => number;
+  cpu?: () => number;
+}
+
+/** Planner-L on one instance: its size, time, and gap to the LP bound. */
+export interface PlannerLTiming {
   sites: number;
   classes: number;
   variables: number;
   constraints: number;
   solve_ms: number;
+  /** CPU time of the solve; null where the runtime has no CPU clock (workerd: measured outside, per request). */
+  solve_cpu_ms: number | null;
   objective: number;
   lp_bound: number;
   gap: number;
   method: string;
+}
+
+/** Planner-S after a 5% power cut at every site, on Planner-L's plan. */
+export interface PlannerSTiming {
   planner_s_ms: number;
+  planner_s_cpu_ms: number | null;
   planner_s_gap: number;
 }
 
+export type PlanBenchRow = PlannerLTiming & PlannerSTiming;
+
+/** The virtual Llama2-70B H100 profile every instance plans on: TP {2,4,8} x 7 clocks x 9 classes x 6 loads. */
+export function planBenchProfile(seed: number): ProfileRow[] {
+  return virtualProfile({ llm: LLM, gpu: GPU, tps: [2, 4, 8], clocksMhz: defaultClocks(GPU), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 60, seed }).rows;
+}
+
 /**
- * Heron's Planner-L (min-latency, its faithful objective) on Heron-shaped instances: n wind sites
- * of one SuperPOD each whose power is 45-100% of full draw (power-bound), 9 classes, a virtual
- * Llama2-70B H100 profile with TP {2,4,8} x 7 clocks x 6 loads, and demand that loads the fleet;
- * then Planner-S after a 5% power cut at every site. Wall-clock times of one solve each, after one
- * untimed-in-the-rows solve of the first size that pays the process's one-time costs (JIT of the
- * planner code, the solver's start-up); its time is reported as `first_solve_ms`, the cold start of
- * a fresh isolate or process.
+ * A Heron-shaped instance of `n` sites: wind sites of one SuperPOD each whose power is 45-100% of
+ * full draw (power-bound), 9 classes, and demand that loads the fleet.
  */
-export function runPlanBench(sizes: readonly number[], now: () => number, solver: LpSolver, seed = 1): { simulated: true; seed: number; profile_rows: number; first_solve_ms: number; sizes: PlanBenchRow[] } {
-  const llm = llmSpecs["llama2-70b"];
-  const gpu = gpuSpecs["H100-80GB"];
-  const profile = virtualProfile({ llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 60, seed }).rows;
-  const solveOne = (n: number) => {
-    const rng = seededRng(seed * 1000 + n);
-    const sites = Array.from({ length: n }, (_, i) => ({ id: `wind-${i}`, gpus: [{ type: gpu.type, count: SITE_GPUS }], powerW: (0.45 + 0.55 * rng.next()) * SITE_FULL_W }));
-    const classes = DYNAMOLLM_CLASS_LENGTHS.map((c, i) => ({
-      id: c.classId,
-      inputBin: BINS[c.classId[0] as keyof typeof BINS],
-      outputBin: BINS[c.classId[1] as keyof typeof BINS],
-      slo: isolatedLatencySlo(llm, gpu, c, 5),
-      demandRps: n * (30 + 12 * (i % 4)),
-    }));
-    const input = PlanningInput.parse({ version: 1, nowMs: 0, model: llm.id, sites, classes, profile });
-    let t = now();
-    const l = heronPlannerL({ kind: "heron-planner-l", objective: "min-latency", reconfigBudget: 0.1 }).plan(input, solver);
-    const solveMs = now() - t;
-    const sInput = PlannerSInput.parse({ ...input, nowMs: 5000, sites: input.sites.map((s) => ({ ...s, powerW: s.powerW * 0.95 })), plan: l.plan });
-    t = now();
-    const s = heronPlannerS(sInput, solver, "min-latency");
-    const sMs = now() - t;
-    const st = l.stats!;
-    return { sites: n, classes: classes.length, variables: st.variables, constraints: st.constraints, solve_ms: round(solveMs), objective: round(st.objective), lp_bound: round(st.lpBound), gap: round(st.gap), method: st.method, planner_s_ms: round(sMs), planner_s_gap: round(s.stats.gap) };
+export function planBenchInput(n: number, seed: number, profile: ProfileRow[]): PlanningInput {
+  const rng = seededRng(seed * 1000 + n);
+  const sites = Array.from({ length: n }, (_, i) => ({ id: `wind-${i}`, gpus: [{ type: GPU.type, count: SITE_GPUS }], powerW: (0.45 + 0.55 * rng.next()) * SITE_FULL_W }));
+  const classes = DYNAMOLLM_CLASS_LENGTHS.map((c, i) => ({
+    id: c.classId,
+    inputBin: BINS[c.classId[0] as keyof typeof BINS],
+    outputBin: BINS[c.classId[1] as keyof typeof BINS],
+    slo: isolatedLatencySlo(LLM, GPU, c, 5),
+    demandRps: n * (30 + 12 * (i % 4)),
+  }));
+  return PlanningInput.parse({ version: 1, nowMs: 0, model: LLM.id, sites, classes, profile });
+}
+
+/** Heron's Planner-L (min-latency, its faithful objective) on `input`, timed. */
+export function benchPlannerL(input: PlanningInput, solver: LpSolver, clocks: BenchClocks): { timing: PlannerLTiming; plan: Plan } {
+  const [l, ms, cpuMs] = timed(clocks, () => heronPlannerL({ kind: "heron-planner-l", objective: "min-latency", reconfigBudget: 0.1 }).plan(input, solver));
+  const st = l.stats!;
+  const timing = { sites: input.sites.length, classes: input.classes.length, variables: st.variables, constraints: st.constraints, solve_ms: round(ms), solve_cpu_ms: cpuMs === null ? null : round(cpuMs), objective: round(st.objective), lp_bound: round(st.lpBound), gap: round(st.gap), method: st.method };
+  return { timing, plan: l.plan };
+}
+
+/** Planner-S runs every few seconds, so its time is the median of this many runs (Planner-L's is one). */
+export const PLANNER_S_RUNS = 5;
+
+/** Heron's Planner-S on Planner-L's `plan` after a 5% power cut at every site, timed over `runs` runs (medians). */
+export function benchPlannerS(input: PlanningInput, plan: Plan, solver: LpSolver, clocks: BenchClocks, runs = PLANNER_S_RUNS): PlannerSTiming {
+  const sInput = PlannerSInput.parse({ ...input, nowMs: 5000, sites: input.sites.map((s) => ({ ...s, powerW: s.powerW * 0.95 })), plan });
+  const times = Array.from({ length: runs }, () => timed(clocks, () => heronPlannerS(sInput, solver, "min-latency")));
+  const cpu = times.map(([, , c]) => c);
+  return { planner_s_ms: round(median(times.map(([, ms]) => ms))), planner_s_cpu_ms: cpu.includes(null) ? null : round(median(cpu as number[])), planner_s_gap: round(times[0]![0].stats.gap) };
+}
+
+/**
+ * Planner-L then Planner-S on the instance of each size, one solve each, after one solve of the
+ * first size that is not in the rows: it pays the process's one-time costs (JIT of the planner
+ * code, the solver's start-up), and its time is reported as `first_solve_ms`, the cold start of a
+ * fresh isolate or process.
+ */
+export function runPlanBench(sizes: readonly number[], clocks: BenchClocks, solver: LpSolver, seed = 1): { simulated: true; seed: number; profile_rows: number; first_solve_ms: number; sizes: PlanBenchRow[] } {
+  const profile = planBenchProfile(seed);
+  const solveOne = (n: number): PlanBenchRow => {
+    const input = planBenchInput(n, seed, profile);
+    const l = benchPlannerL(input, solver, clocks);
+    return { ...l.timing, ...benchPlannerS(input, l.plan, solver, clocks) };
   };
   const first = sizes.length > 0 ? solveOne(sizes[0]!).solve_ms : 0;
   return { simulated: true, seed, profile_rows: profile.length, first_solve_ms: first, sizes: sizes.map(solveOne) };
+}
+
+function timed<T>(clocks: BenchClocks, run: () => T): [T, number, number | null] {
+  const [wall, cpu] = [clocks.wall(), clocks.cpu?.()];
+  const out = run();
+  const cpuMs = cpu === undefined ? null : clocks.cpu!() - cpu;
+  return [out, clocks.wall() - wall, cpuMs];
 }
 
 function round(x: number): number {

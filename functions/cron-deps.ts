@@ -1,6 +1,6 @@
 import type { LpSolver } from "../src/core/ports/lp-solver.ts";
 import type { FetchFn } from "../src/forecast-adapters/http.ts";
-import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
+import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
 import { carbonOptimiserFor, fleetPlannerFor, type CarbonOptimiserEntry, type FleetPlannerEntry } from "./planner-registry.ts";
 import type { PolicyKind } from "../src/core/schemas/fleet.ts";
 
@@ -10,10 +10,11 @@ export interface CronDeps {
   fetch: FetchFn;
   planners: (policy: PolicyKind) => FleetPlannerEntry | null;
   carbonOptimisers: (policy: PolicyKind) => CarbonOptimiserEntry | null;
-  solver: LpSolver;
+  /** The LP/MILP solver planners run on, loaded on first use (HiGHS instantiates its WebAssembly once per isolate). */
+  solver: () => Promise<LpSolver>;
 }
 
-/** The production dependencies: global fetch, the registries and javascript-lp-solver. */
+/** The production dependencies: global fetch, the registries and HiGHS (the solver `plan --bench` measures). */
 export function defaultCronDeps(overrides: Partial<CronDeps> = {}): CronDeps {
-  return { fetch: (url, init) => fetch(url, init), planners: fleetPlannerFor, carbonOptimisers: carbonOptimiserFor, solver: javascriptLpSolver(), ...overrides };
+  return { fetch: (url, init) => fetch(url, init), planners: fleetPlannerFor, carbonOptimisers: carbonOptimiserFor, solver: workerHighsSolver, ...overrides };
 }

@@ -33,7 +33,8 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps): P
 
   let plan;
   try {
-    plan = entry.create(ctx.fleet).plan(assembled.input, deps.solver).plan;
+    const solver = await deps.solver();
+    plan = entry.create(ctx.fleet).plan(assembled.input, solver).plan;
   } catch (error) {
     return { status: "error", message: `${entry.name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }

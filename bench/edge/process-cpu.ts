@@ -51,3 +51,29 @@ export function cpuMs(pids: readonly number[] | null): number | null {
   }
   return ticks * 10;
 }
+
+/**
+ * CPU milliseconds the live threads of the processes have run, at nanosecond resolution (the
+ * first field of /proc/PID/task/TID/schedstat), or null. Threads that have ended are not counted:
+ * for short measurements of long-lived processes, where 10 ms ticks are too coarse.
+ */
+export function threadCpuMs(pids: readonly number[] | null): number | null {
+  if (!HAVE_PROC || !pids || pids.length === 0) return null;
+  let ns = 0;
+  for (const pid of pids) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return null;
+    }
+    for (const tid of tids) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  }
+  return ns / 1e6;
+}

@@ -16,8 +16,12 @@ export function routingWorker(main: string, adminToken: string): Miniflare {
     scriptPath: main,
     modulesRoot: dirname(main),
     // Bundled, every JavaScript module wrangler emits beside the entry comes from a Text rule of
-    // wrangler.toml (browser scripts the dashboard serves), not code the Worker runs.
-    modulesRules: [{ type: "Text", include: ["**/*.js"] }],
+    // wrangler.toml (browser scripts the dashboard serves), not code the Worker runs; the
+    // WebAssembly module is HiGHS, which the planners solve with.
+    modulesRules: [
+      { type: "Text", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
     durableObjects: {
       SITE: { className: "SiteDO", useSQLite: true },
       CONTROL: { className: "ControlDO", useSQLite: true },
@@ -25,6 +29,17 @@ export function routingWorker(main: string, adminToken: string): Miniflare {
     },
     // The inference API opened: the bench measures routing, not API-key checks.
     bindings: { HEARTBEAT_TIMEOUT_S: "600", ADMIN_TOKEN: adminToken, INFERENCE_ACCESS: "open" },
+  });
+}
+
+/** A Worker that only imports one WebAssembly module (never instantiated) and answers "ok". */
+export function wasmImportWorker(wasm: Uint8Array): Miniflare {
+  return new Miniflare({
+    ...COMMON,
+    modules: [
+      { type: "ESModule", path: "index.mjs", contents: `import module from "./module.wasm";\nexport default { fetch: () => new Response(module ? "ok" : "") };` },
+      { type: "CompiledWasm", path: "module.wasm", contents: wasm },
+    ],
   });
 }
 

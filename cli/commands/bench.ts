@@ -2,15 +2,17 @@ import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { agentBenchTable, runAgentBench, type AgentBenchResult } from "../../bench/agent-bench.ts";
 import { runE2eBench } from "../../bench/e2e-bench.ts";
 import { runEdgeBench } from "../../bench/edge-bench.ts";
+import { runEdgeStartBench } from "../../bench/edge-start-bench.ts";
 import { runSimBench } from "../../bench/sim-bench.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference bench <sim|edge|agent|e2e> [--data DIR] [--devtools-network] [--json]
+const usage = `usage: greenference bench <sim|edge|edge-start|agent|e2e> [--data DIR] [--devtools-network] [--json]
 
 Benchmarks; each prints its figures, the last line as JSON.
   sim   fleet simulator on a synthetic week of 4 Heron-sized sites, and engine-simulator speed
   edge  routing decision, Worker throughput, bundle size
+  edge-start  the edge Worker's cold start in local workerd with HiGHS's WebAssembly module and with an empty one
   agent host agent: EcoFreq decision, NVML FFI call (fake NVML library), telemetry cycle
   e2e   the local stack (wrangler dev, 3 agents) under load with one agent killed: lost, retried, recovery, edge hop latency
         (--devtools-network: with wrangler's DevTools network capture left on, as plain \`wrangler dev\` has it)`;
@@ -23,6 +25,7 @@ interface BenchFlags {
 const benches: Record<string, (f: BenchFlags) => Promise<object>> = {
   sim: (f) => runSimBench(f.data, () => performance.now()),
   edge: (f) => runEdgeBench(f.data),
+  "edge-start": () => runEdgeStartBench(),
   agent: () => runAgentBench(),
   e2e: (f) => runE2eBench({ dataDir: f.data, devtoolsNetworkCapture: f.devtoolsNetwork, log: (l) => console.error(l) }),
 };

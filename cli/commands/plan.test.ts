@@ -19,6 +19,26 @@ describe("greenference plan --bench", () => {
     const r = await runCli(["plan"]);
     expect(r.code).toBe(1);
   });
+
+  it("--in-worker plans inside workerd on the Worker's HiGHS, and makes the plan HiGHS makes on Node", async () => {
+    const worker = await runCli(["plan", "--bench", "--in-worker", "--sites", "2", "--json"]);
+    expect(worker.err).toEqual([]);
+    expect(worker.code).toBe(0);
+    const node = await runCli(["plan", "--bench", "--sites", "2", "--json"]);
+    const [inWorker] = worker.last().sizes;
+    const [onNode] = node.last().sizes;
+    expect(worker.last()).toMatchObject({ runtime: "workerd", solver: "highs" });
+    expect(inWorker).toMatchObject({ sites: 2, variables: onNode.variables, objective: onNode.objective, lp_bound: onNode.lp_bound, planner_s_gap: onNode.planner_s_gap });
+    expect(inWorker.solve_ms).toBeGreaterThan(0);
+    expect(inWorker.planner_s_ms).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("--in-worker goes with --bench and the Worker's own solver", async () => {
+    expect((await runCli(["plan", "--in-worker"])).code).toBe(1);
+    const jslp = await runCli(["plan", "--bench", "--in-worker", "--solver", "jslp"]);
+    expect(jslp.code).toBe(1);
+    expect(jslp.err.join("\n")).toContain("--in-worker solves with the Worker's own solver");
+  });
 });
 
 describe("greenference plan --fleet", () => {

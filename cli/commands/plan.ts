@@ -1,4 +1,5 @@
-import { runPlanBench } from "../../bench/plan-bench.ts";
+import { runPlanBenchInWorker } from "../../bench/edge/plan-in-worker.ts";
+import { runPlanBench, type PlanBenchRow } from "../../bench/plan-bench.ts";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
 import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
 import { Fleet } from "../../src/core/schemas/fleet.ts";
@@ -11,7 +12,7 @@ import { markdownTable } from "../markdown-table.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 
 const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--carbon SITE=G,...] [--solver highs|jslp] [--seed N] [--json]
-       greenference plan --bench [--sites 4,16,64] [--solver highs|jslp] [--seed N] [--json]
+       greenference plan --bench [--sites 4,16,64] [--solver highs|jslp | --in-worker] [--seed N] [--json]
 
 --solver picks the LP solver behind the port: HiGHS compiled to WebAssembly (default) or
 javascript-lp-solver.
@@ -25,34 +26,56 @@ and plans with the fleet file's policy weights when its policy is greenference.
 
 --bench runs Heron's Planner-L (min-latency) and Planner-S on Heron-shaped instances of each size
 (n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
-Llama2-70B profile) and prints solve time, size and the gap to the LP bound.`;
+Llama2-70B profile) and prints solve time (wall and CPU; Planner-S: the median of 5 runs), size
+and the gap to the LP bound.
+--in-worker runs them inside local workerd instead: the edge Worker bundled by wrangler with a
+bench route, solving on the cron's solver (HiGHS from the Worker's WebAssembly module); CPU times
+are the workerd process's.`;
 
 /** \`greenference plan\`: the plan a registered policy makes for a fleet file, or planner benchmarks. */
 export const plan: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { bench: { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
+      { bench: { type: "boolean", default: false }, "in-worker": { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
       usage,
     );
     if (values.help) return void console.log(usage);
+    if (values["in-worker"]) {
+      if (!values.bench) throw new CliError(`--in-worker goes with --bench\n${usage}`);
+      if (values.solver !== "highs") throw new CliError(`--in-worker solves with the Worker's own solver (HiGHS); leave --solver out`);
+      const result = await runPlanBenchInWorker(benchSizes(values.sites), positiveInt(values.seed, "--seed"));
+      printResult(result, values.json, () => `${benchTable(result.sizes)}\nin workerd: loading HiGHS in a fresh isolate ${result.solver_load_ms.toFixed(0)} ms (CPU ${result.solver_load_cpu_ms ?? "?"} ms); first solve of ${result.sizes[0]?.sites} sites (not in the rows) ${result.first_solve_ms.toFixed(0)} ms`);
+      return 0;
+    }
     const solver = await solverNamed(values.solver);
     if (values.fleet) return planFleet(values.fleet, values.policy, { demand: values.demand, rps: values.rps, carbon: values.carbon }, solver, positiveInt(values.seed, "--seed"), values.json);
     if (!values.bench) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
-    const sizes = values.sites.split(",").map((s) => positiveInt(s.trim(), "--sites"));
-    const result = { solver: values.solver, ...runPlanBench(sizes, () => performance.now(), solver, positiveInt(values.seed, "--seed")) };
-    printResult(
-      result,
-      values.json,
-      () =>
-        `${markdownTable(
-          ["sites", "variables", "Planner-L ms", "gap", "method", "Planner-S ms", "Planner-S gap"],
-          result.sizes.map((r) => [String(r.sites), String(r.variables), r.solve_ms.toFixed(0), `${(100 * r.gap).toFixed(2)}%`, r.method, r.planner_s_ms.toFixed(0), `${(100 * r.planner_s_gap).toFixed(2)}%`]),
-        )}\nfirst solve of ${sizes[0]} sites in this process (JIT, solver start-up; not in the rows): ${result.first_solve_ms.toFixed(0)} ms`,
-    );
+    const sizes = benchSizes(values.sites);
+    const clocks = { wall: () => performance.now(), cpu: () => processCpuMs() };
+    const result = { solver: values.solver, ...runPlanBench(sizes, clocks, solver, positiveInt(values.seed, "--seed")) };
+    printResult(result, values.json, () => `${benchTable(result.sizes)}\nfirst solve of ${sizes[0]} sites in this process (JIT, solver start-up; not in the rows): ${result.first_solve_ms.toFixed(0)} ms`);
     return 0;
   },
 };
+
+function benchSizes(text: string): number[] {
+  return text.split(",").map((s) => positiveInt(s.trim(), "--sites"));
+}
+
+/** User + system CPU time of this process, ms. */
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+function benchTable(rows: readonly PlanBenchRow[]): string {
+  const ms = (x: number | null) => (x === null ? "?" : x.toFixed(0));
+  return markdownTable(
+    ["sites", "variables", "Planner-L ms", "CPU ms", "gap", "method", "Planner-S ms", "CPU ms", "Planner-S gap"],
+    rows.map((r) => [String(r.sites), String(r.variables), ms(r.solve_ms), ms(r.solve_cpu_ms), `${(100 * r.gap).toFixed(2)}%`, r.method, ms(r.planner_s_ms), ms(r.planner_s_cpu_ms), `${(100 * r.planner_s_gap).toFixed(2)}%`]),
+  );
+}
 
 async function solverNamed(name: string): Promise<LpSolver> {
   if (name === "highs") return highsSolver();

@@ -1,6 +1,6 @@
 /**
  * Solving as the core sees it. Planners build an `LpModel` (pure), hand it to the port, and
- * interpret the `LpSolution` (pure); the adapter over javascript-lp-solver lives outside the core
+ * interpret the `LpSolution` (pure); the adapters (HiGHS, javascript-lp-solver) live outside the core
  * (`src/solver/`). The model is javascript-lp-solver's JSON shape, which any LP/MILP solver can read.
  */
 export interface LpConstraintBound {
@@ -38,7 +38,11 @@ export interface LpSolution {
 }
 
 export interface LpSolveOptions {
-  /** Wall-clock limit for branch and bound (pure LPs are not interrupted). */
+  /**
+   * Wall-clock limit for branch and bound (pure LPs are not interrupted). Deployed on Cloudflare,
+   * clocks stand still while code runs (they advance on I/O), so there no limit stops a solve and
+   * the Worker's CPU limit (`[limits] cpu_ms`) is the only bound; local workerd and Node honour it.
+   */
   timeoutMs?: number;
   /** Relative gap to the best bound at which branch and bound may stop (e.g. 0.001). */
   mipGap?: number;
