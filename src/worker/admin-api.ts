@@ -64,7 +64,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     "/admin/v1/replan",
     admin(async (_, env) => {
       const nowMs = Date.now();
-      const run = await runPlannerLong(env, nowMs, defaultCronDeps());
+      const run = await runPlannerLong(env, nowMs, defaultCronDeps(), { force: true });
       const { plan: _plan, ...outcome } = run;
       await controlStub(env).recordCronRun("replan", nowMs, outcome);
       if (run.status === "skipped") return openAiError(409, run.message ?? "nothing to plan", { code: "replan_skipped" });

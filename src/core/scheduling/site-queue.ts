@@ -1,12 +1,9 @@
-import { z } from "zod";
+import { QueueDiscipline } from "../schemas/plan.ts";
 import { FREESH_LLF, laxity, llfWindowS, priorityOrder } from "../planning/freesh/llf.ts";
 
-/**
- * How a site's gateway picks the next waiting request: `fifo-rr` in arrival order, `llf` least
- * laxity first (FREESH §3.3). Either way the request goes to its replicas in turn.
- */
-export const SiteSchedulerKind = z.enum(["fifo-rr", "llf"]);
-export type SiteSchedulerKind = z.infer<typeof SiteSchedulerKind>;
+/** How a site's gateway picks the next waiting request (the plan's `QueueDiscipline`). */
+export const SiteSchedulerKind = QueueDiscipline;
+export type SiteSchedulerKind = QueueDiscipline;
 
 /** A request held in the site queue. */
 export interface WaitingRequest {

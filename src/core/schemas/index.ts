@@ -7,3 +7,5 @@ export * from "./plan.ts";
 export * from "./telemetry.ts";
 export * from "./forecast.ts";
 export * from "./json-schema.ts";
+export * from "./mig.ts";
+export * from "./plan-slice.ts";
