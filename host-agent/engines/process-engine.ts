@@ -26,7 +26,7 @@ export interface ProcessEngineOptions {
 
 /**
  * A vLLM or SGLang server run as a child process: started from the command template with
- * CUDA_VISIBLE_DEVICES set to its GPUs, ready when its health endpoint answers 200, read through
+ * CUDA_VISIBLE_DEVICES set to its GPUs (or its MIG device), ready when its health endpoint answers 200, read through
  * its Prometheus metrics. The child leads its own process group, so stopping it also ends the
  * workers it spawned for tensor parallelism.
  *
@@ -69,7 +69,7 @@ export class ProcessEngine implements Engine {
     this.state = "starting";
     this.stopping = false;
     const child = spawn(argv[0]!, argv.slice(1), {
-      env: { ...(this.options.env ?? process.env), CUDA_VISIBLE_DEVICES: this.launch.gpus.join(",") },
+      env: { ...(this.options.env ?? process.env), CUDA_VISIBLE_DEVICES: this.launch.migDevice ?? this.launch.gpus.join(",") },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });

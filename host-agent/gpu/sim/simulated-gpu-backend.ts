@@ -44,6 +44,13 @@ export class SimulatedGpuBackend implements GpuBackend {
     this.gpu("setLoad", index, false).setLoad(load, slice);
   }
 
+  /** Which slice of which GPU a MIG device UUID (as `migDevices` lists it) names, or undefined. */
+  sliceOf(uuid: string): { gpu: number; index: number } | undefined {
+    const m = /^MIG-sim-(\d+)-(\d+)$/.exec(uuid);
+    const at = m ? { gpu: Number(m[1]), index: Number(m[2]) } : undefined;
+    return at && this.gpus[at.gpu]?.migSlices?.[at.index] !== undefined ? at : undefined;
+  }
+
   /** The MIG slices carved from GPU `index`, or null when it is whole. */
   migSlicesOf(index: number): readonly MigSlice[] | null {
     return this.gpu("setLoad", index, false).migSlices;
