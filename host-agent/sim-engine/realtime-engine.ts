@@ -200,7 +200,7 @@ export class RealtimeEngine {
   }
 
   private newEngine(nowS: number): EngineInstance {
-    const { llm, site, tp, maxBatch, maxBatchedTokens } = this.options;
+    const { llm, tp, maxBatch, maxBatchedTokens } = this.options;
     const config = { llm, gpu: this.spec, tp, clock: (s: IterationState) => this.chooseMhz(s), role: "mixed" as const, maxBatch, maxBatchedTokens, kvCapacityTokens: this.kvCapacity };
     const engine = new EngineInstance(config, this.ledger.requests, this.ledger.outcomes);
     engine.nowS = nowS;
