@@ -35,10 +35,14 @@ export class AlarmTimers {
     await this.store();
   }
 
-  /** Removes the timers due at `nowMs` and returns their names, earliest first. */
+  /**
+   * Removes the timers due at `nowMs` and returns their names, earliest first; the alarm is set
+   * again for the rest (an alarm that fired early, or was run by hand, loses no timer). The table
+   * is read from storage, its source of truth.
+   */
   async takeDue(nowMs: number): Promise<string[]> {
+    await this.load();
     const names = Object.entries(this.due).filter(([, t]) => t <= nowMs).sort((a, b) => a[1] - b[1]).map(([n]) => n);
-    if (names.length === 0) return [];
     this.due = Object.fromEntries(Object.entries(this.due).filter(([n]) => !names.includes(n)));
     await this.store();
     return names;

@@ -26,7 +26,8 @@ export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] }
  * A fleet planner's input for the next 15 minutes from what ControlDO holds: the fleet's first
  * model, its variants (with their quality) and the first as the default, per site its GPUs, the
  * power it can count on over the slot (`siteConditions`), its carbon intensity and its round trip
- * from the edge, per class the larger of measured demand and the load forecast's peak.
+ * from the edge, per class the larger of measured demand and the load forecast's peak; the plan in
+ * force as the previous one when the same policy made it.
  */
 export function assemblePlanningInput(src: PlanningSources): AssembledInput {
   const { fleet, nowMs } = src;
@@ -45,7 +46,8 @@ export function assemblePlanningInput(src: PlanningSources): AssembledInput {
     sites,
     classes: fleet.classes.map((c) => ({ ...c, demandRps: demand[c.id] ?? 0 })),
     profile: src.profile,
-    previous: src.plan ?? undefined,
+    // Another policy's plan is no base to reconfigure from (budgets, GPU placement, warm starts): the new policy plans afresh.
+    previous: src.plan?.policy === fleet.policy.kind ? src.plan : undefined,
   });
   if (!parsed.success) return { ok: false, message: `planning input is invalid: ${parsed.error.issues[0]?.message} at ${parsed.error.issues[0]?.path.join(".")}` };
   return { ok: true, input: parsed.data, notes };

@@ -17,7 +17,7 @@ export interface CorrectionState {
   basis: CorrectionBasis | null;
   forecasts: readonly Forecast[];
   profile: ProfileRow[];
-  /** Demand per class now, or undefined before enough was measured. */
+  /** Demand per class now, or undefined before enough was measured (then the basis's demand stands). */
   demandRps: Record<string, number> | undefined;
   /** Sites whose reconfiguration is under way: Planner-S leaves them as they are (Heron §4.2). */
   pendingSites: readonly string[];
@@ -40,11 +40,10 @@ export type CorrectionOutcome = { kind: "idle"; reason: string } | { kind: "corr
 export function correctionStep(s: CorrectionState, solver: LpSolver): CorrectionOutcome {
   const corrector = s.entry.corrector;
   if (!corrector) return { kind: "idle", reason: `policy ${s.entry.kind} has no corrector` };
-  if (!s.demandRps) return { kind: "idle", reason: "demand not measured yet" };
   if (s.profile.length === 0) return { kind: "idle", reason: "no profile table for the fleet" };
-  const input = assemblePlannerSInput({ fleet: s.fleet, plan: s.plan, forecasts: s.forecasts, demandRps: s.demandRps, profile: s.profile, nowMs: s.nowMs, windowMs: s.windowMs, pendingSites: s.pendingSites });
-  const now: CorrectionBasis = { version: s.plan.version, powerW: Object.fromEntries(input.sites.map((x) => [x.id, x.powerW])), demandRps: Object.fromEntries(input.classes.map((c) => [c.id, c.demandRps])) };
   const basis = s.basis?.version === s.plan.version ? s.basis : basisOfPlan(s.plan);
+  const input = assemblePlannerSInput({ fleet: s.fleet, plan: s.plan, forecasts: s.forecasts, demandRps: s.demandRps ?? basis.demandRps, profile: s.profile, nowMs: s.nowMs, windowMs: s.windowMs, pendingSites: s.pendingSites });
+  const now: CorrectionBasis = { version: s.plan.version, powerW: Object.fromEntries(input.sites.map((x) => [x.id, x.powerW])), demandRps: Object.fromEntries(input.classes.map((c) => [c.id, c.demandRps])) };
   const reason = correctionReason(basis, now);
   if (!reason) return { kind: "idle", reason: "power and demand within tolerance of what the plan in force was made for" };
   const { delta, notes } = corrector.correct(input, solver, s.fleet.policy);
