@@ -1,19 +1,23 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 import { LocalStack } from "../stack/local-stack.ts";
 import { StackConfig } from "../stack/stack-config.ts";
 import { summariseOutcomes } from "../stack/outcome-summary.ts";
 
-const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy greenference|heron|dynamollm]
+const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy ${PolicyKind.options.join("|")}]
                          [--data DIR] [--duration S] [--devtools-network] [--verbose]
 
 What \`npm start\` runs: the whole system on this machine. wrangler dev serves the edge Worker with its
 Durable Objects and cron; three simulated GPU sites (two wind farms replaying the BPAT and ERCO wind
 series, one grid site replaying CISO carbon) each run a host agent on simulated GPUs and engines; a
 load generator replays the Azure conversation trace through the edge. Wind and carbon run --speed
-times faster than real time (default 60: an hour of series per minute); engines run in real time.
+times faster than real time (default 60: an hour of series per minute), and so do the policy's
+cadences (its planner every 15 series minutes, FREESH's 30-minute episodes...); engines run in real
+time. --policy picks any policy of the registry (src/core/policies); one that carves GPUs into MIG
+slices (clover) runs on simulated A100s serving a Qwen2.5 family unless the config says otherwise.
 Prints the dashboard URL and a curl example; Ctrl-C stops every process it started. --duration stops
 it after S seconds. --devtools-network keeps wrangler's DevTools network capture on (off by default:
 it adds about 4 ms to every request the edge forwards). Defaults need no file; --config FILE (JSON, keys as in cli/stack/stack-config.ts)
@@ -54,6 +58,7 @@ export const start: Command = {
         `Greenference is running locally (simulated GPUs; wind and carbon at ${c.speed}x real time).`,
         `  dashboard:  ${stack.dashboardUrl}`,
         `  edge API:   ${stack.edgeUrl}/v1/chat/completions (OpenAI-compatible)`,
+        `  policy:     ${c.policy} on ${c.model} (${c.variants.join(", ")}), simulated ${c.gpuType}s`,
         `  sites:      ${stack.sites.map((s) => `${s.site.id} (${s.site.kind}, ${s.site.gpus} GPUs) at ${s.ingressUrl}`).join("; ")}`,
         `  load:       the Azure conversation trace at ${c.loadRps} req/s`,
         "",

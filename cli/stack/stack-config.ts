@@ -26,9 +26,10 @@ export type StackSite = z.infer<typeof StackSite>;
 
 /**
  * What a policy that carves GPUs into MIG slices runs on when the configuration does not say:
- * simulated A100s serving Clover's Qwen2.5 family (7B, 14B, 32B, within its quality spread).
+ * simulated A100s serving Clover's Qwen2.5 family (7B, 14B, 32B, within its quality spread), profiled
+ * at TP1 (a slice runs one GPU's share).
  */
-const MIG_DEFAULTS = { gpuType: "A100-80GB", model: "qwen2.5", variants: ["7b", "14b", "32b"] };
+const MIG_DEFAULTS = { gpuType: "A100-80GB", model: "qwen2.5", variants: ["7b", "14b", "32b"], tps: [1] };
 
 /**
  * Everything `greenference start` runs with; every field has a default, so `npm start` needs no
@@ -88,6 +89,6 @@ function withPolicyDefaults(raw: unknown): unknown {
   const policy = PolicyKind.safeParse((raw as { policy?: unknown }).policy ?? "greenference");
   if (!policy.success || !POLICIES[policy.data].usesMig) return raw;
   const given = raw as { model?: unknown; variants?: unknown };
-  const family = given.model === undefined && given.variants === undefined ? { model: MIG_DEFAULTS.model, variants: MIG_DEFAULTS.variants } : {};
+  const family = given.model === undefined && given.variants === undefined ? { model: MIG_DEFAULTS.model, variants: MIG_DEFAULTS.variants, tps: MIG_DEFAULTS.tps } : {};
   return { gpuType: MIG_DEFAULTS.gpuType, ...family, ...raw };
 }

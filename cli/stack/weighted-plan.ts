@@ -1,7 +1,7 @@
 import type { LocalStack } from "./local-stack.ts";
 
 /**
- * A plan set through the admin API (tests and bench e2e): one TP1 instance per site at max clock, every class
+ * A plan set through the admin API (tests): one TP1 instance per site at max clock, every class
  * routed to all sites with the given weights. Returns once every agent has applied it.
  */
 export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>): Promise<number> {

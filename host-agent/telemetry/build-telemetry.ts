@@ -19,6 +19,8 @@ export interface TelemetryInput {
   meteredSitePowerW?: number;
   /** Where the agent's power ladder stands. */
   powerLadder?: { level: number; step: string };
+  /** Jain's fairness over the window's finished requests (NaN: too few, left out). */
+  fairness?: number;
 }
 
 /**
@@ -56,5 +58,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     })),
     pendingReconfigurations: input.pendingReconfigurations,
     ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
+    ...(input.fairness !== undefined && Number.isFinite(input.fairness) ? { fairness: input.fairness } : {}),
   });
 }

@@ -78,7 +78,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     "/admin/v1/history",
     admin(async (_, env) => {
       const control = controlStub(env);
-      return Response.json({ plans: await control.planHistory(), cronRuns: await control.cronRuns() });
+      return Response.json({ plans: await control.planHistory(), cronRuns: await control.cronRuns(), corrections: await control.correctionLog() });
     }),
   );
 

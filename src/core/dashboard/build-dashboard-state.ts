@@ -9,6 +9,8 @@ import type { Telemetry } from "../schemas/telemetry.ts";
 import { CAPACITY_SHARE_BASELINE } from "./capacity-share-baseline.ts";
 import { COUNTERS, parseSeries, sumBy } from "./counter-series.ts";
 import type { DashboardAccess, DashboardClass, DashboardHistoryPoint, DashboardInstance, DashboardSite, DashboardState } from "./dashboard-state.ts";
+import { POLICIES } from "../policies/registry.ts";
+import { policyDecisions, type DashboardCorrection } from "./policy-decisions.ts";
 import { inForceAt } from "./forecast-window.ts";
 import { attainment, SLO_ATTAINMENT_METHOD, sloLoad, total, type SloLoad } from "./slo-attainment.ts";
 
@@ -39,6 +41,8 @@ export interface DashboardInputs {
   metricTotals: Record<string, number>;
   /** By site id; a site without one shows as never heard from. */
   sites: Record<string, SiteObservation>;
+  /** Planner-S corrections, newest first. */
+  corrections?: readonly DashboardCorrection[];
 }
 
 const NEVER_SEEN: SiteObservation = { health: { healthy: false, lastSeenMs: null }, telemetry: null, drawHistory: [], powerForecasts: [], carbonForecasts: [] };
@@ -75,6 +79,7 @@ export function buildDashboardState(input: DashboardInputs): DashboardState {
       : null,
     sites,
     classes,
+    decisions: fleet ? policyDecisions(POLICIES[fleet.policy.kind], fleet, plan, new Map(observations.map(([site, o]) => [site.id, o.telemetry])), input.corrections ?? []) : null,
     slo: { method: SLO_ATTAINMENT_METHOD, attainment: attainment(total(classLoads.flatMap((m) => [...m.values()]))) },
     energy: {
       energyJ,
@@ -166,7 +171,7 @@ function instancesOf(slice: SitePlan | undefined, t: Telemetry | null): Dashboar
     const r = reported.get(id);
     return {
       id: id as InstanceId,
-      planned: p ? { model: p.model, variant: p.variant, tp: p.tp, replicas: p.replicas, role: p.role, clock: p.clock, gpus: p.gpus } : null,
+      planned: p ? { model: p.model, variant: p.variant, tp: p.tp, replicas: p.replicas, role: p.role, clock: p.clock, gpus: p.gpus, ...(p.mig ? { mig: p.mig } : {}) } : null,
       reported: r
         ? { state: r.state, waiting: r.waiting, running: r.running, kvUse: r.kvUse, servedRps: r.servedRps, ttftP99Ms: r.ttftMs?.p99 ?? null, tbtP99Ms: r.tbtMs?.p99 ?? null }
         : null,

@@ -61,6 +61,8 @@ export const Telemetry = z
     pendingReconfigurations: z.number().int().nonnegative().default(0),
     /** The agent's power ladder (0 "none"; higher rungs hold clocks or power down while the site exceeds its plan's power cap). */
     powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
+    /** Jain's fairness over the site's output-length groups in the reporting window (FREESH Eq. 9, `tokenRateFairness`); absent with too few requests. */
+    fairness: z.number().min(0).max(1).optional(),
   })
   .superRefine((t, ctx) => {
     reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");
