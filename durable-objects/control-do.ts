@@ -51,6 +51,9 @@ export interface CronRun extends CronOutcome {
 
 /** Clover trigger firings kept. */
 export const CARBON_TRIGGERS_KEPT = 50;
+/** Forecasts one upload may hold. */
+export const FORECASTS_PER_UPLOAD = 256;
+
 /** Planner-S corrections kept for the dashboard. */
 export const CORRECTIONS_KEPT = 50;
 /** Planner-S measures demand over this sliding window of the edge's counters. */
@@ -68,8 +71,6 @@ export interface CorrectionRecord {
   classes: number;
   notes: string[];
 }
-/** Forecasts one upload may hold. */
-export const FORECASTS_PER_UPLOAD = 256;
 
 /** How long history is kept; see ControlDO.compactHistory. */
 export interface HistoryRetention {
@@ -232,9 +233,10 @@ export class ControlDO extends DurableObject<Env> {
     await this.bump();
   }
 
-  /** Schedules the next Planner-S step when the fleet's policy has a corrector and there is a plan; false (and no timer) otherwise. */
+  /** Schedules the next Planner-S step when the fleet's policy has a corrector and made the plan in force; false (and no timer) otherwise. */
   private async armPlannerS(nowMs = Date.now()): Promise<boolean> {
-    const wanted = this.fleet !== null && this.plans.planned !== null && POLICIES[this.fleet.policy.kind].corrector !== null;
+    const plan = this.plans.planned;
+    const wanted = this.fleet !== null && plan !== null && plan.policy === this.fleet.policy.kind && POLICIES[this.fleet.policy.kind].corrector !== null;
     if (!wanted) await this.timers.cancel("planner-s");
     else if (this.timers.dueAt("planner-s") === undefined || this.timers.dueAt("planner-s")! <= nowMs) await this.timers.schedule("planner-s", nowMs + this.plannerSPeriodMs());
     return wanted;
