@@ -49,6 +49,17 @@ describe("the dashboard in a real browser (Debian chromium via playwright-core)"
     await expect.poll(async () => Number(await page.locator('[data-field="plan-version"]').getAttribute("data-value") ?? (await page.locator('[data-field="plan-version"]').textContent())), { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
   });
 
+  it("shows what the policy decides per site: the combined policy's EcoFreq clocks, LLF queues and packing", async () => {
+    await expect.poll(() => page.locator('[data-field="policy-levers"]').textContent(), { timeout: 15_000 }).toContain("greenference");
+    for (const { site } of stack.sites) {
+      const row = page.locator(`[data-decision-site="${site.id}"]`);
+      await expect.poll(() => row.count()).toBe(1);
+      expect(await row.locator("td").nth(5).textContent()).toBe("llf / pack");
+    }
+    const clocks = await page.locator("[data-decision-site] td:nth-child(5)").allTextContents();
+    expect(clocks.some((c) => c.startsWith("ecofreq "))).toBe(true);
+  });
+
   it("changes when a site's power drops, and saves a screenshot", async () => {
     const before = await envelopeOf("wind-erco");
     const stamp = await page.locator("#dashboard").getAttribute("data-updated-at");
