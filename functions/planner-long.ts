@@ -1,7 +1,9 @@
 import { classCounts, measuredDemand } from "../src/core/forecast/demand-estimate.ts";
 import { assemblePlanningInput } from "../src/core/planning/fleet-input.ts";
 import { planWithPolicy } from "../src/core/policies/registry.ts";
+import type { Fleet } from "../src/core/schemas/fleet.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
 import type { PlanSummary } from "../durable-objects/plan-store.ts";
 import type { CronDeps } from "./cron-deps.ts";
@@ -66,7 +68,7 @@ function cadenceSpeedup(env: Env): number {
 }
 
 /** The stored profile rows of the fleet's models on its GPU types. */
-function fleetRows(fleet: { models: { id: string }[]; sites: { gpus: { type: string }[] }[] }, stored: Awaited<ReturnType<ReturnType<typeof controlStub>["profileRows"]>>) {
+function fleetRows(fleet: Fleet, stored: ProfileRow[] | null): ProfileRow[] {
   const models = new Set(fleet.models.map((m) => m.id));
   const gpus = new Set(fleet.sites.flatMap((s) => s.gpus.map((g) => g.type)));
   return stored?.filter((r) => models.has(r.model) && gpus.has(r.gpu)) ?? [];
