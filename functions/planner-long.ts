@@ -69,7 +69,7 @@ function cadenceSpeedup(env: Env): number {
 
 /** The stored profile rows of the fleet's models on its GPU types. */
 function fleetRows(fleet: Fleet, stored: ProfileRow[] | null): ProfileRow[] {
-  const models = new Set(fleet.models.map((m) => m.id));
+  const models = new Set<string>(fleet.models.map((m) => m.id));
   const gpus = new Set(fleet.sites.flatMap((s) => s.gpus.map((g) => g.type)));
   return stored?.filter((r) => models.has(r.model) && gpus.has(r.gpu)) ?? [];
 }
