@@ -3,7 +3,12 @@ import { z } from "zod";
 import type { CarbonTriggerRecord } from "../src/core/forecast/carbon-trigger.ts";
 import { withBaselineCarbon } from "../src/core/dashboard/capacity-share-baseline.ts";
 import { forecastsOver } from "../src/core/dashboard/forecast-window.ts";
-import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
+import { classCounts, type DemandSample } from "../src/core/forecast/demand-estimate.ts";
+import { DemandWindow } from "../src/core/forecast/demand-window.ts";
+import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
+import { correctionStep } from "../src/core/policies/correction-step.ts";
+import { POLICIES } from "../src/core/policies/registry.ts";
+import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
 import type { Store } from "../src/core/ports/store.ts";
@@ -14,11 +19,12 @@ import type { SiteSigningKeys } from "../src/core/schemas/site-hop.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import { buildRoutingSnapshot, type RoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
 import type { SiteStatus } from "../src/core/routing/site-status.ts";
+import { AlarmTimers } from "./alarm-timers.ts";
 import { ApiKeyStore, type ApiKeyCheck, type ApiKeyRecord } from "./api-key-store.ts";
 import { IngressSecretStore, type IngressSecretStatus } from "./ingress-secret-store.ts";
 import { MetricsStore } from "./metrics-store.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
-import { PlanStore, type PlanSummary, type SitePlanSlice } from "./plan-store.ts";
+import { PlanStore, type PlanSummary, type SitePlanSlice, type StoredDelta } from "./plan-store.ts";
 import { ProfileStore, type ProfileSummary } from "./profile-store.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 
@@ -50,6 +56,24 @@ export interface CronRun extends CronOutcome {
 export const CARBON_TRIGGERS_KEPT = 50;
 /** Forecasts one upload may hold. */
 export const FORECASTS_PER_UPLOAD = 256;
+
+/** Planner-S corrections kept for the dashboard. */
+export const CORRECTIONS_KEPT = 50;
+/** Planner-S measures demand over this sliding window of the edge's counters. */
+export const PLANNER_S_DEMAND_WINDOW_MS = 30_000;
+
+/** One Planner-S correction, as the dashboard shows it. */
+export interface CorrectionRecord {
+  atMs: number;
+  planVersion: number;
+  revision: number;
+  corrector: string;
+  /** What moved: sites' power, classes' demand. */
+  reason: string;
+  clocks: number;
+  classes: number;
+  notes: string[];
+}
 
 /** How long history is kept; see ControlDO.compactHistory. */
 export interface HistoryRetention {
@@ -84,6 +108,8 @@ export interface DashboardContext {
   metricTotals: Record<string, number>;
   /** By series key: the power and carbon forecasts of fleet sites in force over the asked window (see forecastsOver). */
   forecasts: Record<string, Forecast[]>;
+  /** Planner-S corrections of the plan in force and before, newest first. */
+  corrections: CorrectionRecord[];
 }
 
 /** Thrown for a fleet that fails validation; the stored fleet is left as it was. */
@@ -108,8 +134,9 @@ export type SnapshotReply = { changed: false; generation: number } | { changed: 
  * every site, API keys, edge metrics and cron runs. Every change bumps `generation`, the key by
  * which edge isolates cache the routing snapshot. Forecasts (latest per series, bounded history)
  * come from the forecast refresh and the admin upload; Clover's trigger baseline, the demand sample
- * between planner runs and the trigger log live here too. (The Planner-S loop comes with the
- * planner issues.)
+ * between planner runs and the trigger log live here too. One alarm drives every timer of the
+ * object (`AlarmTimers`); the "planner-s" timer runs the fleet policy's corrector every
+ * PLANNER_S_PERIOD_S seconds (`correctionStep`), whose deltas routing and agents pick up.
  */
 export class ControlDO extends DurableObject<Env> {
   private fleet: Fleet | null = null;
@@ -122,6 +149,11 @@ export class ControlDO extends DurableObject<Env> {
   private demandSample: DemandSample | null = null;
   private baseline: Record<string, number> | null = null;
   private triggers: CarbonTriggerRecord[] = [];
+  private corrections: CorrectionRecord[] = [];
+  private correctionBasis: CorrectionBasis | null = null;
+  private readonly demandWindow = new DemandWindow(PLANNER_S_DEMAND_WINDOW_MS);
+  private readonly solver = javascriptLpSolver();
+  private readonly timers: AlarmTimers;
   private readonly plans: PlanStore;
   private readonly keys: ApiKeyStore;
   private readonly ingress: IngressSecretStore;
@@ -137,8 +169,11 @@ export class ControlDO extends DurableObject<Env> {
     this.metrics = new MetricsStore(ctx.storage);
     this.forecasts = new ForecastStore(durableStore(ctx.storage));
     this.profile = new ProfileStore(ctx.storage);
+    this.timers = new AlarmTimers(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation", "demandSample", "carbonBaseline", "carbonTriggers"]);
+      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation", "demandSample", "carbonBaseline", "carbonTriggers", "corrections", "correctionBasis"]);
+      this.corrections = (stored.get("corrections") as CorrectionRecord[] | undefined) ?? [];
+      this.correctionBasis = (stored.get("correctionBasis") as CorrectionBasis | undefined) ?? null;
       this.demandSample = (stored.get("demandSample") as DemandSample | undefined) ?? null;
       this.baseline = (stored.get("carbonBaseline") as Record<string, number> | undefined) ?? null;
       this.triggers = (stored.get("carbonTriggers") as CarbonTriggerRecord[] | undefined) ?? [];
@@ -148,8 +183,75 @@ export class ControlDO extends DurableObject<Env> {
       for (const [key, runs] of await ctx.storage.list<CronRun[]>({ prefix: "cron:" })) this.runs.set(key.slice("cron:".length), runs);
       for (const [, status] of await ctx.storage.list<SiteStatus>({ prefix: "status:" })) this.statuses.set(status.site, status);
       for (const [key, g] of await ctx.storage.list<number>({ prefix: "carbon:" })) this.carbon.set(key.slice("carbon:".length), g);
-      await Promise.all([this.plans.load(), this.keys.load(), this.ingress.load(), this.metrics.load(), this.forecasts.load()]);
+      await Promise.all([this.plans.load(), this.keys.load(), this.ingress.load(), this.metrics.load(), this.forecasts.load(), this.timers.load()]);
     });
+  }
+
+  /** Runs every timer that is due (see AlarmTimers). */
+  override async alarm(): Promise<void> {
+    const nowMs = Date.now();
+    for (const name of await this.timers.takeDue(nowMs)) {
+      if (name === "planner-s") await this.plannerS(nowMs);
+    }
+  }
+
+  /** The correction in force on top of the current plan, or null. */
+  planDelta(): StoredDelta | null {
+    return this.plans.delta;
+  }
+
+  /** Planner-S corrections, newest first. */
+  correctionLog(): CorrectionRecord[] {
+    return this.corrections;
+  }
+
+  /**
+   * One Planner-S step, then the next one scheduled while the fleet's policy has a corrector and
+   * there is a plan: demand over the last PLANNER_S_DEMAND_WINDOW_MS of the edge's counters, power
+   * from the sites' forecasts, sites applying a plan left as they are; a correction replaces the
+   * last one on top of the plan as made, and bumps the generation routing and agents follow.
+   */
+  private async plannerS(nowMs: number): Promise<void> {
+    if (!(await this.armPlannerS(nowMs))) return;
+    this.demandWindow.add({ atMs: nowMs, counts: classCounts(this.metrics.all) });
+    const fleet = this.fleet!;
+    const plan = this.plans.planned!;
+    const entry = POLICIES[fleet.policy.kind];
+    const models = new Set<string>(fleet.models.map((m) => m.id));
+    const profile = ((await this.profile.rows()) ?? []).filter((r) => models.has(r.model));
+    const pendingSites = [...this.statuses.values()].filter((s) => s.reconfiguring).map((s) => s.site as string);
+    let step;
+    try {
+      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs() }, this.solver);
+    } catch (error) {
+      console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
+      return;
+    }
+    if (step.kind !== "corrected") return;
+    const stored = await this.plans.correct(step.delta, nowMs);
+    if (!stored.ok) {
+      console.error(`planner-s: plan ${plan.version}: correction refused: ${stored.message}`);
+      return;
+    }
+    const record: CorrectionRecord = { atMs: nowMs, planVersion: plan.version, revision: stored.value.revision, corrector: entry.corrector!.name, reason: step.reason, clocks: step.delta.clocks.length, classes: Object.keys(step.delta.routing).length, notes: step.notes };
+    this.corrections = [record, ...this.corrections].slice(0, CORRECTIONS_KEPT);
+    this.correctionBasis = step.basis;
+    await this.ctx.storage.put({ corrections: this.corrections, correctionBasis: step.basis });
+    await this.bump();
+  }
+
+  /** Schedules the next Planner-S step when the fleet's policy has a corrector and made the plan in force; false (and no timer) otherwise. */
+  private async armPlannerS(nowMs = Date.now()): Promise<boolean> {
+    const plan = this.plans.planned;
+    const wanted = this.fleet !== null && plan !== null && plan.policy === this.fleet.policy.kind && POLICIES[this.fleet.policy.kind].corrector !== null;
+    if (!wanted) await this.timers.cancel("planner-s");
+    else if (this.timers.dueAt("planner-s") === undefined || this.timers.dueAt("planner-s")! <= nowMs) await this.timers.schedule("planner-s", nowMs + this.plannerSPeriodMs());
+    return wanted;
+  }
+
+  private plannerSPeriodMs(): number {
+    const s = Number(this.env.PLANNER_S_PERIOD_S);
+    return (Number.isFinite(s) && s > 0 ? s : 5) * 1000;
   }
 
   /** Validates and stores a new fleet, returning it with defaults filled; throws `InvalidFleetError` otherwise. */
@@ -180,7 +282,12 @@ export class ControlDO extends DurableObject<Env> {
   /** Validates a plan against the schema and the fleet and makes it current if it is newer. */
   async putPlan(input: unknown): Promise<Outcome<PlanSummary>> {
     const outcome = await this.plans.put(input, this.fleet, Date.now());
-    if (outcome.ok) await this.bump();
+    if (outcome.ok) {
+      this.correctionBasis = null;
+      await this.ctx.storage.delete("correctionBasis");
+      await this.armPlannerS();
+      await this.bump();
+    }
     return outcome;
   }
 
@@ -395,7 +502,7 @@ export class ControlDO extends DurableObject<Env> {
       forecasts[seriesKey(f)] = forecastsOver(await this.forecasts.issued(seriesKey(f)), fromMs, toMs);
     }
     const planStoredAtMs = this.plans.history.find((s) => s.version === plan?.version)?.storedAtMs ?? null;
-    return { fleet: this.fleet, plan, planStoredAtMs, carbon: Object.fromEntries(this.carbon), metricTotals: this.metrics.all, forecasts };
+    return { fleet: this.fleet, plan, planStoredAtMs, carbon: Object.fromEntries(this.carbon), metricTotals: this.metrics.all, forecasts, corrections: this.corrections };
   }
 
   /** Counter totals by Prometheus series. */
@@ -426,6 +533,7 @@ export class ControlDO extends DurableObject<Env> {
     this.fleetRevision++;
     await this.ctx.storage.put({ fleet, fleetRevision: this.fleetRevision });
     this.fleet = fleet;
+    await this.armPlannerS();
     await this.bump();
   }
 

@@ -1,5 +1,8 @@
+import { applyDelta } from "../src/core/planning/apply-delta.ts";
+import { siteSlice } from "../src/core/planning/site-slice.ts";
 import type { Fleet } from "../src/core/schemas/fleet.ts";
-import { Plan, PLAN_VERSION_STEP_MAX, type SitePlan } from "../src/core/schemas/plan.ts";
+import { Plan, PlanDelta, PLAN_VERSION_STEP_MAX } from "../src/core/schemas/plan.ts";
+import type { SitePlanSlice } from "../src/core/schemas/plan-slice.ts";
 import { planAgainstFleet } from "../src/core/routing/plan-against-fleet.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
@@ -21,37 +24,68 @@ export interface PlanSummary {
   notes: string[];
 }
 
-/** One site's slice of the current plan, as its agent pulls it. */
-export interface SitePlanSlice {
-  version: number;
-  policy: Plan["policy"];
-  createdAtMs: number;
-  validUntilMs: number;
-  /** Null when the plan runs nothing at this site (the agent stops its instances). */
-  site: SitePlan | null;
-  /** Per class, this site's instances and their weights. */
-  routing: Plan["routing"];
+export type { SitePlanSlice };
+
+/** The Planner-S correction in force on top of the current plan: the delta and the revision it made. */
+export interface StoredDelta {
+  delta: PlanDelta;
+  revision: number;
+  storedAtMs: number;
 }
 
 const planKey = (version: number) => `plan:${String(version).padStart(12, "0")}`;
 
 /**
- * The plan versions ControlDO holds: the current plan, the last PLANS_KEPT plans in full and a
- * summary of each. A plan is accepted only if it parses, fits the fleet and is newer than the current one.
+ * The plan versions ControlDO holds: the current plan (as its planner made it, and with the
+ * Planner-S correction in force applied), the last PLANS_KEPT plans in full and a summary of each.
+ * A plan is accepted only if it parses, fits the fleet and is newer than the current one; a
+ * correction only if it is to the current version.
  */
 export class PlanStore {
+  private made: Plan | null = null;
   private current: Plan | null = null;
+  private correction: StoredDelta | null = null;
   private summaries: PlanSummary[] = [];
 
   constructor(private readonly storage: DurableObjectStorage) {}
 
   async load(): Promise<void> {
-    this.current = (await this.storage.get<Plan>("plan")) ?? null;
+    this.made = (await this.storage.get<Plan>("plan")) ?? null;
+    this.correction = (await this.storage.get<StoredDelta>("planDelta")) ?? null;
+    this.current = this.made && this.correction ? corrected(this.made, this.correction) : this.made;
     this.summaries = (await this.storage.get<PlanSummary[]>("planSummaries")) ?? [];
   }
 
+  /** The plan in force: the planner's, with the Planner-S correction applied (its `revision`). */
   get plan(): Plan | null {
     return this.current;
+  }
+
+  /** The current version as its fleet planner made it (revision 0): what Planner-S corrects. */
+  get planned(): Plan | null {
+    return this.made;
+  }
+
+  /** The correction in force, or null. */
+  get delta(): StoredDelta | null {
+    return this.correction;
+  }
+
+  /**
+   * Makes `input` (a Planner-S delta to the current version) the correction in force, replacing the
+   * last one: 400 for a bad delta or one that breaks the plan, 409 for another version.
+   */
+  async correct(input: unknown, nowMs: number): Promise<Outcome<StoredDelta>> {
+    const parsed = PlanDelta.safeParse(input);
+    if (!parsed.success) return invalid("plan delta", parsed.error);
+    if (!this.made || parsed.data.baseVersion !== this.made.version) return failure(409, `the delta is to plan version ${parsed.data.baseVersion}, the current version is ${this.made?.version ?? "none"}`, "baseVersion");
+    const stored: StoredDelta = { delta: parsed.data, revision: (this.correction?.revision ?? 0) + 1, storedAtMs: nowMs };
+    const plan = Plan.safeParse(corrected(this.made, stored));
+    if (!plan.success) return invalid("corrected plan", plan.error);
+    await this.storage.put("planDelta", stored);
+    this.correction = stored;
+    this.current = plan.data;
+    return success(stored);
   }
 
   get history(): PlanSummary[] {
@@ -66,15 +100,7 @@ export class PlanStore {
 
   /** The current plan's part for one site, or null before the first plan. */
   slice(site: string): SitePlanSlice | null {
-    const plan = this.current;
-    if (!plan) return null;
-    const routing: Plan["routing"] = {};
-    for (const [classId, targets] of Object.entries(plan.routing) as [keyof Plan["routing"], Plan["routing"][keyof Plan["routing"]]][]) {
-      const mine = (targets ?? []).filter((t) => t.site === site);
-      if (mine.length > 0) routing[classId] = mine;
-    }
-    const sitePlan = plan.sites.find((s) => s.site === site) ?? null;
-    return { version: plan.version, policy: plan.policy, createdAtMs: plan.createdAtMs, validUntilMs: plan.validUntilMs, site: sitePlan, routing };
+    return this.current ? siteSlice(this.current, site) : null;
   }
 
   /** Validates and stores a new plan; 400 for a bad plan or a version jump past PLAN_VERSION_STEP_MAX, 409 without a fleet or for a version that is not newer. */
@@ -94,8 +120,10 @@ export class PlanStore {
     const summaries = [summary, ...this.summaries].slice(0, PLAN_SUMMARIES_KEPT);
     const dropped = summaries.length > PLANS_KEPT ? summaries[PLANS_KEPT]!.version : undefined;
     await this.storage.put({ plan, planSummaries: summaries, [planKey(plan.version)]: plan });
-    if (dropped !== undefined) await this.storage.delete(planKey(dropped));
+    await this.storage.delete(dropped !== undefined ? [planKey(dropped), "planDelta"] : ["planDelta"]);
+    this.made = plan;
     this.current = plan;
+    this.correction = null;
     this.summaries = summaries;
     return success(summary);
   }
@@ -113,4 +141,9 @@ function summarize(plan: Plan, nowMs: number): PlanSummary {
     shortfall: plan.shortfall,
     notes: plan.notes,
   };
+}
+
+/** The plan with a stored correction applied, at its revision. */
+function corrected(plan: Plan, stored: StoredDelta): Plan {
+  return { ...applyDelta(plan, stored.delta), revision: stored.revision };
 }

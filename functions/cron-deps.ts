@@ -1,20 +1,19 @@
 import type { LpSolver } from "../src/core/ports/lp-solver.ts";
+import { POLICIES, type PolicyRegistry } from "../src/core/policies/registry.ts";
 import type { FetchFn } from "../src/forecast-adapters/http.ts";
 import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
-import { carbonOptimiserFor, fleetPlannerFor, type CarbonOptimiserEntry, type FleetPlannerEntry } from "./planner-registry.ts";
-import type { PolicyKind } from "../src/core/schemas/fleet.ts";
 
-/** What the scheduled handlers reach the outside through; tests pass fakes. */
+/** What the scheduled handlers reach the outside through; tests pass fakes (a fetch, a registry with a planner of their own). */
 export interface CronDeps {
   /** How forecast providers are called. */
   fetch: FetchFn;
-  planners: (policy: PolicyKind) => FleetPlannerEntry | null;
-  carbonOptimisers: (policy: PolicyKind) => CarbonOptimiserEntry | null;
+  /** The policies by kind: what the planner cron and the carbon trigger run for the fleet's policy. */
+  policies: PolicyRegistry;
   /** The LP/MILP solver planners run on, loaded on first use (HiGHS instantiates its WebAssembly once per isolate). */
   solver: () => Promise<LpSolver>;
 }
 
-/** The production dependencies: global fetch, the registries and HiGHS (the solver `plan --bench` measures). */
+/** The production dependencies: global fetch, the policy registry and HiGHS (the solver `plan --bench` measures). */
 export function defaultCronDeps(overrides: Partial<CronDeps> = {}): CronDeps {
-  return { fetch: (url, init) => fetch(url, init), planners: fleetPlannerFor, carbonOptimisers: carbonOptimiserFor, solver: workerHighsSolver, ...overrides };
+  return { fetch: (url, init) => fetch(url, init), policies: POLICIES, solver: workerHighsSolver, ...overrides };
 }

@@ -7,7 +7,7 @@ import type { Forecast, ForecastKind } from "../src/core/schemas/forecast.ts";
 import type { ForecastEnv } from "../src/forecast-adapters/adapter-env.ts";
 import { carbonFetcher, type CarbonFetcher } from "../src/forecast-adapters/carbon-forecast.ts";
 import { controlStub, FORECASTS_PER_UPLOAD, type CronOutcome } from "../durable-objects/control-do.ts";
-import { runCarbonTrigger } from "./clover-trigger.ts";
+import { runCarbonTrigger } from "./carbon-trigger.ts";
 import type { CronDeps } from "./cron-deps.ts";
 
 /** One site after a refresh: the forecast to store (none for fixed sources or a still-valid upload) and its intensity now. */

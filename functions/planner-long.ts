@@ -1,46 +1,75 @@
 import { classCounts, measuredDemand } from "../src/core/forecast/demand-estimate.ts";
+import { assemblePlanningInput } from "../src/core/planning/fleet-input.ts";
+import { planWithPolicy } from "../src/core/policies/registry.ts";
+import type { Fleet } from "../src/core/schemas/fleet.ts";
+import type { Plan } from "../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
 import type { PlanSummary } from "../durable-objects/plan-store.ts";
 import type { CronDeps } from "./cron-deps.ts";
-import { assemblePlanningInput } from "./planning-input.ts";
 
 /** A planner run's outcome, with the stored plan's summary when one was published. */
 export type PlannerRun = CronOutcome & { plan?: PlanSummary };
 
+/** Slack on a cadence, in cadence time: a run this close to due counts as due (cron times jitter). */
+const DUE_SLACK_MS = 30_000;
+
 /**
- * The 15-minute Planner-L run (also `POST /admin/v1/replan`): measures demand from the edge's
- * counters since the last run, looks up the fleet policy's planner in the registry, assembles its
- * input from ControlDO (fleet, power and load forecasts, demand, the plan in force), plans and
- * stores the plan through the plan store (whose version rules apply). `skipped` says what is
- * missing (fleet, registered planner, profile table, demand); a planner that throws or a plan the
- * store refuses is an `error` and the current plan stays.
+ * The fleet planner's run (every 5 minutes from the cron; `POST /admin/v1/replan` and the carbon
+ * trigger `force` it): plans when the policy's cadence is due since the plan in force was made (or
+ * there is none, or another policy made it), measures demand from the edge's counters since the last
+ * run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
+ * force), plans through the policy registry (`deps.policies`) and stores the plan through the plan
+ * store (whose version rules apply). `skipped` says what is missing (fleet, profile table, demand)
+ * or when the next run is due; a planner that throws or a plan the store refuses is an `error` and
+ * the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
  */
-export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps): Promise<PlannerRun> {
+export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o: { force?: boolean } = {}): Promise<PlannerRun> {
   const control = controlStub(env);
   const ctx = await control.planningContext();
   if (!ctx.fleet) return { status: "skipped", message: "no fleet is configured" };
+  const entry = deps.policies[ctx.fleet.policy.kind];
+  const { name, cadenceMs } = entry.fleetPlanner;
+  const waitMs = o.force ? 0 : untilDue(ctx.plan, entry.kind, cadenceMs, nowMs, cadenceSpeedup(env));
+  if (waitMs > 0) return { status: "skipped", message: `${name}: the plan in force is ${ctx.plan!.version}; the next is due in ${(waitMs / 1000).toFixed(0)} s (every ${cadenceMs / 60_000} min)` };
+
   const sample = { atMs: nowMs, counts: classCounts(ctx.metricTotals) };
   const measured = ctx.demandSample ? measuredDemand(ctx.demandSample, sample) : undefined;
   await control.setDemandSample(sample);
-
-  const policy = ctx.fleet.policy.kind;
-  const entry = deps.planners(policy);
-  if (!entry) return { status: "skipped", message: `no fleet planner is registered for policy ${policy} (registerFleetPlanner in functions/planner-registry.ts)` };
-  const profile = await entry.profile(ctx.fleet, await control.profileRows());
-  if (!profile || profile.length === 0) return { status: "skipped", message: `${entry.name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
+  const profile = fleetRows(ctx.fleet, await control.profileRows());
+  if (profile.length === 0) return { status: "skipped", message: `${name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
   const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs });
-  if (!assembled.ok) return { status: "skipped", message: `${entry.name}: ${assembled.message}` };
+  if (!assembled.ok) return { status: "skipped", message: `${name}: ${assembled.message}` };
 
   let plan;
   try {
-    const solver = await deps.solver();
-    plan = entry.create(ctx.fleet).plan(assembled.input, solver).plan;
+    plan = planWithPolicy(entry, ctx.fleet.policy, assembled.input, await deps.solver()).plan;
   } catch (error) {
-    return { status: "error", message: `${entry.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { status: "error", message: `${name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   const stored = await control.putPlan({ ...plan, notes: [...plan.notes, ...assembled.notes] });
-  if (!stored.ok) return { status: "error", message: `${entry.name}: plan version ${plan.version} was refused: ${stored.message}` };
+  if (!stored.ok) return { status: "error", message: `${name}: plan version ${plan.version} was refused: ${stored.message}` };
   const shortfall = Object.entries(stored.value.shortfall).filter(([, rps]) => rps > 0);
   const short = shortfall.length > 0 ? `; shortfall ${shortfall.map(([c, rps]) => `${c} ${rps.toFixed(2)} req/s`).join(", ")}` : "";
-  return { status: "ok", message: `${entry.name}: plan version ${stored.value.version}, ${stored.value.instances} instance entries at ${stored.value.sites} sites${short}`, plan: stored.value };
+  return { status: "ok", message: `${name}: plan version ${stored.value.version}, ${stored.value.instances} instance entries at ${stored.value.sites} sites${short}`, plan: stored.value };
+}
+
+/** Milliseconds (wall time) until the policy's next plan is due; 0 when it is. */
+function untilDue(plan: Plan | null, policy: string, cadenceMs: number, nowMs: number, speedup: number): number {
+  if (!plan || plan.policy !== policy) return 0;
+  const elapsed = (nowMs - plan.createdAtMs) * speedup;
+  return elapsed >= cadenceMs - DUE_SLACK_MS ? 0 : Math.ceil((cadenceMs - DUE_SLACK_MS - elapsed) / speedup);
+}
+
+/** CADENCE_SPEEDUP: policy cadences pass this many times faster than wall time (1 unless set). */
+function cadenceSpeedup(env: Env): number {
+  const x = Number(env.CADENCE_SPEEDUP);
+  return Number.isFinite(x) && x > 0 ? x : 1;
+}
+
+/** The stored profile rows of the fleet's models on its GPU types. */
+function fleetRows(fleet: Fleet, stored: ProfileRow[] | null): ProfileRow[] {
+  const models = new Set<string>(fleet.models.map((m) => m.id));
+  const gpus = new Set(fleet.sites.flatMap((s) => s.gpus.map((g) => g.type)));
+  return stored?.filter((r) => models.has(r.model) && gpus.has(r.gpu)) ?? [];
 }

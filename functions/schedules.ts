@@ -1,6 +1,6 @@
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
 import { defaultCronDeps, type CronDeps } from "./cron-deps.ts";
-import { handlerForCron, type CronHandlerName } from "./cron-map.ts";
+import { handlersForCron, type CronHandlerName } from "./cron-map.ts";
 import { refreshForecasts } from "./forecast-refresh.ts";
 import { compactHistory } from "./history-compaction.ts";
 import { runPlannerLong } from "./planner-long.ts";
@@ -8,11 +8,11 @@ import { runPlannerLong } from "./planner-long.ts";
 /** A scheduled handler: does its work and says how it went. Thrown errors are recorded as `error`. */
 export type CronHandler = (env: Env, scheduledTimeMs: number, deps: CronDeps) => Promise<CronOutcome>;
 
-/** The handlers; `skipped` means there was nothing they could do yet (no fleet, no planner registered...). */
+/** The handlers; `skipped` means there was nothing they could do yet (no fleet, no profile, not due...). */
 export const HANDLERS: Record<CronHandlerName, CronHandler> = {
-  // Carbon forecasts per site from its source, persistence on failure; Clover's carbon trigger.
+  // Carbon forecasts per site from its source, persistence on failure; the policy's carbon trigger.
   "forecast-refresh": refreshForecasts,
-  // Planner-L through the planner registry; the plan store's version rules apply.
+  // The fleet policy's planner from the registry, when its cadence is due; the plan store's version rules apply.
   "planner-long": async (env, t, deps) => {
     const { plan: _plan, ...outcome } = await runPlannerLong(env, t, deps);
     return outcome;
@@ -22,24 +22,26 @@ export const HANDLERS: Record<CronHandlerName, CronHandler> = {
 };
 
 /**
- * Runs the handler of `controller.cron` and records the run in ControlDO. An expression without a
- * handler is logged and recorded as an error under the name "unknown". Tests pass `deps` (fake
- * fetch, planners); the Worker uses the defaults.
+ * Runs the handlers of `controller.cron` one after another and records each run in ControlDO. An
+ * expression without handlers is logged and recorded as an error under the name "unknown". Tests
+ * pass `deps` (fake fetch, a policy registry of their own); the Worker uses the defaults.
  */
 export async function runScheduled(controller: ScheduledController, env: Env, deps: CronDeps = defaultCronDeps()): Promise<void> {
-  const name = handlerForCron(controller.cron);
+  const names = handlersForCron(controller.cron);
   const control = controlStub(env);
-  if (name === undefined) {
+  if (names === undefined) {
     console.error(`no handler for cron "${controller.cron}"`);
     await control.recordCronRun("unknown", controller.scheduledTime, { status: "error", message: `no handler for cron "${controller.cron}"` });
     return;
   }
-  let outcome: CronOutcome;
-  try {
-    outcome = await HANDLERS[name](env, controller.scheduledTime, deps);
-  } catch (error) {
-    console.error(`cron handler ${name} failed`, error);
-    outcome = { status: "error", message: error instanceof Error ? error.message : String(error) };
+  for (const name of names) {
+    let outcome: CronOutcome;
+    try {
+      outcome = await HANDLERS[name](env, controller.scheduledTime, deps);
+    } catch (error) {
+      console.error(`cron handler ${name} failed`, error);
+      outcome = { status: "error", message: error instanceof Error ? error.message : String(error) };
+    }
+    await control.recordCronRun(name, controller.scheduledTime, outcome);
   }
-  await control.recordCronRun(name, controller.scheduledTime, outcome);
 }

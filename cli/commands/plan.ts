@@ -2,7 +2,9 @@ import { runPlanBenchInWorker } from "../../bench/edge/plan-in-worker.ts";
 import { runPlanBench, type PlanBenchRow } from "../../bench/plan-bench.ts";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
 import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
-import { Fleet } from "../../src/core/schemas/fleet.ts";
+import type { PlannerResult } from "../../src/core/planning/planner.ts";
+import { planWithPolicy, POLICIES } from "../../src/core/policies/registry.ts";
+import { Fleet, PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { highsSolver } from "../../src/solver/highs-solver.ts";
 import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
@@ -17,12 +19,13 @@ const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=
 --solver picks the LP solver behind the port: HiGHS compiled to WebAssembly (default) or
 javascript-lp-solver.
 
---fleet prints the plan a registered policy (KIND: ${Object.keys(plannerFactories).join(", ")}, default
-settings) makes for a fleet file (see docs/fleets/example.json), planning over a virtual profile
-of the fleet's model; demand per class from --demand, or --rps split evenly (default 10 req/s).
-Carbon intensity per site (gCO2/kWh) from --carbon, else a fixed carbon source's value or a wind
-site's life-cycle intensity; the greenference policy counts a site with neither conservatively,
-and plans with the fleet file's policy weights when its policy is greenference.
+--fleet prints the plan a policy of the registry (KIND: ${PolicyKind.options.join(", ")}) or a planner
+(KIND: ${Object.keys(plannerFactories).join(", ")}, default settings) makes for a fleet file (see
+docs/fleets/example.json), planning over a virtual profile of the fleet's model; demand per class
+from --demand, or --rps split evenly (default 10 req/s). Carbon intensity per site (gCO2/kWh) from
+--carbon, else a fixed carbon source's value or a wind site's life-cycle intensity; carbon-aware
+policies count a site with neither conservatively. A policy plans with the fleet file's weights when
+the file names that policy, else with the policy's default weights.
 
 --bench runs Heron's Planner-L (min-latency) and Planner-S on Heron-shaped instances of each size
 (n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
@@ -84,7 +87,8 @@ async function solverNamed(name: string): Promise<LpSolver> {
 }
 
 async function planFleet(file: string, policy: string | undefined, o: { demand?: string; rps: string; carbon?: string }, solver: LpSolver, seed: number, json: boolean): Promise<number> {
-  if (!policy || !(policy in plannerFactories)) throw new CliError(`--policy must be one of ${Object.keys(plannerFactories).join(", ")}`);
+  const kinds = [...PolicyKind.options, ...Object.keys(plannerFactories)];
+  if (!policy || !kinds.includes(policy)) throw new CliError(`--policy must be one of ${kinds.join(", ")}`);
   let raw: unknown;
   try {
     raw = JSON.parse(await readDataFile(file));
@@ -100,13 +104,10 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
   const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(o.rps) / fleet.classes.length]));
   const carbon = o.carbon ? parseRates(o.carbon, "--carbon", "SITE=GCO2_PER_KWH pairs, e.g. grid-west=250") : {};
   const input = fleetPlanningInput(fleet, demandRps, seed, carbon);
-  // The combined policy plans with the fleet's own weights when the fleet runs it.
-  const config = policy === "greenference" && fleet.policy.kind === "greenference" ? { kind: policy, weights: fleet.policy.weights } : { kind: policy };
-  const planner = createPlanner(PlannerConfig.parse(config));
   // What one planner run costs (the profile is made before): what the Worker's cron pays per run, with --solver jslp.
   const cpuBefore = process.cpuUsage();
   const startedMs = performance.now();
-  const result = planner.plan(input, solver);
+  const result = planFor(policy, fleet, input, solver);
   const planMs = performance.now() - startedMs;
   const cpu = process.cpuUsage(cpuBefore);
   const planCpuMs = (cpu.user + cpu.system) / 1000;
@@ -118,6 +119,14 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
     )}\nplanned in ${out.plan_ms} ms (${out.plan_cpu_ms} ms of CPU), the process's first run of this planner`,
   );
   return 0;
+}
+
+/** The plan of a registry policy (with the fleet's weights when the fleet names it) or of a planner kind. */
+function planFor(kind: string, fleet: Fleet, input: ReturnType<typeof fleetPlanningInput>, solver: LpSolver): PlannerResult {
+  const policy = PolicyKind.safeParse(kind);
+  if (!policy.success) return createPlanner(PlannerConfig.parse({ kind })).plan(input, solver);
+  const entry = POLICIES[policy.data];
+  return planWithPolicy(entry, { kind: entry.kind, weights: fleet.policy.kind === entry.kind ? fleet.policy.weights : entry.defaultWeights }, input, solver);
 }
 
 function parseRates(text: string, flag: string, form: string): Record<string, number> {

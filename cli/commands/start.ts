@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 import { LocalStack } from "../stack/local-stack.ts";
@@ -11,7 +12,7 @@ import { startBanner } from "../stack/start-banner.ts";
 
 const SMOKE_DEFAULT_S = 60;
 
-const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy KIND]
+const usage = `usage: greenference start [--config FILE] [--port N] [--speed X] [--load-rps R] [--policy ${PolicyKind.options.join("|")}]
                          [--data DIR] [--duration S] [--smoke] [--json] [--devtools-network] [--verbose]
 
 What \`npm start\` runs: the whole system on this machine. wrangler dev serves the edge Worker with its
@@ -19,7 +20,10 @@ Durable Objects and cron; three simulated GPU sites (two wind farms replaying th
 series, one grid site replaying CISO carbon), 8 simulated H100s each, run a host agent on simulated
 GPUs and engines serving Llama-3-70B; a load generator replays the Azure conversation trace through
 the edge. Wind and carbon run --speed times faster than real time (default 60: an hour of series per
-minute); engines run in real time. Prints the URLs, the admin token and how to use them, and every
+minute), and so do the policy's cadences (its planner every 15 series minutes, FREESH's 30-minute
+episodes...); engines run in real time. --policy picks any policy of the registry (src/core/policies);
+one that carves GPUs into MIG slices (clover) runs on simulated A100s serving a Qwen2.5 family
+unless the config says otherwise. Prints the URLs, the admin token and how to use them, and every
 10 s where requests ran and where power binds; Ctrl-C stops every process it started.
 
   --duration S   stop after S seconds

@@ -1,12 +1,13 @@
 import type { GridValueSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
-import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { variantLlmSpec, weightBytes } from "../../src/core/model/llm-specs.ts";
 import { fullSitePowerW } from "../../src/core/model/power.ts";
+import { QWEN25_FAMILY } from "../../src/core/planning/clover/variants.ts";
+import { POLICIES } from "../../src/core/policies/registry.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
 import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
 import { linearPercentile } from "../../src/core/stats/percentile.ts";
 import { Fleet } from "../../src/core/schemas/fleet.ts";
-import { GREENFERENCE_DEFAULT_WEIGHTS } from "../../src/core/planning/greenference/greenference-planner.ts";
 import type { StackConfig, StackSite } from "./stack-config.ts";
 
 /** Heron's and DynamoLLM's SLO: this many times a request's isolated latency on the fastest configuration. */
@@ -33,12 +34,15 @@ export function windScaling(config: StackConfig, site: Extract<StackSite, { kind
 
 /**
  * The fleet the local stack registers with the edge: its simulated sites at their ingress URLs,
- * one model, DynamoLLM's 3x3 classes with SLOs at 5x the isolated latency on the largest TP, and
- * the configured policy. Wind sites take their power from the forecasts the stack posts; the grid
- * site's carbon comes from the local Electricity Maps stand-in.
+ * one model and its variants (quality from Clover's Qwen2.5 family where they are its members, else
+ * 1), DynamoLLM's 3x3 classes with SLOs at 5x the isolated latency of the largest variant on the
+ * largest TP, and the configured policy with its registry entry's default weights. Wind sites take
+ * their power from the forecasts the stack posts; the grid site's carbon comes from the local
+ * Electricity Maps stand-in.
  */
 export function localFleet(config: StackConfig, ingressUrls: Record<string, string>, windPeaksW: Record<string, number>): Fleet {
-  const llm = llmSpec(config.model);
+  const variants = config.variants.map((id) => ({ id, llm: variantLlmSpec(config.model, id) }));
+  const llm = variants.reduce((a, b) => (b.llm.params > a.llm.params ? b : a)).llm;
   const gpu = gpuSpec(config.gpuType);
   const fastestTp = Math.max(...config.tps);
   return Fleet.parse({
@@ -55,14 +59,13 @@ export function localFleet(config: StackConfig, ingressUrls: Record<string, stri
       rttMs: {},
     })),
     models: [{ id: config.model }],
-    variants: [{ model: config.model, id: "base", quality: 1, memoryGb: (llm.totalParams * llm.bytesPerParam) / 1e9, parameterCount: llm.totalParams }],
+    variants: variants.map((v) => ({ model: config.model, id: v.id, quality: QWEN25_FAMILY.find((q) => q.variant.model === config.model && q.variant.id === v.id)?.variant.quality ?? 1, memoryGb: weightBytes(v.llm) / 1e9, parameterCount: v.llm.totalParams })),
     classScheme: { name: "dynamollm", inputEdges: [255, 1023], outputEdges: [99, 349], inputLabels: ["S", "M", "L"], outputLabels: ["S", "M", "L"] },
     classes: DYNAMOLLM_CLASS_LENGTHS.map((cls, i) => {
       const slo = isolatedLatencySlo(llm, gpu, cls, SLO_MULTIPLE, fastestTp);
       return { id: cls.classId, inputBin: Math.floor(i / 3), outputBin: i % 3, slo: { ttftMs: round(slo.ttftMs), tbtMs: round(slo.tbtMs) } };
     }),
-    // The combined planner's own weights; for Heron, weighing energy selects its min-power Planner-L.
-    policy: { kind: config.policy, weights: config.policy === "greenference" ? GREENFERENCE_DEFAULT_WEIGHTS : { energy: 1 } },
+    policy: { kind: config.policy, weights: POLICIES[config.policy].defaultWeights },
   });
 }
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { CRON_HANDLERS } from "../../functions/cron-map.ts";
 import { carbonSeries, windSeries, type GridValueSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
-import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { variantLlmSpec } from "../../src/core/model/llm-specs.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
@@ -117,7 +117,7 @@ export class LocalStack {
    * waits until its run is recorded: the endpoint answers before the handler's waitUntil work ends.
    */
   async cron(expression: keyof typeof CRON_HANDLERS, timeoutMs = 60_000): Promise<void> {
-    const handler = CRON_HANDLERS[expression];
+    const handler = CRON_HANDLERS[expression].at(-1)!;
     const latest = async () => (await this.admin<{ cronRuns: Record<string, { recordedAtMs: number }[]> }>("GET", "/admin/v1/history")).cronRuns[handler]?.[0]?.recordedAtMs ?? 0;
     const before = await latest();
     const r = await fetch(`${this.edgeUrl}/__scheduled?cron=${encodeURIComponent(expression)}`);
@@ -127,6 +127,11 @@ export class LocalStack {
       if (Date.now() > deadline) throw new Error(`cron ${expression} (${handler}) recorded no run within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+
+  /** Runs the fleet planner now, whether or not its cadence is due (`POST /admin/v1/replan`); resolves with the run's message. */
+  async replan(): Promise<void> {
+    await this.admin("POST", "/admin/v1/replan");
   }
 
   /** Posts every site's power forecast for the next planning slot (wind series, grid caps, overrides). */
@@ -162,12 +167,15 @@ export class LocalStack {
     return Math.min(full, mw * wind.scaling.wattsPerMw);
   }
 
-  /** Fault injection: the site's envelope becomes `watts` (null: back to its series), and the fleet replans now. */
-  async setPowerOverride(siteId: string, watts: number | null): Promise<void> {
+  /**
+   * Fault injection: the site's envelope becomes `watts` (null: back to its series), and the fleet
+   * replans now, or with `replan: false` only the forecast moves: mid-slot, Planner-S corrects.
+   */
+  async setPowerOverride(siteId: string, watts: number | null, o: { replan?: boolean } = {}): Promise<void> {
     if (watts === null) this.powerOverrideW.delete(siteId);
     else this.powerOverrideW.set(siteId, watts);
     await this.postPowerForecasts();
-    await this.cron("*/15 * * * *");
+    if (o.replan ?? true) await this.replan();
   }
 
   /** The agent token the edge issued for a site. */
@@ -273,7 +281,7 @@ export class LocalStack {
           persistDir: join(this.stateDir, "wrangler"),
           inspectorPort: await freePort(),
           devtoolsNetworkCapture: c.devtoolsNetworkCapture,
-          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", INFERENCE_ACCESS: "open", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000" },
+          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", INFERENCE_ACCESS: "open", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000", CADENCE_SPEEDUP: String(c.speed) },
           log: (line) => log(`[edge] ${line}`),
         });
       },
@@ -299,7 +307,6 @@ export class LocalStack {
     await this.admin("POST", "/admin/v1/forecasts", Object.entries(shares).filter(([, share]) => share > 0).map(([id, share]) => ({ kind: "load", unit: "req/s", source: "local-stack:trace-mix", issuedAtMs: Date.now(), subject: { kind: "class", id }, points: [{ tMs: Date.now(), value: share * loadRps }] })));
     await this.postPowerForecasts();
     await this.cron("*/5 * * * *");
-    await this.cron("*/15 * * * *");
     const plan = await this.admin<{ version: number }>("GET", "/admin/v1/plan").catch((e: unknown) => {
       throw new Error(`the first plan was not made: ${e instanceof Error ? e.message : String(e)}`);
     });
@@ -312,11 +319,11 @@ export class LocalStack {
     if (this.o.autopilot === false) return this.startLoad(trace);
     const tick = (ms: number, run: () => Promise<void>) =>
       this.timers.push(setInterval(() => void run().catch((e: unknown) => log(`stack: ${e instanceof Error ? e.message : String(e)}`)), ms));
+    // The 5-minute cron on the sped-up clock: forecasts, then the fleet planner when its cadence is due (CADENCE_SPEEDUP).
     tick((c.refreshEverySeriesS * 1000) / c.speed, async () => {
       await this.postPowerForecasts();
       await this.cron("*/5 * * * *");
     });
-    tick((c.replanEverySeriesS * 1000) / c.speed, () => this.cron("*/15 * * * *"));
     this.startLoad(trace);
   }
 
@@ -341,17 +348,25 @@ export class LocalStack {
     throw new Error(`sites not healthy with a plan applied after ${timeoutMs / 1000} s: ${last}`);
   }
 
-  /** The virtual profile table of the model on the GPU type, cached under out/cache (it takes seconds to make). */
+  /**
+   * The virtual profile table of the model's variants on the GPU type (each variant's architecture,
+   * rows labelled with the fleet's model and variant), cached under out/cache (it takes seconds to make).
+   */
   private async profileTable(log: (line: string) => void): Promise<ProfileTable> {
     const c = this.config;
-    const file = join(ROOT, "out", "cache", `profile-${c.model}-${c.gpuType}-tp${c.tps.join("_")}-seed${c.seed}.json`);
+    const variants = c.variants.join("_");
+    const file = join(ROOT, "out", "cache", `profile-${c.model}${variants === "base" ? "" : `-${variants}`}-${c.gpuType}-tp${c.tps.join("_")}-seed${c.seed}.json`);
     if (existsSync(file)) {
       const cached = ProfileTable.safeParse(JSON.parse(await readFile(file, "utf8")));
       if (cached.success) return cached.data;
     }
-    log(`profiling ${c.model} on ${c.gpuType} in the simulator (TP ${c.tps.join(", ")}; cached in ${file})`);
+    log(`profiling ${c.model} (${c.variants.join(", ")}) on ${c.gpuType} in the simulator (TP ${c.tps.join(", ")}; cached in ${file})`);
     const gpu = gpuSpec(c.gpuType);
-    const table = virtualProfile({ llm: llmSpec(c.model), gpu, tps: c.tps, clocksMhz: defaultClocks(gpu), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 200, seed: c.seed });
+    const tables = c.variants.map((variant) => {
+      const table = virtualProfile({ llm: variantLlmSpec(c.model, variant), gpu, tps: c.tps, clocksMhz: defaultClocks(gpu), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 200, seed: c.seed });
+      return { ...table, rows: table.rows.map((r) => ({ ...r, model: c.model, variant })) };
+    });
+    const table = { ...tables[0]!, rows: tables.flatMap((t) => t.rows) };
     await mkdir(join(ROOT, "out", "cache"), { recursive: true });
     await writeFile(file, JSON.stringify(table));
     return table;

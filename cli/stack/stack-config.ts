@@ -1,5 +1,7 @@
 import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { z } from "zod";
+import { POLICIES } from "../../src/core/policies/registry.ts";
+import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 
 /** One simulated site of the local stack: a wind farm (its region's WND series) or a grid connection. */
 export const StackSite = z.discriminatedUnion("kind", [
@@ -23,10 +25,18 @@ export const StackSite = z.discriminatedUnion("kind", [
 export type StackSite = z.infer<typeof StackSite>;
 
 /**
- * Everything `greenference start` runs with; every field has a default, so `npm start` needs no
- * file. `--config FILE` (JSON) and flags override it.
+ * What a policy that carves GPUs into MIG slices runs on when the configuration does not say:
+ * simulated A100s serving Clover's Qwen2.5 family (7B, 14B, 32B, within its quality spread), profiled
+ * at TP1 (a slice runs one GPU's share).
  */
-export const StackConfig = z.object({
+const MIG_DEFAULTS = { gpuType: "A100-80GB", model: "qwen2.5", variants: ["7b", "14b", "32b"], tps: [1] };
+
+/**
+ * Everything `greenference start` runs with; every field has a default, so `npm start` needs no
+ * file. `--config FILE` (JSON) and flags override it; a policy that uses MIG gets `MIG_DEFAULTS`
+ * for what they leave out.
+ */
+export const StackConfig = z.preprocess((raw) => withPolicyDefaults(raw), z.object({
   /** The data folder (grid series, the Azure trace): the package's own data/ unless given. */
   dataDir: z.string().min(1).default(defaultDataDir),
   /** Port of `wrangler dev`; 0 picks a free one. */
@@ -55,24 +65,35 @@ export const StackConfig = z.object({
   gpuType: z.enum(["H100-80GB", "A100-80GB"]).default("H100-80GB"),
   /** The model served (a performance-model key): a 70B model draws kilowatts per instance, so power matters. */
   model: z.string().min(1).default("llama3-70b"),
+  /** The model's variants the fleet offers (each profiled); default its one "base" variant. */
+  variants: z.array(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/)).min(1).default(["base"]),
   /** TP degrees profiled and planned. */
   tps: z.array(z.number().int().positive()).min(1).default([2, 4, 8]),
-  /** The fleet policy: the combined planner by default; Heron's and DynamoLLM's planners run in the Worker too. */
-  policy: z.enum(["greenference", "heron", "dynamollm"]).default("greenference"),
+  /** The fleet policy (any of the registry's: src/core/policies), the combined one by default. */
+  policy: PolicyKind.default("greenference"),
   /** Requests per wall second the load generator sends (the trace's arrivals rescaled to this mean). */
   loadRps: z.number().nonnegative().default(2),
   /** Request trace replayed by the load generator (Azure format); relative to dataDir unless absolute. */
   trace: z.string().min(1).default("azure-llm-2023/AzureLLMInferenceTrace_conv.csv"),
   /** Output tokens are capped at this in generated requests, so a request lasts seconds, not minutes. */
   maxOutputTokens: z.number().int().positive().default(400),
-  /** Planner-L runs every this many series seconds (Heron: 15 minutes). */
+  /** The planning slot in series seconds (Heron: 15 minutes): the power forecasts the stack posts cover it. */
   replanEverySeriesS: z.number().positive().default(900),
-  /** Forecast refresh (carbon) runs every this many series seconds. */
+  /** The 5-minute cron (forecast refresh, then the fleet planner when its policy's cadence is due) runs every this many series seconds. */
   refreshEverySeriesS: z.number().positive().default(300),
   /** Simulated engine seconds per wall second (1: requests take as long as on the GPU). */
   engineSpeed: z.number().positive().max(100).default(1),
   seed: z.number().int().nonnegative().default(1),
   /** Folder for wrangler's local state and the cached profile table; a fresh one per run when absent. */
   stateDir: z.string().min(1).optional(),
-});
+}));
 export type StackConfig = z.infer<typeof StackConfig>;
+
+function withPolicyDefaults(raw: unknown): unknown {
+  if (typeof raw !== "object" || raw === null) return raw;
+  const policy = PolicyKind.safeParse((raw as { policy?: unknown }).policy ?? "greenference");
+  if (!policy.success || !POLICIES[policy.data].usesMig) return raw;
+  const given = raw as { model?: unknown; variants?: unknown };
+  const family = given.model === undefined && given.variants === undefined ? { model: MIG_DEFAULTS.model, variants: MIG_DEFAULTS.variants, tps: MIG_DEFAULTS.tps } : {};
+  return { gpuType: MIG_DEFAULTS.gpuType, ...family, ...raw };
+}

@@ -15,7 +15,7 @@ export function startBanner(stack: LocalStack, o: { readyS: number; durationS: n
     `  edge API:     ${edge}/v1/chat/completions (OpenAI-compatible; model "${c.model}")`,
     `  admin token:  ${stack.adminToken}   (this run only; a new one each start)`,
     `  sites:        ${stack.sites.map((s) => `${s.site.id} (${s.site.kind}, ${s.site.gpus} GPUs) at ${s.ingressUrl}`).join("; ")}`,
-    `  policy:       ${c.policy};  load: the Azure conversation trace at ${c.loadRps} req/s`,
+    `  policy:       ${c.policy} on ${c.model} (variants ${c.variants.join(", ")}), simulated ${c.gpuType}s;  load: the Azure conversation trace at ${c.loadRps} req/s`,
     "",
     "Try:",
     `  curl -s ${edge}/v1/chat/completions -H 'content-type: application/json' \\`,

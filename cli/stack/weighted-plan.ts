@@ -1,7 +1,7 @@
 import type { LocalStack } from "./local-stack.ts";
 
 /**
- * A plan set through the admin API (tests and bench e2e): two replicas of the stack's smallest TP
+ * A plan set through the admin API (tests): two replicas of the stack's smallest TP
  * per site at max clock, every class routed to all sites with the given weights. Returns once every
  * agent has applied it.
  */

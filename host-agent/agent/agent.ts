@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { tokenRateFairness } from "../../src/core/planning/freesh/fairness.ts";
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
 import { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
@@ -155,7 +156,14 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() } });
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness() });
+  }
+
+  /** Jain's fairness over the site's output-length groups, from the requests finished in the telemetry window (FREESH Eq. 9). */
+  fairness(windowMs = Math.max(10_000, 3 * this.config.heartbeatMs)): number {
+    const now = this.siteNowMs();
+    const finished = this.requestLog.finished(undefined, now - windowMs * (this.hardware.sim?.clock.speed ?? 1), now);
+    return tokenRateFairness(finished.map((r) => ({ outputTokens: r.completionTokens, e2eMs: r.e2eMs })));
   }
 
   async status(): Promise<Record<string, unknown>> {
@@ -168,7 +176,7 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const sitePowerW = gpus.reduce((s, g) => s + g.powerW, 0) * this.config.serverOverhead;
-    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status() });
+    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status(), fairness: this.fairness() });
   }
 
   /**

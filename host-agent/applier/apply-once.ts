@@ -1,6 +1,7 @@
 import { launchKey, sameLaunch, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { DesiredState } from "./desired-state.ts";
+import { deviceForSlot, migDevicesOf, reshape, sameLayout } from "./mig-layout.ts";
 
 /** What one pass of the applier works on and with. */
 export interface ApplyContext {
@@ -16,31 +17,34 @@ export interface ApplyContext {
 
 /**
  * One idempotent pass towards `target`, in order: start the missing engines whose GPUs are free,
- * drain the engines that go (gone from the plan, changed model/TP/GPUs, or failed) and stop them,
- * start the missing engines on the GPUs that freed, then set every GPU's clock lock (or reset
- * it). Steps that fail are returned as messages; the rest is done anyway, so a retry only redoes
- * what failed. Already-right engines and clocks are left alone.
+ * drain the engines that go (gone from the plan, changed model/TP/GPUs, on a GPU whose MIG layout
+ * changes, or failed) and stop them, carve the GPUs whose MIG layout changes, start the missing
+ * engines on the GPUs that freed (an engine on a slice gets its MIG device), then set every GPU's
+ * clock lock (or reset it). Steps that fail are returned as messages; the rest is done anyway, so a
+ * retry only redoes what failed. Already-right engines, layouts and clocks are left alone.
  */
 export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promise<string[]> {
   const failures: string[] = [];
   const wanted = new Map(target.launches.map((l) => [launchKey(l), l]));
+  const layouts = await migLayouts(target, ctx, failures);
+  const reshaped = new Set([...layouts].filter(([, l]) => !l.same).map(([g]) => g));
   const going = [...ctx.engines].filter(([key, e]) => {
     const w = wanted.get(key);
-    return !w || !sameLaunch(w, e.launch) || e.state === "failed" || e.state === "stopped";
+    return !w || !sameLaunch(w, e.launch) || e.state === "failed" || e.state === "stopped" || e.launch.gpus.some((g) => reshaped.has(g));
   });
 
   // Make-before-break: launches on GPUs no going engine holds start first, so a class keeps the
   // engines of the plan before until its new ones are up; the others (and a replica that changes
   // in place) start once the going engines have stopped.
   const goingKeys = new Set(going.map(([key]) => key));
-  const held = new Set(going.flatMap(([, e]) => e.launch.gpus));
+  const held = new Set([...going.flatMap(([, e]) => e.launch.gpus), ...reshaped]);
   const missing = [...wanted].filter(([key]) => !ctx.engines.has(key) || goingKeys.has(key));
   const startsFirst = ([key, l]: [string, EngineLaunch]) => !goingKeys.has(key) && l.gpus.every((g) => !held.has(g));
   const onFreeGpus = missing.filter(startsFirst);
   const onHeldGpus = missing.filter((m) => !startsFirst(m));
 
   if (ctx.stopping()) return [...failures, "stopped before starting engines"];
-  await startAll(onFreeGpus, target, ctx, failures);
+  await startAll(onFreeGpus, target, ctx, failures, (l) => l.mig && deviceForSlot(layouts.get(l.gpus[0]!)?.devices ?? [], target.mig.get(l.gpus[0]!) ?? [], l.mig.slot));
   await Promise.all(
     going.map(async ([key, e]) => {
       if (e.state !== "ready") return;
@@ -59,7 +63,8 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
     }),
   );
   if (ctx.stopping()) return [...failures, "stopped before starting engines"];
-  await startAll(onHeldGpus, target, ctx, failures);
+  const carved = await carve(reshaped, target, ctx, failures);
+  await startAll(onHeldGpus.filter(([, l]) => l.gpus.every((g) => !reshaped.has(g) || carved.has(g))), target, ctx, failures, (l) => l.mig && deviceForSlot(carved.get(l.gpus[0]!) ?? layouts.get(l.gpus[0]!)?.devices ?? [], target.mig.get(l.gpus[0]!) ?? [], l.mig.slot));
 
   if (ctx.stopping()) return [...failures, "stopped before setting clocks"];
   for (const [gpu, lock] of target.clocks.entries()) {
@@ -79,11 +84,45 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
   return failures;
 }
 
-/** Starts `launches` side by side; a start that fails is stopped again and recorded in `failures`. */
-async function startAll(launches: ReadonlyArray<[string, EngineLaunch]>, target: DesiredState, ctx: ApplyContext, failures: string[]): Promise<void> {
+/** Per GPU that is or should be carved into MIG slices: its devices now and whether they are the slices wanted. */
+async function migLayouts(target: DesiredState, ctx: ApplyContext, failures: string[]) {
+  const carvedNow = new Set<number>();
+  for (const e of ctx.engines.values()) if (e.launch.mig) carvedNow.add(e.launch.gpus[0]!);
+  const out = new Map<number, { devices: Awaited<ReturnType<typeof migDevicesOf>>; same: boolean }>();
+  for (const g of new Set([...target.mig.keys(), ...carvedNow])) {
+    try {
+      const devices = await migDevicesOf(ctx.gpus, g);
+      out.set(g, { devices, same: sameLayout(devices, target.mig.get(g) ?? []) });
+    } catch (error) {
+      failures.push(`read MIG layout of GPU ${g}: ${(error as Error).message}`);
+    }
+  }
+  return out;
+}
+
+/** Carves each GPU of `gpus` into its wanted slices; returns the devices of each GPU carved. */
+async function carve(gpus: ReadonlySet<number>, target: DesiredState, ctx: ApplyContext, failures: string[]) {
+  const carved = new Map<number, Awaited<ReturnType<typeof migDevicesOf>>>();
+  for (const g of gpus) {
+    const wanted = target.mig.get(g) ?? [];
+    try {
+      await reshape(ctx.gpus, g, wanted);
+      carved.set(g, await migDevicesOf(ctx.gpus, g));
+    } catch (error) {
+      failures.push(`${wanted.length > 0 ? `carve GPU ${g} into ${wanted.join(", ")}` : `return GPU ${g} whole`}: ${(error as Error).message}`);
+    }
+  }
+  return carved;
+}
+
+/** Starts `launches` side by side (an engine on a MIG slice with its device); a start that fails is stopped again and recorded in `failures`. */
+async function startAll(launches: ReadonlyArray<[string, EngineLaunch]>, target: DesiredState, ctx: ApplyContext, failures: string[], migDevice: (l: EngineLaunch) => string | undefined): Promise<void> {
   await Promise.all(
-    launches.map(async ([key, launch]) => {
+    launches.map(async ([key, planned]) => {
       if (ctx.engines.has(key)) return;
+      const device = migDevice(planned);
+      if (planned.mig && !device) return void failures.push(`start ${key}: no ${planned.mig.profile} MIG device for slot ${planned.mig.slot} of GPU ${planned.gpus[0]}`);
+      const launch = device ? { ...planned, migDevice: device } : planned;
       const engine = ctx.driver.create(launch, ctx.onExit);
       engine.setClock(target.clockOf.get(launch.instanceId)!);
       ctx.engines.set(key, engine);

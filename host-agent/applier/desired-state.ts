@@ -1,3 +1,4 @@
+import type { MigSlice } from "../../src/core/schemas/mig.ts";
 import type { ClockSetting, SitePlan } from "../../src/core/schemas/plan.ts";
 import type { EngineDriver, EngineLaunch } from "../engines/engine.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
@@ -14,6 +15,8 @@ export interface DesiredState {
   /** Index = GPU; null means back to the driver's default clocks. */
   clocks: (ClockLock | null)[];
   clockOf: ReadonlyMap<string, ClockSetting>;
+  /** Per GPU carved into MIG slices, its slices in slot order; a GPU not listed runs whole. */
+  mig: ReadonlyMap<number, readonly MigSlice[]>;
 }
 
 /** The lock that realises a plan clock: a locked clock, or the bounds a local controller works in. */
@@ -21,19 +24,20 @@ export function lockFor(clock: ClockSetting): ClockLock {
   return clock.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock.minMhz, maxMhz: clock.maxMhz };
 }
 
-/** One launch per replica: replica r of an instance runs on GPUs [r*tp, (r+1)*tp) of its list. */
+/**
+ * One launch per replica: replica r of an instance runs on GPUs [r*tp, (r+1)*tp) of its list; on
+ * MIG, on the next slot of its GPU (slots numbered in plan order, instance by instance).
+ */
 export function launchesOf(site: SitePlan | null): EngineLaunch[] {
   if (!site) return [];
+  const slots = new Map<number, number>();
   return site.instances.flatMap((inst) =>
-    Array.from({ length: inst.replicas }, (_, replica) => ({
-      instanceId: inst.id,
-      replica,
-      model: inst.model,
-      variant: inst.variant,
-      tp: inst.tp,
-      gpus: inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp),
-      role: inst.role,
-    })),
+    Array.from({ length: inst.replicas }, (_, replica) => {
+      const gpus = inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp);
+      const slot = inst.mig ? (slots.get(gpus[0]!) ?? 0) : 0;
+      if (inst.mig) slots.set(gpus[0]!, slot + 1);
+      return { instanceId: inst.id, replica, model: inst.model, variant: inst.variant, tp: inst.tp, gpus, role: inst.role, ...(inst.mig ? { mig: { profile: inst.mig, slot } } : {}) };
+    }),
   );
 }
 
@@ -64,5 +68,8 @@ export function desiredState(slice: SitePlanSlice, source: PlanSource, gpuCount:
     clockOf.set(inst.id, inst.clock);
     for (const g of inst.gpus) clocks[g] = lockFor(inst.clock);
   }
-  return { slice, source, launches: launchesOf(slice.site), clocks, clockOf };
+  const launches = launchesOf(slice.site);
+  const mig = new Map<number, MigSlice[]>();
+  for (const l of launches) if (l.mig) (mig.get(l.gpus[0]!) ?? mig.set(l.gpus[0]!, []).get(l.gpus[0]!)!)[l.mig.slot] = l.mig.profile;
+  return { slice, source, launches, clocks, clockOf, mig };
 }

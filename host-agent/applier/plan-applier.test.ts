@@ -119,6 +119,22 @@ describe("PlanApplier", () => {
     expect(applier.offer(sliceBody(1, "wind-a", twoInstances), "edge")).toEqual({ accepted: true, version: 1 });
   });
 
+  it("applies a Planner-S revision of the plan in force: new clocks, no engine restarted", async () => {
+    const { driver, applier, reports, settled } = await setup();
+    applier.offer(sliceBody(1, "wind-a", twoInstances), "edge");
+    await settled();
+    driver.journal.length = 0;
+    const corrected = { ...sliceBody(1, "wind-a", [{ ...twoInstances[0]!, clock: { mode: "locked", mhz: 900 } as const }, twoInstances[1]!]), revision: 1 };
+    expect(applier.offer(corrected, "edge")).toEqual({ accepted: true, version: 1 });
+    await settled();
+    expect(driver.journal).toEqual(["lock 0 900-900", "lock 1 900-900"]);
+    expect(reports.at(-1)).toMatchObject({ planVersion: 1, ok: true, instances: [{ id: "big", clockMhz: 900 }, { id: "small", clockMhz: 1590 }] });
+    driver.journal.length = 0;
+    applier.offer(corrected, "edge");
+    await settled();
+    expect(driver.journal).toEqual([]);
+  });
+
   it("drains and stops what goes before starting what comes, then sets clocks", async () => {
     const { driver, applier, settled } = await setup();
     applier.offer(sliceBody(1, "wind-a", twoInstances), "edge");

@@ -90,7 +90,8 @@ export class PlanApplier {
       return { accepted: false, version, problems };
     }
     const slice = parsed.data!;
-    if (this.desired && this.desired.slice.version === slice.version && source === "edge" && this.desired.source === "edge") return { accepted: true, version: slice.version };
+    const same = this.desired && this.desired.slice.version === slice.version && this.desired.slice.revision === slice.revision;
+    if (same && source === "edge" && this.desired!.source === "edge") return { accepted: true, version: slice.version };
     this.desired = desiredState(slice, source, this.options.gpuCount);
     this.state.refused = null;
     this.state.desiredVersion = slice.version;

@@ -1,3 +1,4 @@
+import type { MigSlice } from "../../src/core/schemas/mig.ts";
 import type { ClockSetting, InstanceRole } from "../../src/core/schemas/plan.ts";
 
 /** A plan instance as the edge sends it (before defaults). */
@@ -10,6 +11,7 @@ export interface InstanceInput {
   clock?: ClockSetting;
   role?: InstanceRole;
   loadRps?: Record<string, number>;
+  mig?: MigSlice;
 }
 
 /** A site plan slice body like `GET /agent/v1/sites/:site/plan` returns. */
@@ -35,6 +37,7 @@ export function sliceBody(version: number, site: string, instances: InstanceInpu
               role: i.role ?? "mixed",
               clock: i.clock ?? { mode: "locked", mhz: 1200 },
               loadRps: i.loadRps ?? {},
+              ...(i.mig ? { mig: i.mig } : {}),
             })),
           },
     routing,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
+import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { served, simulatedGpus, testScope } from "./controllers.test-helper.ts";
 import { InstanceManagerController } from "./instance-manager-controller.ts";
 
@@ -79,6 +80,47 @@ describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the sim
     const { im, epoch } = await setup(undefined, 2);
     await epoch(6);
     expect(im.decision).toMatchObject({ mhz: 1395, loadRps: 3 });
+  });
+
+  it("climbs the emergency ladder when queued requests miss their TTFT: reorder, max clock, re-steer to a free peer, squash", async () => {
+    const { clock, actuator } = await simulatedGpus(1);
+    const log = new RequestLog();
+    const requests = new RequestTracker({ nowMs: () => clock.ms, log });
+    const { scope } = testScope(actuator, clock, { instanceId: "im", gpus: [0], bounds: { minMhz: 1005, maxMhz: 1980 } });
+    // Prefill takes 100 ms a request at 1005 MHz and 50 ms at 1980 MHz; TTFT: SS 250 ms, LL 2 s, others 500 ms.
+    const ttftMs = (c: string | undefined) => ({ SS: 250, LL: 2000 })[c as "SS"] ?? 500;
+    const view = { requests, prefillMs: (_t: number, mhz: number) => (mhz >= 1980 ? 50 : 100), ttftMs, peers: () => [{ instance: "peer", spareMs: 500 }], squashAfterMs: 1000 };
+    const im = new InstanceManagerController(scope, { requestLog: log, rows: async () => ROWS, sloOf: () => SLO, replicas: 1, emergency: view });
+    const arrive = (classId: string, ageMs: number, n = 1) =>
+      Array.from({ length: n }, () => {
+        clock.ms -= ageMs;
+        const t = requests.begin(classId, "im", true);
+        clock.ms += ageMs;
+        return t;
+      });
+    // Two long requests queued before a short one: in arrival order the short one misses its 250 ms; shortest deadline first saves all.
+    const [old] = arrive("LL", 420);
+    const [mid] = arrive("LL", 300);
+    const [short] = arrive("SS", 0);
+    await im.tick();
+    expect(im.decision).toMatchObject({ emergency: "reorder", mhz: 1005 });
+    expect([short!.directive, old!.directive, mid!.directive]).toEqual([{ rank: 0 }, { rank: 1 }, { rank: 2 }]);
+    // Eight more: no order saves every deadline at 1005 MHz; the max clock does (50 ms each).
+    arrive("MM", 0, 8);
+    await im.tick();
+    expect(im.decision).toMatchObject({ emergency: "max-clock", mhz: 1980 });
+    expect(im.mhz).toBe(1980);
+    // Still backlogged at the max clock next time: the five that would still miss (past 500 ms) go to the free peer.
+    const late = arrive("MM", 0, 6);
+    await im.tick();
+    expect(im.decision!.emergency).toBe("re-steer");
+    expect(late.map((t) => t.directive?.resteerTo)).toEqual([undefined, ...Array(5).fill("peer")]);
+    // Twelve that waited past the squash threshold: the peer takes ten (its 500 ms of room), the other two are squashed.
+    const stale = arrive("MM", 1100, 12);
+    await im.tick();
+    expect(im.decision!.emergency).toBe("squash");
+    expect(stale.filter((t) => t.directive?.resteerTo === "peer")).toHaveLength(10);
+    expect(stale.filter((t) => t.directive?.squash)).toHaveLength(2);
   });
 
   it("does not lock while its plan is being replaced", async () => {

@@ -1,8 +1,10 @@
+import type { EmergencyStep } from "../../src/core/planning/dynamollm/emergency-ladder.ts";
 import { INSTANCE_EPOCH_S, instanceManagerClock, type ClockChoice } from "../../src/core/planning/dynamollm/instance-manager.ts";
 import { mainClass } from "../../src/core/planning/plan-reading.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import type { Slo } from "../../src/core/schemas/request-class.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
+import { emergencyCheck, type EmergencyView } from "./emergency-ladder-step.ts";
 import { applyClock, type ControlScope, type LocalController } from "./local-controller.ts";
 
 export interface InstanceManagerControlOptions {
@@ -19,12 +21,16 @@ export interface InstanceManagerControlOptions {
   periodMs?: number;
   /** Site ms of finished requests the load is measured over (default one period). */
   windowMs?: number;
+  /** The requests the site serves and how to judge them: the emergency ladder runs when given. */
+  emergency?: EmergencyView;
 }
 
 /** The last decision, for status and tests. */
 export interface InstanceManagerDecision extends ClockChoice {
   classId: string;
   loadRps: number;
+  /** The rung of the emergency ladder this check took ("none" while every deadline holds). */
+  emergency: EmergencyStep;
 }
 
 /**
@@ -32,6 +38,9 @@ export interface InstanceManagerDecision extends ClockChoice {
  * window (req/s per replica, from the request log) and its main class select the profile's
  * latency and power curves, and `instanceManagerClock` gives the lowest-energy clock of the plan's
  * bounds whose p99 TTFT and TBT meet the class's SLO at that load (the fastest when none does).
+ * With an `emergency` view, the emergency ladder then checks the requests still waiting for their
+ * first token (`emergencyCheck`): from its max-clock rung up the clock goes to the top of the
+ * bounds, and its reorder, re-steer and squash rungs go to the site gateway as directives.
  *
  * @example
  * const im = new InstanceManagerController(scope, { requestLog, rows: async () => table.rows, sloOf, replicas: 1 });
@@ -60,8 +69,11 @@ export class InstanceManagerController implements LocalController {
     const classId = rows.some((r) => r.classId === wanted) ? wanted! : rows[0]?.classId;
     if (classId === undefined) throw new Error(`instance manager for ${this.scope.instanceId}: the profile has no rows for its model, GPU and TP`);
     const choice = instanceManagerClock(rows.filter((r) => r.classId === classId), loadRps, this.o.sloOf(classId), this.scope.bounds);
-    this.decision = { ...choice, classId, loadRps };
+    const ladder = this.o.emergency ? emergencyCheck(this.scope.instanceId, this.o.emergency, this.decision?.emergency ?? "none", this.mhz ?? choice.mhz, this.scope.bounds.maxMhz) : undefined;
+    const emergency = ladder?.action.step ?? "none";
+    this.decision = { ...choice, mhz: ladder?.action.maxClock ? this.scope.bounds.maxMhz : choice.mhz, classId, loadRps, emergency };
     if (!this.scope.isCurrent()) return;
-    this.mhz = await applyClock(this.scope, choice.mhz);
+    if (ladder) this.o.emergency!.requests.direct(ladder.directives);
+    this.mhz = await applyClock(this.scope, this.decision.mhz);
   }
 }

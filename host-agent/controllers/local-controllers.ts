@@ -16,6 +16,8 @@ import { ClockActuator } from "./clock-actuator.ts";
 import type { ControlProfiles } from "./control-profiles.ts";
 import { EcoFreqIterationController, EcoFreqMetricsController, EcoFreqModels } from "./ecofreq-controller.ts";
 import { InstanceManagerController } from "./instance-manager-controller.ts";
+import type { EmergencyView } from "./emergency-ladder-step.ts";
+import { prefillTime } from "../../src/core/model/iteration-time.ts";
 import { instanceSlo, type SloSettings } from "./instance-slo.ts";
 import type { ClockPolicy, ControlScope, LocalController } from "./local-controller.ts";
 import { MiadInstanceController } from "./miad-controller.ts";
@@ -61,7 +63,7 @@ interface Running {
 /** What the controllers report: the ladder, and each controller running outside an engine. */
 export interface ControllersStatus {
   powerLadder: { level: number; step: PowerLadderStep; sitePowerW: number; capW: number | null };
-  controllers: { instance: string; policy: ClockPolicy; gpus: readonly number[]; mhz: number | null }[];
+  controllers: { instance: string; policy: ClockPolicy; gpus: readonly number[]; mhz: number | null; emergency?: string }[];
 }
 
 /**
@@ -71,7 +73,8 @@ export interface ControllersStatus {
  *   `frequencyControllers` (the engine's frequency hook); vLLM and SGLang have no such hook, so for
  *   them it runs every `ecofreqPeriodMs` per replica from the engine's metrics;
  * - `miad`: FREESH's MIAD every second from the instance's finished requests and those in flight;
- * - `instance-manager`: DynamoLLM's instance manager every 5 s from a profile table.
+ * - `instance-manager`: DynamoLLM's instance manager every 5 s from a profile table, climbing the
+ *   emergency ladder when the instance's pool misses its TTFT deadlines.
  * A supervisor loop (every `checkPeriodMs`) starts a controller once its plan is applied, stops it
  * when the instance leaves the plan or its setting changes, and runs the site power ladder. A
  * controller only touches clocks while its plan is applied and unchanged; while a plan is being
@@ -128,7 +131,7 @@ export class LocalControllers {
 
   status(): ControllersStatus {
     const { state, step, sitePowerW, capW } = this.ladder;
-    const controllers = [...this.running.values()].flat().map(({ controller: c }) => ({ instance: c.scope.instanceId, policy: c.policy, gpus: c.scope.gpus, mhz: c.mhz }));
+    const controllers = [...this.running.values()].flat().map(({ controller: c }) => ({ instance: c.scope.instanceId, policy: c.policy, gpus: c.scope.gpus, mhz: c.mhz, ...(c instanceof InstanceManagerController && c.decision ? { emergency: c.decision.emergency } : {}) }));
     return { powerLadder: { level: state.level, step, sitePowerW, capW }, controllers };
   }
 
@@ -168,7 +171,8 @@ export class LocalControllers {
     if (policy === "instance-manager") {
       const bounds = lockFor(inst.clock);
       const rows = () => this.o.profiles.rowsFor(llm, gpu, inst.tp, planned, bounds);
-      return [new InstanceManagerController(scope(inst.gpus), { requestLog, rows, sloOf, replicas: inst.replicas, plannedClass: planned })];
+      const emergency = requests ? { emergency: this.emergencyView(inst, requests, llm, gpu, sloOf) } : {};
+      return [new InstanceManagerController(scope(inst.gpus), { requestLog, rows, sloOf, replicas: inst.replicas, plannedClass: planned, ...emergency })];
     }
     if (this.o.perIteration) return [];
     return Array.from({ length: inst.replicas }, (_, replica) => this.ecoFreqOfReplica(inst, replica, scope(inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp)), llm, gpu, sloOf(planned)));
@@ -184,6 +188,22 @@ export class LocalControllers {
     const { requests } = this.o;
     const queued = requests ? { queued: () => requests.queuedFor(inst.id) } : {};
     return new EcoFreqMetricsController(scope, { eco, load, ...queued, kvCapacityTokens: kvCapacityTokens(llm, gpu, inst.tp), periodMs: this.o.ecofreqPeriodMs });
+  }
+
+  /** The emergency ladder's view of an instance: its prefill times on the model, its classes' TTFT, its pool's peers (same model and planned class) with no request waiting. */
+  private emergencyView(inst: PlannedInstance, requests: RequestTracker, llm: LlmSpec, gpu: GpuSpec, sloOf: (c: string | undefined) => ReturnType<typeof instanceSlo>): EmergencyView {
+    const pool = mainClass(inst.loadRps);
+    const ttftMs = (c: string | undefined) => sloOf(c ?? pool).ttftMs;
+    return {
+      requests,
+      prefillMs: (tokens, mhz) => prefillTime({ llm, gpu, tp: inst.tp, mhz }, [tokens]).ms,
+      ttftMs,
+      peers: () =>
+        (this.o.applier().current?.slice.site?.instances ?? [])
+          .filter((p) => p.id !== inst.id && p.model === inst.model && mainClass(p.loadRps) === pool)
+          .map((p) => ({ instance: p.id as string, spareMs: requests.inFlightOf(p.id).some((r) => r.awaitingFirstToken) ? 0 : ttftMs(pool) })),
+      squashAfterMs: 2 * ttftMs(pool),
+    };
   }
 
   private scope(inst: PlannedInstance, key: string, gpus: readonly number[]): ControlScope {

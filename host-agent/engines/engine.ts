@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { MigSlice } from "../../src/core/schemas/mig.ts";
 import type { ClockSetting, InstanceRole } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 
@@ -17,6 +18,10 @@ export interface EngineLaunch {
   /** The site's GPU indices this replica runs on (tp of them). */
   gpus: readonly number[];
   role: InstanceRole;
+  /** On a MIG slice of its GPU: the profile and the slice's place among the GPU's slices (as the plan carves them). */
+  mig?: { profile: MigSlice; slot: number };
+  /** The MIG device's UUID once the slice exists (the applier fills it in): the engine's CUDA_VISIBLE_DEVICES. */
+  migDevice?: string;
 }
 
 /** Key of a replica in the applier's tables: `<instance id>#<replica>`. */
@@ -24,7 +29,8 @@ export const launchKey = (l: Pick<EngineLaunch, "instanceId" | "replica">) => `$
 
 /** Two launches run the same engine (only the clock may differ between them). */
 export function sameLaunch(a: EngineLaunch, b: EngineLaunch): boolean {
-  return a.model === b.model && a.variant === b.variant && a.tp === b.tp && a.role === b.role && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => g === b.gpus[i]);
+  const sameSlice = a.mig?.profile === b.mig?.profile && a.mig?.slot === b.mig?.slot;
+  return a.model === b.model && a.variant === b.variant && a.tp === b.tp && a.role === b.role && sameSlice && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => g === b.gpus[i]);
 }
 
 /** An engine's queue and cache, from its metrics. `kvUse` is the fraction of KV cache in use. */

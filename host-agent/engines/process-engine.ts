@@ -29,7 +29,7 @@ export interface ProcessEngineOptions {
 
 /**
  * A vLLM or SGLang server run as a process: started from the command template with
- * CUDA_VISIBLE_DEVICES set to its GPUs, ready when its health endpoint answers 200, read through
+ * CUDA_VISIBLE_DEVICES set to its GPUs (or its MIG device), ready when its health endpoint answers 200, read through
  * its Prometheus metrics. The process leads its own process group, so stopping it also ends the
  * workers it spawned for tensor parallelism. While it runs, a pid file in the agent's state dir
  * names it, so a later agent run can adopt or end it if this one dies (`adopt`).
@@ -77,7 +77,7 @@ export class ProcessEngine implements Engine {
     const logFd = files.openFreshLog(port);
     let proc: EngineProcess;
     try {
-      proc = spawnEngineProcess(argv, { ...this.options.env, CUDA_VISIBLE_DEVICES: this.launch.gpus.join(",") }, logFd);
+      proc = spawnEngineProcess(argv, { ...this.options.env, CUDA_VISIBLE_DEVICES: this.launch.migDevice ?? this.launch.gpus.join(",") }, logFd);
     } finally {
       files.closeLog(logFd);
     }

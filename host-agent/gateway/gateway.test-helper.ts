@@ -2,6 +2,7 @@ import { groupState } from "../applier/instance-state.ts";
 import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
 import type { Engine } from "../engines/engine.ts";
 import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
+import type { SitePlan } from "../../src/core/schemas/plan.ts";
 import { SitePlanSlice } from "../protocol/plan-slice.ts";
 import { SimEngineDriver } from "../sim-engine/sim-engine-driver.ts";
 import { SimulatedSite } from "../sim-engine/simulated-site.ts";
@@ -31,11 +32,12 @@ export async function started<E extends Engine>(engine: E): Promise<E> {
 
 /**
  * A gateway on 127.0.0.1 over `engines` and a plan of `instances`, taking requests signed with
- * INGRESS_SECRET. `applying`: whether the plan is still being applied (the default) or the applier
+ * INGRESS_SECRET. `site`: the plan's queue discipline and decode routing for this site. `applying`: whether the plan is still being applied (the default) or the applier
  * has given up on it.
  */
-export async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind; applying?: boolean } = {}) {
-  const slice = SitePlanSlice.parse({ ...sliceBody(1, SITE, instances, options.routing), ...(options.policy ? { policy: options.policy } : {}) });
+export async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind; site?: Pick<SitePlan, "queue" | "decodeRouting">; applying?: boolean } = {}) {
+  const body = sliceBody(1, SITE, instances, options.routing);
+  const slice = SitePlanSlice.parse({ ...body, site: body.site && { ...body.site, ...options.site }, ...(options.policy ? { policy: options.policy } : {}) });
   const instanceState = (id: string) => groupState(engines.filter((e) => e.launch.instanceId === id), options.applying ?? true);
   const gateway = new SiteGateway({
     view: { site: SITE, engines: () => engines, slice: () => slice, instanceState },

@@ -314,6 +314,42 @@ describe("site gateway: the site queue", () => {
     expect(replica.seen.map((s) => s.body.max_tokens)).toEqual([1, 5, 900, 2000]);
   });
 
+  it("orders its queue as the plan's discipline says, whatever the site's default (FREESH's plans: LLF)", async () => {
+    const gate = latch();
+    const replica = await started(new ScriptedReplica(launchOf("a", 0), (req, res) => void gate.opened.then(() => answerAfter(0)(req, res))));
+    const { url, metric } = await gatewayOver([replica], [{ id: "a", gpus: [0] }], { replicaConcurrency: 1, scheduler: "fifo-rr", site: { queue: "llf" } });
+    const all = await saturate(url, replica, metric, [2000, 5, 900]);
+    gate.open();
+    await Promise.all(all);
+    expect(replica.seen.map((s) => s.body.max_tokens)).toEqual([1, 5, 900, 2000]);
+  });
+
+  it("follows the emergency ladder's directives for requests in its queue: squash with 503, re-steer within the pool", async () => {
+    const gate = latch();
+    const a = await started(new ScriptedReplica(launchOf("a", 0), (req, res) => void gate.opened.then(() => answerAfter(0)(req, res))));
+    const b = await started(new ScriptedReplica(launchOf("b", 0, 1), answerAfter(0)));
+    const requests = new RequestTracker({ nowMs: () => Date.now(), log: new RequestLog() });
+    const { url, metric } = await gatewayOver([a, b], [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }], { replicaConcurrency: 1, requests });
+    const first = chat(url, "a", { max_tokens: 1 });
+    await expect.poll(() => a.seen.length).toBe(1);
+    const queued: Promise<Response>[] = [];
+    for (const max_tokens of [10, 20, 30]) {
+      queued.push(chat(url, "a", { max_tokens }));
+      await expect.poll(() => metric("greenference_gateway_queue_length")).toBe(queued.length);
+    }
+    const [squashed, resteered, ranked] = requests.inFlightOf("a").filter((r) => r.queued).map((r) => r.id);
+    requests.direct(new Map([[squashed!, { squash: true }], [resteered!, { resteerTo: "b" }], [ranked!, { rank: 0 }]]));
+    const refused = await queued[0]!;
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ error: { code: "squashed", message: expect.stringMatching(/emergency ladder/) } });
+    const moved = await queued[1]!;
+    expect([moved.status, moved.headers.get("x-greenference-replica")]).toEqual([200, "b#0"]);
+    gate.open();
+    await first;
+    expect((await queued[2]!).headers.get("x-greenference-replica")).toBe("a#0");
+    expect(b.seen.map((r) => r.body.max_tokens)).toEqual([20]);
+  });
+
   it("refuses past the queue's length and after its longest wait, with 503 and the reason", async () => {
     const { replica, gate, url, metric } = await oneSlot({ queueMax: 1, queueWaitMs: 150 });
     const [first, waiting] = await saturate(url, replica, metric, [5]);
@@ -376,10 +412,10 @@ describe("site gateway: decode pools", () => {
     expect(answers[1]!.headers.get("x-greenference-rerouted")).toBe("d1");
   });
 
-  it("packs a Greenference plan's decode requests onto the busiest replica while it has room in its GEMM tile", async () => {
+  it("packs decode requests onto the busiest replica while it has room in its GEMM tile when the plan says so (Greenference's)", async () => {
     const d0 = await started(new ScriptedReplica(launchOf("d0", 0, 0, "decode"), answerAfter(300)));
     const d1 = await started(new ScriptedReplica(launchOf("d1", 0, 1, "decode"), answerAfter(300)));
-    const { url } = await gatewayOver([d0, d1], decodePool, { policy: "greenference" });
+    const { url } = await gatewayOver([d0, d1], decodePool, { policy: "greenference", site: { decodeRouting: "pack" } });
     // Four requests in flight together: each finds d0 busiest with room, so d1 stays idle.
     const answers = await Promise.all([0, 1, 2, 3].map(() => chat(url, "d0")));
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);

@@ -93,8 +93,9 @@ type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: 
  * `GET /v1/models`) go to a replica of the plan instance named by `x-greenference-instance`, and
  * only when the edge signed them (`ingress`; 401 otherwise, see docs/security.md; `GET /healthz`
  * is open). Each replica takes up to `replicaConcurrency` requests from the gateway; the rest wait
- * in the site queue, dispatched FIFO or least-laxity-first, to replicas in turn (EcoRoute for
- * role=decode pools). A request that cannot be served gets an OpenAI error saying why: 503 when
+ * in the site queue, dispatched FIFO or least-laxity-first (the plan's discipline, else
+ * `scheduler`), to replicas in turn (EcoRoute for role=decode pools, packing or spreading as the
+ * plan says). A request that cannot be served gets an OpenAI error saying why: 503 when
  * the site cannot take it now (the edge retries at another site), 502 when its replicas failed
  * before answering, 400/404/405/413/415 for the request itself.
  *
@@ -189,7 +190,7 @@ export class SiteGateway {
     const refused = this.queue.offer(pending);
     if (refused) return this.reject(res, 503, refused.message, refused.reason);
     const tracker = this.options.requests;
-    pending.tracked = tracker?.begin(classId, named, request.stream === true, parseSloHeader(req.headers[SLO_HEADER]));
+    pending.tracked = tracker?.begin(classId, named, request.stream === true, { slo: parseSloHeader(req.headers[SLO_HEADER]), inputTokens });
     res.once("close", () => {
       if (this.queue.remove(pending.id)) this.bump(this.counts.rejected, "client_closed");
       if (pending.tracked) tracker?.drop(pending.tracked);
@@ -201,7 +202,10 @@ export class SiteGateway {
   private pump(): void {
     clearTimeout(this.tick);
     const now = this.now();
+    // The plan's queue discipline (FREESH: least laxity first), else the site's configured one.
+    this.queue.useDiscipline(this.options.view.slice()?.site?.queue ?? this.options.scheduler);
     for (const late of this.queue.expire(now)) this.reject(late.res, 503, `${late.rejection.message} for ${describeQuery(late.query)}`, late.rejection.reason);
+    for (const p of this.queue.order(now)) p.rank = p.tracked?.directive?.rank;
     for (const { request, placed } of this.queue.dispatch(now, (p) => this.place(p))) {
       if ("refusal" in placed) this.reject(request.res, placed.refusal.status, placed.refusal.message, placed.refusal.code);
       else void this.send(request, placed.engine, placed.target, placed.rule);
@@ -211,6 +215,10 @@ export class SiteGateway {
 
   /** A replica with a free slot for `p` now (taken at once), a refusal, or undefined to keep it waiting. */
   private place(p: Pending): Placement | undefined {
+    // DynamoLLM's emergency ladder (the instance manager) may squash a request or re-steer it within its pool.
+    const directive = p.tracked?.directive;
+    if (directive?.squash) return { refusal: { status: 503, code: "squashed", message: `instance ${p.query.instance ?? "(any)"} misses its SLO: squashed by the emergency ladder; retry` } };
+    if (directive?.resteerTo) p.query = { ...p.query, instance: directive.resteerTo };
     const target = resolveTarget(this.options.view, p.query);
     if ("status" in target) return { refusal: { ...target, message: [...p.failures, target.message].join("; ") } };
     const candidates = target.replicas.filter((e) => !p.tried.has(launchKey(e.launch)));
@@ -220,8 +228,8 @@ export class SiteGateway {
     let rule: string | undefined;
     const decodeFreq = target.decode ? this.options.predict(candidates[0]!.launch).decodeFreq : undefined;
     if (decodeFreq) {
-      // Greenference's own plans pack a decode pool's load; GreenServe's (and any other) spread it as Algorithm 2 does.
-      const pack = this.options.view.slice()?.policy === "greenference";
+      // The plan says whether EcoRoute packs a decode pool's load within tiles or spreads it as Algorithm 2 does.
+      const pack = this.options.view.slice()?.site?.decodeRouting === "pack";
       const selectorKey = `${target.group}|${decodeFreq.key}|${pack ? "pack" : "spread"}`;
       if (!this.selectors.has(selectorKey)) this.selectors.set(selectorKey, decodeTargetSelector(decodeFreq.freq, pack ? { pack: { tileRows: decodeFreq.tileRows } } : {}));
       const loads = slots.map((s) => ({ key: s.key, free: s.free, running: this.inFlight.get(s.key)?.count ?? 0, kvTokens: this.inFlight.get(s.key)?.kvTokens ?? 0 }));

@@ -1,4 +1,4 @@
-import type { GpuBackend, GpuClocks, GpuDevice, MigProfile } from "../gpu/index.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, MigDevice, MigProfile } from "../gpu/index.ts";
 
 /** A locked graphics clock range, MHz. */
 export interface ClockLock {
@@ -79,5 +79,8 @@ export class TrackedGpuBackend implements GpuBackend {
   }
   destroyMigInstances(index: number): Promise<void> {
     return this.inner.destroyMigInstances(index);
+  }
+  migDevices(index: number): Promise<MigDevice[]> {
+    return this.inner.migDevices(index);
   }
 }

@@ -1,4 +1,4 @@
-import type { GpuBackend, GpuBackendName, GpuClocks, GpuDevice, GpuOp, MigProfile } from "./gpu-backend.ts";
+import type { GpuBackend, GpuBackendName, GpuClocks, GpuDevice, GpuOp, MigDevice, MigProfile } from "./gpu-backend.ts";
 import { GpuError, isFallbackWorthy } from "./gpu-error.ts";
 
 /** Which backend served the latest call of an operation, and why the primary did not. */
@@ -93,6 +93,9 @@ export class FallbackGpuBackend implements GpuBackend {
   }
   destroyMigInstances(index: number): Promise<void> {
     return this.call("destroyMigInstances", index, (b) => b.destroyMigInstances(index));
+  }
+  migDevices(index: number): Promise<MigDevice[]> {
+    return this.call("migDevices", index, (b) => b.migDevices(index));
   }
 
   private async call<T>(op: GpuOp, device: number | undefined, run: (backend: GpuBackend) => Promise<T>): Promise<T> {

@@ -27,6 +27,10 @@ export type GpuClocks = z.infer<typeof GpuClocks>;
 export const MigProfile = z.string().regex(/^(\d+|\d+g\.\d+gb(\+me)?)$/, "a MIG profile such as 1g.10gb or 19");
 export type MigProfile = z.infer<typeof MigProfile>;
 
+/** One MIG device carved from a GPU: its profile and the UUID an engine gets as CUDA_VISIBLE_DEVICES. */
+export const MigDevice = z.object({ profile: z.string().min(1), uuid: z.string().min(1) });
+export type MigDevice = z.infer<typeof MigDevice>;
+
 /**
  * What the plan applier and telemetry need from a GPU site's driver. Devices are addressed by
  * their NVML index (the order nvidia-smi uses too). Every method may throw a `GpuError`.
@@ -59,6 +63,8 @@ export interface GpuBackend {
   createMigInstances(index: number, profiles: readonly MigProfile[]): Promise<void>;
   /** Destroys every compute instance, then every GPU instance, on the GPU. */
   destroyMigInstances(index: number): Promise<void>;
+  /** The MIG devices carved from the GPU (none when it is not partitioned). */
+  migDevices(index: number): Promise<MigDevice[]>;
 }
 
 /** Names of the per-call operations of a backend (everything but its lifecycle). */

@@ -1,7 +1,8 @@
 import { PeriodicTask } from "../util/periodic-task.ts";
 import type { Backoff } from "../util/backoff.ts";
 import { type EdgeClient } from "./edge-client.ts";
-import { claimedVersion } from "./plan-slice.ts";
+import { planEtag } from "../../src/core/schemas/plan-slice.ts";
+import { claimedRevision, claimedVersion } from "./plan-slice.ts";
 
 export interface PlanPollerOptions {
   edge: Pick<EdgeClient, "pullPlan">;
@@ -59,7 +60,7 @@ export class PlanPoller {
       if (pulled.kind === "plan") {
         const version = claimedVersion(pulled.body);
         this.stats.lastVersionSeen = version ?? null;
-        this.etag = pulled.etag ?? (version === undefined ? undefined : `"plan-${version}"`);
+        this.etag = pulled.etag ?? (version === undefined ? undefined : planEtag(version, claimedRevision(pulled.body)));
         this.options.offer(pulled.body);
       }
       return true;

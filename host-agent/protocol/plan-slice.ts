@@ -1,24 +1,14 @@
-import { z } from "zod";
-import { PolicyKind } from "../../src/core/schemas/fleet.ts";
-import { EpochMs } from "../../src/core/schemas/ids.ts";
-import { Routing, SitePlan } from "../../src/core/schemas/plan.ts";
-
-/**
- * One site's slice of the current plan, as `GET /agent/v1/sites/:site/plan` returns it (the edge's
- * `SitePlanSlice` in durable-objects/plan-store.ts). `site` is null when the plan runs nothing here.
- */
-export const SitePlanSlice = z.object({
-  version: z.number().int().nonnegative(),
-  policy: PolicyKind,
-  createdAtMs: EpochMs,
-  validUntilMs: EpochMs,
-  site: SitePlan.nullable(),
-  routing: Routing.default({}),
-});
-export type SitePlanSlice = z.infer<typeof SitePlanSlice>;
+/** The plan slice's wire contract lives in the core's schemas, shared with the edge. */
+export { SitePlanSlice } from "../../src/core/schemas/plan-slice.ts";
 
 /** The version a plan body claims, even when the body is otherwise invalid (for the refusal report). */
 export function claimedVersion(body: unknown): number | undefined {
   const v = (body as { version?: unknown } | null)?.version;
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
+/** The Planner-S revision a plan body claims (0 when it claims none). */
+export function claimedRevision(body: unknown): number {
+  const r = (body as { revision?: unknown } | null)?.revision;
+  return typeof r === "number" && Number.isSafeInteger(r) && r >= 0 ? r : 0;
 }

@@ -1,6 +1,7 @@
 import { EngineInstance, type IterationState } from "../../src/core/engine/engine-instance.ts";
 import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
 import { decodeTime, prefillTime, type ExecutionContext } from "../../src/core/model/iteration-time.ts";
+import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { SimulatedLoad } from "../gpu/index.ts";
@@ -29,6 +30,8 @@ export interface RealtimeEngineOptions {
   site: SimulatedSite;
   /** The site's GPUs this engine runs on (tp of them). */
   gpus: readonly number[];
+  /** On a MIG slice: the slice's index on its GPU and the slice as the model sees it (`migSliceSpec`); default the whole GPU. */
+  slice?: { index: number; spec: GpuSpec };
   maxBatch?: number;
   maxBatchedTokens?: number;
 }
@@ -60,10 +63,13 @@ export class RealtimeEngine {
   private readonly abort = new AbortController();
   private readonly running: Promise<void>;
 
+  private readonly spec: GpuSpec;
+
   constructor(private readonly options: RealtimeEngineOptions) {
     const { llm, site, tp } = options;
-    this.kvCapacity = kvCapacityTokens(llm, site.spec, tp);
-    if (this.kvCapacity <= 0) throw new Error(`${llm.id} does not fit on ${tp} x ${site.spec.type}`);
+    this.spec = options.slice?.spec ?? site.spec;
+    this.kvCapacity = kvCapacityTokens(llm, this.spec, tp);
+    if (this.kvCapacity <= 0) throw new Error(`${llm.id} does not fit on ${tp} x ${this.spec.type}${options.slice ? ` (a ${this.spec.memoryGb} GB MIG slice)` : ""}`);
     this.bounds = { minMhz: site.spec.minMhz, maxMhz: site.spec.maxMhz };
     this.engine = this.newEngine(site.clock.nowS());
     this.running = this.loop();
@@ -161,8 +167,8 @@ export class RealtimeEngine {
     e.tbtCounts.length = 0;
     if (e.iterations === iterationsBefore) return undefined;
     const { prefillLengths, deliver } = this.ledger.book(e.energyJ - energyBefore, decoding);
-    const { llm, tp, site } = this.options;
-    const at = (mhz: number): ExecutionContext => ({ llm, gpu: site.spec, tp, mhz });
+    const { llm, tp } = this.options;
+    const at = (mhz: number): ExecutionContext => ({ llm, gpu: this.spec, tp, mhz });
     this.setGpuLoad(prefillLengths ? (mhz) => prefillTime(at(mhz), prefillLengths) : (mhz) => decodeTime(at(mhz), decoding.length, kvTokens));
     return deliver;
   }
@@ -179,7 +185,7 @@ export class RealtimeEngine {
   }
 
   private setGpuLoad(load: SimulatedLoad): void {
-    for (const i of this.options.gpus) this.options.site.hardware.setLoad(i, load);
+    for (const i of this.options.gpus) this.options.site.hardware.setLoad(i, load, this.options.slice?.index);
   }
 
   private maybeRecycle(): void {
@@ -194,8 +200,8 @@ export class RealtimeEngine {
   }
 
   private newEngine(nowS: number): EngineInstance {
-    const { llm, site, tp, maxBatch, maxBatchedTokens } = this.options;
-    const config = { llm, gpu: site.spec, tp, clock: (s: IterationState) => this.chooseMhz(s), role: "mixed" as const, maxBatch, maxBatchedTokens, kvCapacityTokens: this.kvCapacity };
+    const { llm, tp, maxBatch, maxBatchedTokens } = this.options;
+    const config = { llm, gpu: this.spec, tp, clock: (s: IterationState) => this.chooseMhz(s), role: "mixed" as const, maxBatch, maxBatchedTokens, kvCapacityTokens: this.kvCapacity };
     const engine = new EngineInstance(config, this.ledger.requests, this.ledger.outcomes);
     engine.nowS = nowS;
     return engine;

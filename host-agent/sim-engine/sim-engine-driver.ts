@@ -1,10 +1,12 @@
 import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
-import { llmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
+import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
+import { llmSpec, variantLlmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { EngineError, launchKey, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
 import { sleep } from "../util/backoff.ts";
+import { migSliceSpec } from "../gpu/sim/simulated-gpu.ts";
 import type { FrequencyControllerFactory } from "./frequency-controller.ts";
 import { RealtimeEngine } from "./realtime-engine.ts";
 import { SimEngineServer } from "./sim-engine-server.ts";
@@ -22,8 +24,14 @@ export interface SimDriverOptions {
   models?: Record<string, string>;
 }
 
+/** The GPU (or MIG slice) a launch runs on, as the performance model sees it. */
+function launchSpec(site: SimulatedSite, launch: EngineLaunch): GpuSpec {
+  return launch.mig ? migSliceSpec(site.spec, launch.mig.profile) : site.spec;
+}
+
 /**
- * Runs planned instances as simulated engines inside the agent, on the simulated site's GPUs.
+ * Runs planned instances as simulated engines inside the agent, on the simulated site's GPUs (an
+ * instance on a MIG slice on that slice's share of its GPU), each with its variant's architecture.
  *
  * @example
  * const driver = new SimEngineDriver({ site, requestLog });
@@ -38,20 +46,22 @@ export class SimEngineDriver implements EngineDriver {
   check(launch: EngineLaunch): string | undefined {
     let llm: LlmSpec;
     try {
-      llm = this.llmOf(launch.model);
+      llm = this.llmOf(launch);
     } catch (error) {
       return `instance ${launch.instanceId}: ${(error as Error).message}`;
     }
-    if (kvCapacityTokens(llm, this.options.site.spec, launch.tp) <= 0) return `instance ${launch.instanceId}: ${llm.id} does not fit on ${launch.tp} x ${this.options.site.spec.type}`;
+    const spec = launchSpec(this.options.site, launch);
+    if (kvCapacityTokens(llm, spec, launch.tp) <= 0) return `instance ${launch.instanceId}: ${llm.id} does not fit on ${launch.tp} x ${this.options.site.spec.type}${launch.mig ? ` ${launch.mig.profile} slice` : ""}`;
     return undefined;
   }
 
   create(launch: EngineLaunch): Engine {
-    return new SimEngine(launch, this.llmOf(launch.model), this.options);
+    return new SimEngine(launch, this.llmOf(launch), this.options);
   }
 
-  private llmOf(model: string): LlmSpec {
-    return llmSpec(this.options.models?.[model] ?? model);
+  private llmOf(launch: EngineLaunch): LlmSpec {
+    const renamed = this.options.models?.[launch.model];
+    return renamed ? llmSpec(renamed) : variantLlmSpec(launch.model, launch.variant);
   }
 }
 
@@ -84,7 +94,11 @@ class SimEngine implements Engine {
     if (this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is already started`);
     const { site, requestLog, defaultMaxTokens } = this.options;
     this.state = "starting";
-    this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus });
+    // A slice's load goes to the simulated slice its MIG device names.
+    const carved = this.launch.migDevice === undefined ? undefined : site.hardware.sliceOf(this.launch.migDevice);
+    if (this.launch.mig && !carved) throw new EngineError(`sim ${launchKey(this.launch)}: no simulated MIG device ${this.launch.migDevice ?? "(none given)"}`);
+    const slice = carved ? { index: carved.index, spec: launchSpec(site, this.launch) } : undefined;
+    this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus, ...(slice ? { slice } : {}) });
     this.setClock(this.clock);
     this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: this.launch.model, instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
     this.url = await this.server.start(this.options.host ?? "127.0.0.1", 0);
@@ -122,7 +136,7 @@ class SimEngine implements Engine {
     this.clock = clock;
     if (!this.engine || same) return;
     this.applied = JSON.stringify(clock);
-    const controller = clock?.mode === "policy" ? this.options.controllers?.(clock.policy, { minMhz: clock.minMhz, maxMhz: clock.maxMhz }, { launch: this.launch, llm: this.llm, gpu: this.options.site.spec }) : undefined;
+    const controller = clock?.mode === "policy" ? this.options.controllers?.(clock.policy, { minMhz: clock.minMhz, maxMhz: clock.maxMhz }, { launch: this.launch, llm: this.llm, gpu: launchSpec(this.options.site, this.launch) }) : undefined;
     this.engine.setClock(clock, controller);
   }
 }

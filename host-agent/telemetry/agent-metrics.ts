@@ -20,6 +20,8 @@ export interface AgentMetricsSnapshot {
   gateway?: GatewayMetrics;
   /** The local clock controllers and the power ladder. */
   controllers?: ControllersStatus;
+  /** Jain's fairness over the site's output-length groups (NaN: too few requests, not shown). */
+  fairness?: number;
 }
 
 const STATES = ["starting", "ready", "draining", "stopped", "failed"] as const;
@@ -62,12 +64,14 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_heartbeats_total", "counter", "Heartbeats sent to the edge, by outcome.", [[{ site, outcome: "ok" }, s.heartbeats.sent], [{ site, outcome: "failed" }, s.heartbeats.failed]]);
   if (s.appliedPlanVersion !== null) w.family("greenference_plan_applied_version", "gauge", "Version of the plan the site runs.", [[{ site }, s.appliedPlanVersion]]);
   if (s.desiredPlanVersion !== null) w.family("greenference_plan_desired_version", "gauge", "Version of the plan the site is applying or runs.", [[{ site }, s.desiredPlanVersion]]);
+  if (s.fairness !== undefined && Number.isFinite(s.fairness)) w.family("greenference_jain_fairness_ratio", "gauge", "Jain's fairness over output-length quartiles of the tokens per second of latency each got, requests of the telemetry window (FREESH Eq. 9).", [[{ site }, s.fairness]]);
   if (s.gateway) writeGatewayMetrics(w, site, s.gateway);
   if (s.controllers) {
     const { powerLadder, controllers } = s.controllers;
     w.family("greenference_power_ladder_level", "gauge", "Rung of the site power ladder: 0 none, 1 min-clock, 2 power-limit.", [[{ site, step: powerLadder.step }, powerLadder.level]]);
     if (powerLadder.capW !== null) w.family("greenference_site_power_cap_watts", "gauge", "The plan's site power cap.", [[{ site }, powerLadder.capW]]);
     w.family("greenference_controller_clock_mhz", "gauge", "Clock a local controller last set (gpu: the first GPU it controls).", controllers.filter((c) => c.mhz !== null).map((c) => [{ site, instance: c.instance, policy: c.policy, gpu: c.gpus[0]! }, c.mhz!]));
+    w.family("greenference_emergency_step", "gauge", "1 for the rung of DynamoLLM's emergency ladder the instance manager last took (none, reorder, max-clock, re-steer, squash).", controllers.filter((c) => c.emergency !== undefined).map((c) => [{ site, instance: c.instance, step: c.emergency! }, 1]));
   }
   return w.text();
 }

@@ -21,6 +21,8 @@ export interface TelemetryInput {
   powerLadder?: { level: number; step: string };
   /** The request log's running SLO counts per class, and when counting began. */
   sloCounts?: SloCounters;
+  /** Jain's fairness over the window's finished requests (NaN: too few, left out). */
+  fairness?: number;
 }
 
 /**
@@ -59,5 +61,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     pendingReconfigurations: input.pendingReconfigurations,
     ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
     ...(input.sloCounts ? { sloCounts: input.sloCounts } : {}),
+    ...(input.fairness !== undefined && Number.isFinite(input.fairness) ? { fairness: input.fairness } : {}),
   });
 }

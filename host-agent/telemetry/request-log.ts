@@ -102,13 +102,13 @@ export class RequestLog {
     return this.totalsByInstance;
   }
 
-  /** Requests of `instanceId` that finished in (sinceMs, nowMs], oldest first. */
-  finished(instanceId: string, sinceMs: number, nowMs: number): ServedRequest[] {
+  /** Requests of `instanceId` (every instance's when undefined) that finished in (sinceMs, nowMs], oldest first. */
+  finished(instanceId: string | undefined, sinceMs: number, nowMs: number): ServedRequest[] {
     this.prune(nowMs);
     const out: ServedRequest[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
       const e = this.entries[i]!;
-      if (e.instanceId === instanceId && e.endMs > sinceMs && e.endMs <= nowMs) out.push(e);
+      if ((instanceId === undefined || e.instanceId === instanceId) && e.endMs > sinceMs && e.endMs <= nowMs) out.push(e);
     }
     return out;
   }

@@ -49,9 +49,9 @@ describe("RequestTracker", () => {
     expect(tracker.inFlight).toBe(0);
   });
 
-  it("lists an instance's requests in flight: age, and whether each is known to be still without its first token", () => {
+  it("lists an instance's requests in flight: age, whether each waits in the site queue, and whether each is known to be still without its first token", () => {
     const { clock, tracker } = setup();
-    const queued = tracker.begin("SM", "llama", true);
+    const queued = tracker.begin("SM", "llama", true, { inputTokens: 120 });
     clock.ms += 100;
     const whole = tracker.begin("LL", "llama", false);
     tracker.placed(whole, "llama");
@@ -59,9 +59,9 @@ describe("RequestTracker", () => {
     clock.ms += 400;
     expect(tracker.queuedFor("llama")).toBe(1);
     expect(tracker.inFlightOf("llama")).toEqual([
-      { classId: "SM", ageMs: 500, awaitingFirstToken: true },
+      { id: queued.id, queued: true, inputTokens: 120, classId: "SM", ageMs: 500, awaitingFirstToken: true },
       // Being prepared unstreamed: its first token cannot be seen.
-      { classId: "LL", ageMs: 400, awaitingFirstToken: false },
+      { id: whole.id, queued: false, inputTokens: undefined, classId: "LL", ageMs: 400, awaitingFirstToken: false },
     ]);
     tracker.placed(queued, "llama");
     tracker.token(queued);
@@ -69,8 +69,19 @@ describe("RequestTracker", () => {
     tracker.requeued(whole);
     expect(tracker.queuedFor("llama")).toBe(1);
     expect(tracker.inFlightOf("llama").map((r) => r.awaitingFirstToken)).toEqual([false, true]);
-    expect(tracker.inFlightOf("other")).toEqual([{ classId: "SM", ageMs: 400, awaitingFirstToken: true }]);
+    expect(tracker.inFlightOf("other")).toEqual([{ id: other.id, queued: true, inputTokens: undefined, classId: "SM", ageMs: 400, awaitingFirstToken: true }]);
     tracker.drop(other);
     expect(tracker.inFlightOf("other")).toEqual([]);
+  });
+
+  it("gives queued requests the emergency ladder's directives, and clears them once a request is placed", () => {
+    const { tracker } = setup();
+    const a = tracker.begin("SM", "llama", true);
+    const b = tracker.begin("SM", "llama", true);
+    tracker.placed(b, "llama");
+    tracker.direct(new Map([[a.id, { rank: 0 }], [b.id, { squash: true }]]));
+    expect([a.directive, b.directive]).toEqual([{ rank: 0 }, undefined]);
+    tracker.placed(a, "llama");
+    expect(a.directive).toBeUndefined();
   });
 });

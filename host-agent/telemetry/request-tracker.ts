@@ -1,8 +1,20 @@
 import type { Slo } from "../../src/core/schemas/request-class.ts";
 import type { RequestLog } from "./request-log.ts";
 
+/**
+ * What DynamoLLM's emergency ladder asks of the site gateway for a request still in its queue:
+ * run it in this rank (earliest deadline first), send it to another instance of its pool, or
+ * refuse it so its client retries elsewhere.
+ */
+export interface EmergencyDirective {
+  rank?: number;
+  resteerTo?: string;
+  squash?: boolean;
+}
+
 /** One request the site gateway holds, from its arrival to its answer's end; times on the site clock. */
 export interface TrackedRequest {
+  readonly id: number;
   readonly arrivalMs: number;
   readonly classId: string | undefined;
   /** Its class's SLO as the edge sent it, for the request log's SLO counts. */
@@ -15,6 +27,10 @@ export interface TrackedRequest {
   streams: boolean;
   /** At a replica now; false while it waits in the site queue. */
   dispatched: boolean;
+  /** Prompt tokens as the gateway estimated them, when it said. */
+  inputTokens: number | undefined;
+  /** The emergency ladder's directive, while the request waits in the site queue. */
+  directive: EmergencyDirective | undefined;
 }
 
 /**
@@ -23,8 +39,12 @@ export interface TrackedRequest {
  */
 const awaitingFirstToken = (t: TrackedRequest) => t.firstTokenMs === undefined && (!t.dispatched || t.streams);
 
-/** A request of one instance in flight now, as MIAD judges it. */
+/** A request of one instance in flight now, as MIAD and the emergency ladder judge it. */
 export interface InFlightRequest {
+  id: number;
+  /** In the site queue (the gateway may still reorder, re-steer or refuse it) rather than at a replica. */
+  queued: boolean;
+  inputTokens: number | undefined;
   classId: string | undefined;
   /** Since its arrival at the gateway, ms. */
   ageMs: number;
@@ -57,19 +77,29 @@ export interface AnswerFacts {
  */
 export class RequestTracker {
   private readonly open = new Set<TrackedRequest>();
+  private nextId = 1;
 
   constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
 
-  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean, slo?: Slo): TrackedRequest {
-    const t: TrackedRequest = { arrivalMs: this.o.nowMs(), classId, slo, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false };
+  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean, o: { slo?: Slo; inputTokens?: number } = {}): TrackedRequest {
+    const t: TrackedRequest = { id: this.nextId++, arrivalMs: this.o.nowMs(), classId, slo: o.slo, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false, inputTokens: o.inputTokens, directive: undefined };
     this.open.add(t);
     return t;
+  }
+
+  /** Gives the requests of `directives` (by id) what the emergency ladder decided; ones no longer queued are left alone. */
+  direct(directives: ReadonlyMap<number, EmergencyDirective>): void {
+    for (const t of this.open) {
+      const d = directives.get(t.id);
+      if (d && !t.dispatched) t.directive = d;
+    }
   }
 
   /** `t` went to a replica of `instanceId`. */
   placed(t: TrackedRequest, instanceId: string): void {
     t.instanceId = instanceId;
     t.dispatched = true;
+    t.directive = undefined;
   }
 
   /** `t` is back in the site queue (its replica failed before answering). */
@@ -109,7 +139,7 @@ export class RequestTracker {
   inFlightOf(instanceId: string): InFlightRequest[] {
     const now = this.o.nowMs();
     const out: InFlightRequest[] = [];
-    for (const t of this.open) if (t.instanceId === instanceId) out.push({ classId: t.classId, ageMs: now - t.arrivalMs, awaitingFirstToken: awaitingFirstToken(t) });
+    for (const t of this.open) if (t.instanceId === instanceId) out.push({ id: t.id, queued: !t.dispatched, inputTokens: t.inputTokens, classId: t.classId, ageMs: now - t.arrivalMs, awaitingFirstToken: awaitingFirstToken(t) });
     return out;
   }
 

@@ -65,7 +65,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     "/admin/v1/replan",
     admin(async (_, env) => {
       const nowMs = Date.now();
-      const run = await runPlannerLong(env, nowMs, defaultCronDeps());
+      const run = await runPlannerLong(env, nowMs, defaultCronDeps(), { force: true });
       const { plan: _plan, ...outcome } = run;
       await controlStub(env).recordCronRun("replan", nowMs, outcome);
       if (run.status === "skipped") return openAiError(409, run.message ?? "nothing to plan", { code: "replan_skipped" });
@@ -79,7 +79,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     "/admin/v1/history",
     admin(async (_, env) => {
       const control = controlStub(env);
-      return Response.json({ plans: await control.planHistory(), cronRuns: await control.cronRuns() });
+      return Response.json({ plans: await control.planHistory(), cronRuns: await control.cronRuns(), corrections: await control.correctionLog() });
     }),
   );
 

@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import { controlStub } from "../../durable-objects/control-do.ts";
+import { planEtag } from "../core/schemas/plan-slice.ts";
 import { requireSite } from "./auth.ts";
 import { heartbeatTimeoutMs } from "./env.ts";
 import type { EdgeContext } from "./inference.ts";
@@ -11,8 +12,6 @@ export const AGENT_BODY_LIMIT = 256 * 1024;
 
 type Handler = (request: IRequest, env: Env, site: string) => Promise<Response>;
 
-/** ETag of a plan version, as the agent sends it back in If-None-Match. */
-export const planEtag = (version: number) => `"plan-${version}"`;
 
 /**
  * The agent API under `/agent/v1/sites/:site/`: register, heartbeat, plan (with ETag) and applied.
@@ -64,10 +63,10 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
       const known = request.headers.get("if-none-match");
       const { snapshot } = await edge.cache.get(env);
       const cached = snapshot.routing?.planVersion;
-      if (known !== null && cached != null && known === planEtag(cached)) return new Response(null, { status: 304, headers: { etag: known } });
+      if (known !== null && cached != null && known === planEtag(cached, snapshot.routing!.planRevision)) return new Response(null, { status: 304, headers: { etag: known } });
       const slice = await controlStub(env).planSlice(site);
       if (!slice) return openAiError(404, "no plan has been issued yet", { code: "no_plan" });
-      const etag = planEtag(slice.version);
+      const etag = planEtag(slice.version, slice.revision);
       if (known === etag) return new Response(null, { status: 304, headers: { etag } });
       return Response.json(slice, { headers: { etag, "cache-control": "no-cache" } });
     }),

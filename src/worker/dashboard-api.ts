@@ -80,6 +80,7 @@ export function addDashboardRoutes(router: RouterType, edge: EdgeContext): void 
       reportedCarbon: new Map(Object.entries(ctx.carbon)),
       metricTotals: ctx.metricTotals,
       sites,
+      corrections: ctx.corrections,
     });
     return Response.json(state, { headers: { "cache-control": "no-store" } });
   });

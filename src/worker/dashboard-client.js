@@ -183,6 +183,46 @@
         ]),
       ]),
     );
+    content.appendChild(
+      el("div", { class: "panel" }, [
+        el("h3", { text: "What the policy decides" }),
+        el("div", { class: "small", "data-field": "policy-levers" }),
+        el("table", {}, [el("thead", {}, [el("tr", {}, ["Site", "Variants", "MIG slices", "Roles", "Clocks", "Queue / decode", "Jain fairness"].map(function (h) { return el("th", { text: h }); }))]), el("tbody", { "data-field": "policy-decisions" })]),
+        el("h3", { text: "Planner-S corrections", style: "margin-top:14px" }),
+        el("ul", { class: "small", "data-field": "corrections" }),
+      ]),
+    );
+  }
+
+  function renderDecisions(state) {
+    var d = state.decisions;
+    if (!d) return;
+    var levers = [d.policy + ": " + d.summary, "fleet planner " + d.fleetPlanner + " every " + d.cadenceMinutes + " min", "corrector " + (d.corrector || "none"), "clock " + d.clockPolicy];
+    if (d.carbonTrigger !== null) levers.push("carbon trigger at " + pct(d.carbonTrigger));
+    levers.push("plan revision " + d.revision);
+    field(root, "policy-levers").textContent = levers.join(" · ");
+    var body = field(root, "policy-decisions");
+    body.textContent = "";
+    var list = function (xs) { return xs.length ? xs.join(", ") : "—"; };
+    d.sites.forEach(function (s) {
+      body.appendChild(
+        el("tr", { "data-decision-site": s.site }, [
+          el("td", { text: s.site }),
+          el("td", { text: list(s.variants) }),
+          el("td", { text: list(s.migSlices) }),
+          el("td", { text: list(s.roles) }),
+          el("td", { text: list(s.clocks) }),
+          el("td", { text: s.queue + " / " + s.decodeRouting }),
+          el("td", { "data-field": "fairness", "data-value": s.fairness === null ? "" : String(s.fairness), text: s.fairness === null ? "—" : num(s.fairness, 3) }),
+        ]),
+      );
+    });
+    var corrections = field(root, "corrections");
+    corrections.textContent = "";
+    if (!d.corrections.length) corrections.appendChild(el("li", { text: d.corrector ? "none yet" : "this policy has no corrector" }));
+    d.corrections.forEach(function (c) {
+      corrections.appendChild(el("li", { text: clock(c.atMs) + " v" + c.planVersion + "." + c.revision + ": " + c.clocks + " clocks, " + c.classes + " classes re-weighted (" + c.reason + ")" }));
+    });
   }
 
   // ---- rendering ----
@@ -207,6 +247,7 @@
     state.sites.forEach(function (s) { renderSite(s, gapMs, state.slo.minRequests); });
     renderClasses(state);
     renderEnergy(state);
+    renderDecisions(state);
   }
 
   /** What a site can use now: its envelope up to its full power (all of it where no envelope is known). */

@@ -16,6 +16,8 @@
  *   (data-value: 0..1), `[data-field="health"]`, `[data-field="applied-plan-version"]`, `[data-field="served-rps"]`, and its
  *   chart `.chart[data-power-scale-w]` (the power axis' top, W).
  * - `[data-class="<id>"]` rows of the class table with `[data-field="class-served-rps"]` and `[data-field="class-slo-attainment"]`.
+ * - `[data-field="policy-levers"]`, and `[data-decision-site="<id>"]` rows of the policy-decisions table (variants,
+ *   MIG slices, roles, clocks, queue, `[data-field="fairness"]`); `[data-field="corrections"]` lists Planner-S corrections.
  * Query parameters: `?token=` (admin access: kept in sessionStorage, sent as a bearer token, removed
  * from the address bar) and `?refreshMs=` (poll interval, default 2000, at least 500).
  */

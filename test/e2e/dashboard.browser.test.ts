@@ -205,6 +205,18 @@ describe("the dashboard in a real browser (Debian chromium via playwright-core)"
     for (const s of api.sites) expect(await valueOf(`[data-site="${s.id}"]`, "slo-attainment")).toBe(s.sloWindow.attainment);
   });
 
+  it("shows what the policy decides per site: the combined policy's EcoFreq clocks, LLF queues and packing", async () => {
+    await opened();
+    await expect.poll(() => page.locator('[data-field="policy-levers"]').textContent(), { timeout: 15_000 }).toContain("greenference");
+    for (const { site } of stack.sites) {
+      const row = page.locator(`[data-decision-site="${site.id}"]`);
+      await expect.poll(() => row.count()).toBe(1);
+      expect(await row.locator("td").nth(5).textContent()).toBe("llf / pack");
+    }
+    const clocks = await page.locator("[data-decision-site] td:nth-child(5)").allTextContents();
+    expect(clocks.some((c) => c.startsWith("ecofreq "))).toBe(true);
+  });
+
   it("labels an envelope above the site's capacity instead of stretching the scale, follows a power drop, and saves a screenshot", async () => {
     await opened();
     const card = '[data-site="wind-erco"]';

@@ -85,7 +85,7 @@ describe("faults on the local stack", () => {
       const refresh = history.cronRuns["forecast-refresh"]?.[0];
       expect(refresh?.message ?? "").toMatch(/500|fallback|persistence/i);
       const v0 = await planVersion();
-      await stack.cron("*/15 * * * *");
+      await stack.replan();
       expect(await planVersion()).toBeGreaterThan(v0);
       const answer = await stack.load!.send(40, 8, true);
       expect(answer.ok).toBe(true);

@@ -90,12 +90,32 @@ describe("host agent with nvidia-smi and vLLM-style engine processes", () => {
     expect(smi.calls()).toEqual(expect.arrayContaining(["-i 0 -lgc 1005,1005", "-i 1 -lgc 1005,1005"]));
   });
 
+  it("carves a GPU into MIG slices with nvidia-smi and runs one engine per slice on its MIG device, then returns it whole", { timeout: 150_000 }, async () => {
+    const before = smi.calls().length;
+    edge.state.plan = sliceBody(3, SITE, [
+      { id: "sliced", model, tp: 1, replicas: 2, gpus: [0, 0], mig: "3g.40gb", clock: { mode: "locked", mhz: 1410 } },
+      { id: "whole", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } },
+    ]);
+    await expect.poll(() => edge.state.applied.at(-1), { timeout: 60_000, interval: 50 }).toMatchObject({ planVersion: 3, ok: true });
+    const calls = smi.calls().slice(before);
+    expect(calls).toEqual(expect.arrayContaining(["mig -i 0 -dci", "mig -i 0 -dgi", "-i 0 -mig 1", "mig -i 0 -cgi 3g.40gb,3g.40gb -C"]));
+    const devices = (await agent!.hardware.gpus.migDevices(0)).map((d) => d.uuid);
+    expect(devices).toHaveLength(2);
+    const started = engines.events().filter((e) => e.event === "start").slice(-3).map((e) => e.cuda);
+    expect(started.filter((c) => c?.startsWith("MIG-")).sort()).toEqual([...devices].sort());
+    expect(started).toContain("1");
+
+    edge.state.plan = sliceBody(4, SITE, [{ id: "whole", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
+    await expect.poll(() => edge.state.applied.at(-1), { timeout: 60_000, interval: 50 }).toMatchObject({ planVersion: 4, ok: true });
+    expect(await agent!.hardware.gpus.migDevices(0)).toEqual([]);
+  });
+
   it("stops the engine and resets the clocks when the agent stops", async () => {
     const pids = new Set(engines.events().filter((e) => e.event === "start").map((e) => e.pid));
     const calls = smi.calls().length;
     await agent!.stop();
     agent = undefined;
-    expect(engines.events().filter((e) => e.event === "signal").map((e) => e.pid)).toEqual([...pids]);
+    expect(engines.events().filter((e) => e.event === "signal").map((e) => e.pid).sort()).toEqual([...pids].sort());
     expect(smi.calls().slice(calls)).toEqual(expect.arrayContaining(["-i 0 -rgc", "-i 1 -rgc"]));
   });
 });

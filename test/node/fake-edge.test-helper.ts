@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Telemetry } from "../../src/core/schemas/telemetry.ts";
 import { closeServer, listen } from "../../host-agent/util/http.ts";
+import { planEtag } from "../../src/core/schemas/plan-slice.ts";
 
 /**
  * A stand-in for the edge's agent API (src/worker/agent-api.ts) on 127.0.0.1: checks the site
@@ -52,7 +53,7 @@ export async function startFakeEdge(site: string, token: string) {
       const version = (state.plan as { version?: number } | null)?.version;
       state.planPulls.push(Date.now());
       if (state.plan === null || version === undefined) return json(404, { error: { message: "no plan has been issued yet", code: "no_plan" } });
-      const etag = `"plan-${version}"`;
+      const etag = planEtag(version, (state.plan as { revision?: number }).revision ?? 0);
       if (req.headers["if-none-match"] === etag) return void res.writeHead(304, { etag }).end();
       return json(200, state.plan, { etag });
     }

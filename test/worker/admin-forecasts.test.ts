@@ -1,19 +1,11 @@
 import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { controlStub } from "../../durable-objects/control-do.ts";
-import { registerFleetPlanner } from "../../functions/planner-registry.ts";
-import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
 import { Edge, errorOf } from "./edge-fixture.ts";
-import { fakePlanner } from "./fake-planner.ts";
+import { PROFILE_TABLE } from "./fake-planner.ts";
 import { sourcesFleet } from "./forecast-fixture.ts";
 
 const power = (site: string, points = [{ tMs: 1_700_000_000_000, value: 0.5 }]) => ({ kind: "power_available", unit: "MW", source: "operator", issuedAtMs: 1_700_000_000_000, subject: { kind: "site", id: site }, points });
-
-let restore: (() => void) | null = null;
-afterEach(() => {
-  restore?.();
-  restore = null;
-});
 
 describe("admin API: forecast upload", () => {
   it("stores a forecast or a list of them", async () => {
@@ -53,18 +45,22 @@ describe("admin API: replan", () => {
     expect((await controlStub(env).cronRuns()).replan?.[0]?.status).toBe("skipped");
   });
 
-  it("runs the registered planner now and publishes its plan", async () => {
+  it("runs the policy's planner now, cadence or not, and publishes its plan", async () => {
     const edge = new Edge();
     const control = controlStub(env);
     await control.setFleet(sourcesFleet("heron", { r1: { kind: "fixed", gPerKwh: 50 } }));
+    await control.putProfile(PROFILE_TABLE);
     await control.putForecasts({ kind: "load", unit: "req/s", source: "operator", issuedAtMs: 0, subject: { kind: "class", id: "AA" }, points: [{ tMs: 0, value: 3 }] });
-    const seen: PlanningInput[] = [];
-    restore = registerFleetPlanner("heron", fakePlanner(seen));
-    const r = await edge.admin("POST", "/admin/v1/replan");
-    expect(r.status).toBe(200);
-    const body = (await r.json()) as { status: string; plan: { version: number } };
-    expect(body.status).toBe("ok");
-    expect(body.plan.version).toBe(((await control.planHistory())[0]?.version));
-    expect(seen[0]?.classes[0]?.demandRps).toBe(3);
+    for (const attempt of [1, 2]) {
+      const r = await edge.admin("POST", "/admin/v1/replan");
+      expect(r.status, `replan ${attempt}`).toBe(200);
+      const body = (await r.json()) as { status: string; message: string; plan: { version: number } };
+      expect(body.status).toBe("ok");
+      expect(body.plan.version).toBe((await control.planHistory())[0]?.version);
+    }
+    // Heron's Planner-L on the one profile point: 3 req/s at 1 req/s per TP1 instance.
+    const plan = (await control.getPlan())!;
+    expect(plan.policy).toBe("heron");
+    expect(plan.sites.flatMap((s) => s.instances).reduce((n, i) => n + i.replicas, 0)).toBe(3);
   });
 });

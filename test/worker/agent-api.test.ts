@@ -96,7 +96,7 @@ describe("agent API: messages", () => {
     const r = await agent("GET", "/agent/v1/sites/eu-b/plan", tokens["eu-b"]!);
     expect(r.status).toBe(200);
     const etag = r.headers.get("etag")!;
-    expect(etag).toBe(`"plan-${version}"`);
+    expect(etag).toBe(`"plan-${version}.0"`);
     const slice = (await r.json()) as { version: number; site: { instances: unknown[] }; routing: Record<string, { site: string }[]> };
     expect(slice.version).toBe(version);
     expect(slice.site.instances).toHaveLength(2);
@@ -108,7 +108,7 @@ describe("agent API: messages", () => {
     await edge.admin("PUT", "/admin/v1/plan", plan(++version));
     const changed = await agent("GET", "/agent/v1/sites/eu-b/plan", tokens["eu-b"]!, undefined, { "if-none-match": etag });
     expect(changed.status).toBe(200);
-    expect(changed.headers.get("etag")).toBe(`"plan-${version}"`);
+    expect(changed.headers.get("etag")).toBe(`"plan-${version}.0"`);
   });
 
   it("records an applied-config report, and answers a version never issued with 409", async () => {

@@ -1,5 +1,7 @@
 import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
-import type { FleetPlannerEntry } from "../../functions/planner-registry.ts";
+import type { FleetPlannerSpec } from "../../src/core/policies/policy-entry.ts";
+import { POLICIES, type PolicyRegistry } from "../../src/core/policies/registry.ts";
+import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 
 /** One profile row: enough for the wiring (the fake planner does not read it). */
@@ -23,13 +25,13 @@ export const PROFILE: ProfileRow[] = [
 ];
 
 /**
- * A planner that records its inputs and plans one TP1 instance per site with power, splitting
+ * A fleet planner that records its inputs and plans one TP1 instance per site with power, splitting
  * each class's demand evenly; `version` overrides the version it was asked for.
  */
-export function fakePlanner(seen: PlanningInput[], over: { version?: number; fail?: boolean } = {}): FleetPlannerEntry {
+export function fakePlanner(seen: PlanningInput[], over: { version?: number; fail?: boolean; cadenceMs?: number } = {}): FleetPlannerSpec {
   return {
     name: "fake-planner-l",
-    profile: () => PROFILE,
+    cadenceMs: over.cadenceMs ?? 15 * 60_000,
     create: () => ({
       plan(input) {
         seen.push(input);
@@ -56,3 +58,11 @@ export function fakePlanner(seen: PlanningInput[], over: { version?: number; fai
     }),
   };
 }
+
+/** The policy registry with one policy's fleet planner replaced (what tests pass in `CronDeps.policies`). */
+export function withFleetPlanner(kind: PolicyKind, fleetPlanner: FleetPlannerSpec): PolicyRegistry {
+  return { ...POLICIES, [kind]: { ...POLICIES[kind], fleetPlanner } };
+}
+
+/** `PROFILE` as the table `PUT /admin/v1/profile` takes. */
+export const PROFILE_TABLE = { version: 1, source: { kind: "measured", details: {} }, rows: PROFILE };

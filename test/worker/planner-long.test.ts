@@ -4,10 +4,10 @@ import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runScheduled } from "../../functions/schedules.ts";
 import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
-import { fakePlanner } from "./fake-planner.ts";
+import { fakePlanner, PROFILE_TABLE, withFleetPlanner } from "./fake-planner.ts";
 import { NOW, sourcesFleet } from "./forecast-fixture.ts";
 
-const PLANNER = "*/15 * * * *";
+const PLANNER = "*/5 * * * *";
 const decisions = (n: number) => ({ 'greenference_route_decisions_total{class="AA",pool="AA",site="p1",outcome="own"}': n });
 
 function fleet() {
@@ -17,21 +17,22 @@ function fleet() {
   return f;
 }
 
-async function plan(t: number, planner: ReturnType<typeof fakePlanner> | null) {
-  await runScheduled(createScheduledController({ scheduledTime: t, cron: PLANNER }), env, defaultCronDeps({ planners: () => planner }));
+async function plan(t: number, planner: ReturnType<typeof fakePlanner>) {
+  await runScheduled(createScheduledController({ scheduledTime: t, cron: PLANNER }), env, defaultCronDeps({ policies: withFleetPlanner("heron", planner) }));
   return (await controlStub(env).cronRuns())["planner-long"]?.[0];
 }
 
 describe("Planner-L cron", () => {
-  it("says what is missing: a fleet, then a registered planner", async () => {
-    expect(await plan(NOW, null)).toMatchObject({ status: "skipped", message: "no fleet is configured" });
+  it("says what is missing: a fleet, then a profile table", async () => {
+    expect(await plan(NOW, fakePlanner([]))).toMatchObject({ status: "skipped", message: "no fleet is configured" });
     await controlStub(env).setFleet(fleet());
-    expect((await plan(NOW, null))?.message).toBe("no fleet planner is registered for policy heron (registerFleetPlanner in functions/planner-registry.ts)");
+    expect((await plan(NOW, fakePlanner([])))?.message).toBe("fake-planner-l: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)");
   });
 
   it("assembles inputs from ControlDO (fleet, power forecasts, measured demand) and stores the plan", async () => {
     const control = controlStub(env);
     await control.setFleet(fleet());
+    expect((await control.putProfile(PROFILE_TABLE)).ok).toBe(true);
     const seen: PlanningInput[] = [];
     await control.addMetrics(decisions(100));
     expect(await plan(NOW, fakePlanner(seen))).toMatchObject({ status: "skipped", message: "fake-planner-l: no demand measured or forecast yet; the current plan stays" });
@@ -65,5 +66,21 @@ describe("Planner-L cron", () => {
     expect(stale?.status).toBe("error");
     expect(stale?.message).toContain(`plan version 1 was refused: plan version 1 is not newer than the current version ${current}`);
     expect((await control.getPlan())?.version).toBe(current);
+  });
+
+  it("plans only when the policy's cadence is due since the plan in force was made", async () => {
+    const control = controlStub(env);
+    await control.setFleet(fleet());
+    await control.putProfile(PROFILE_TABLE);
+    await control.putForecasts({ kind: "load", unit: "req/s", source: "operator", issuedAtMs: NOW, subject: { kind: "class", id: "AA" }, points: [{ tMs: NOW, value: 2 }] });
+    const seen: PlanningInput[] = [];
+    const every30 = fakePlanner(seen, { cadenceMs: 30 * 60_000 });
+    expect((await plan(NOW + 10_800_000, every30))?.status).toBe("ok");
+    const made = (await control.getPlan())!.version;
+    const early = await plan(NOW + 10_800_000 + 25 * 60_000, every30);
+    expect(early).toMatchObject({ status: "skipped", message: `fake-planner-l: the plan in force is ${made}; the next is due in 270 s (every 30 min)` });
+    expect((await plan(NOW + 10_800_000 + 30 * 60_000, every30))?.status).toBe("ok");
+    expect((await control.getPlan())!.version).toBe(made + 1);
+    expect(seen).toHaveLength(2);
   });
 });

@@ -88,12 +88,19 @@ describe("admin API: profile table and the built-in planners", () => {
     expect(served("dirty")).toBe(0);
   });
 
-  it("policies without a fleet planner say so", async () => {
+  it("FREESH, once without a fleet planner, plans its pools on the same table: MIAD clocks and LLF queues", async () => {
     const edge = new Edge();
     await controlStub(env).setFleet(sourcesFleet("freesh", { r1: { kind: "fixed", gPerKwh: 50 } }));
     await controlStub(env).putForecasts(load(3));
     const r = await edge.admin("POST", "/admin/v1/replan");
-    expect(r.status).toBe(409);
-    expect((await errorOf(r)).message).toContain("no fleet planner is registered for policy freesh");
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({ status: "ok", message: expect.stringContaining("freesh-pool") });
+    const plan = (await controlStub(env).getPlan())!;
+    expect(plan.policy).toBe("freesh");
+    expect(plan.sites.map((s) => s.queue)).toEqual(["llf"]);
+    const instances = plan.sites.flatMap((s) => s.instances);
+    expect(instances.length).toBeGreaterThan(0);
+    expect(instances.every((i) => i.clock.mode === "policy" && i.clock.policy === "miad")).toBe(true);
+    expect(instances.reduce((sum, i) => sum + (i.loadRps["AA" as never] ?? 0), 0)).toBeCloseTo(3, 6);
   });
 });

@@ -68,6 +68,20 @@ describe("NvidiaSmiBackend", () => {
     expect(fake.calls().slice(1)).toEqual(["-i 0 -mig 1", "mig -i 0 -cgi 1g.10gb,1g.10gb,19 -C", "mig -i 0 -dci", "mig -i 0 -dgi"]);
   });
 
+  it("lists the MIG devices of a GPU from nvidia-smi -L, each with the UUID an engine gets as CUDA_VISIBLE_DEVICES", async () => {
+    const gpu = await opened();
+    expect(await gpu.migDevices(0)).toEqual([]);
+    await gpu.createMigInstances(0, ["3g.40gb", "3g.40gb"]);
+    const devices = await gpu.migDevices(0);
+    expect(devices.map((d) => d.profile)).toEqual(["3g.40gb", "3g.40gb"]);
+    expect(new Set(devices.map((d) => d.uuid)).size).toBe(2);
+    for (const d of devices) expect(d.uuid).toMatch(/^MIG-/);
+    expect(await gpu.migDevices(1)).toEqual([]);
+    await gpu.destroyMigInstances(0);
+    expect(await gpu.migDevices(0)).toEqual([]);
+    expect(fake.calls().filter((c) => c === "-L")).toHaveLength(4);
+  });
+
   it("treats destroying MIG instances that are not there as done", async () => {
     const gpu = await opened();
     await expect(gpu.destroyMigInstances(1)).resolves.toBeUndefined();

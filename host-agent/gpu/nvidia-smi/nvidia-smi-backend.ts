@@ -1,8 +1,8 @@
 import { checkClockRange, checkIndex, checkMigProfiles, checkPowerW } from "../arguments.ts";
-import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigProfile } from "../gpu-backend.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigDevice, MigProfile } from "../gpu-backend.ts";
 import { GpuError, type GpuErrorSite } from "../gpu-error.ts";
 import { gpuErrorCodeOf, NvmlReturn } from "../nvml/nvml-return.ts";
-import { numberCell, optionalTextCell, parseCsvRows, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
+import { numberCell, optionalTextCell, parseCsvRows, parseMigDevices, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
 import { PowerIntegrator } from "./power-integrator.ts";
 import { runCommand } from "./run-command.ts";
 
@@ -124,6 +124,12 @@ export class NvidiaSmiBackend implements GpuBackend {
     const site = this.site("destroyMigInstances", index);
     await this.run(site, ["mig", "-i", String(index), "-dci"], { allowNotFound: true });
     await this.run(site, ["mig", "-i", String(index), "-dgi"], { allowNotFound: true });
+  }
+
+  /** `nvidia-smi -L`, the MIG lines under the GPU. */
+  async migDevices(index: number): Promise<MigDevice[]> {
+    const site = this.site("migDevices", index);
+    return parseMigDevices(await this.run(site, ["-L"]), index, site);
   }
 
   private now(): number {

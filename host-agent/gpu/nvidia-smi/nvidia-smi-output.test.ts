@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GpuError } from "../gpu-error.ts";
-import { numberCell, parseCsvRows, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
+import { numberCell, parseCsvRows, parseMigDevices, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
 import { PowerIntegrator } from "./power-integrator.ts";
 
 const site = { backend: "nvidia-smi", op: "powerUsageW", device: 0 };
@@ -16,6 +16,22 @@ function thrown(run: () => unknown): GpuError {
 }
 
 describe("nvidia-smi output", () => {
+  it("reads the MIG devices listed under one GPU by nvidia-smi -L, and nothing of another GPU's", () => {
+    const listing = [
+      "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5b8c0000-0000-0000-0000-000000000000)",
+      "  MIG 3g.40gb     Device  0: (UUID: MIG-0d6c0000-0000-5000-8000-000000000000)",
+      "  MIG 1g.10gb     Device  1: (UUID: MIG-0d6c0000-0000-5000-8000-000000000001)",
+      "GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-5b8c0000-0000-0000-0000-000000000001)",
+    ].join("\n");
+    expect(parseMigDevices(listing, 0, site)).toEqual([
+      { profile: "3g.40gb", uuid: "MIG-0d6c0000-0000-5000-8000-000000000000" },
+      { profile: "1g.10gb", uuid: "MIG-0d6c0000-0000-5000-8000-000000000001" },
+    ]);
+    expect(parseMigDevices(listing, 1, site)).toEqual([]);
+    expect(thrown(() => parseMigDevices(listing, 2, site)).code).toBe("NOT_FOUND");
+    expect(thrown(() => parseMigDevices(`${listing.split("\n")[0]}\n  MIG garbled`, 0, site)).code).toBe("BAD_OUTPUT");
+  });
+
   it("splits CSV rows and trims cells", () => {
     expect(parseCsvRows("0, NVIDIA A100-SXM4-80GB, 71.20\n\n1, NVIDIA H100 80GB HBM3, 80.00\n", 3, site)).toEqual([
       ["0", "NVIDIA A100-SXM4-80GB", "71.20"],

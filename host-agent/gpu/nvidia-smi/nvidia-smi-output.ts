@@ -47,6 +47,32 @@ export function parseSupportedGraphicsClocks(stdout: string, site: GpuErrorSite)
   return [...new Set(graphics)].sort((a, b) => b - a);
 }
 
+/**
+ * The MIG devices of GPU `index` in `nvidia-smi -L` output: the "MIG <profile> Device <n>: (UUID:
+ * MIG-...)" lines under its "GPU <index>:" line, in the order listed.
+ *
+ * @example
+ * parseMigDevices("GPU 0: NVIDIA A100 (UUID: GPU-1)\n  MIG 3g.40gb Device 0: (UUID: MIG-a)\n", 0, site); // [{ profile: "3g.40gb", uuid: "MIG-a" }]
+ */
+export function parseMigDevices(stdout: string, index: number, site: GpuErrorSite): { profile: string; uuid: string }[] {
+  const devices: { profile: string; uuid: string }[] = [];
+  let gpu: number | undefined;
+  let found = false;
+  for (const line of stdout.split("\n").map((l) => l.trim())) {
+    const head = /^GPU (\d+):/.exec(line);
+    if (head) {
+      gpu = Number(head[1]);
+      found ||= gpu === index;
+      continue;
+    }
+    const mig = /^MIG (\S+)\s+Device\s+\d+: \(UUID: (MIG-[^)\s]+)\)$/.exec(line);
+    if (mig && gpu === index) devices.push({ profile: mig[1]!, uuid: mig[2]! });
+    else if (line.startsWith("MIG ") && gpu === index) throw badOutput(site, line, "a MIG line without a profile and UUID");
+  }
+  if (!found) throw new GpuError("NOT_FOUND", site, `nvidia-smi -L lists no GPU ${index}`);
+  return devices;
+}
+
 function badOutput(site: GpuErrorSite, text: string, why: string): GpuError {
   const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text;
   return new GpuError("BAD_OUTPUT", site, `cannot parse nvidia-smi output (${why.replaceAll("\n", "; ")}): ${JSON.stringify(excerpt)}`);

@@ -147,6 +147,10 @@ export class NvmlBackend implements GpuBackend {
     this.migUnsupported("destroyMigInstances", index);
   }
 
+  async migDevices(index: number): Promise<never> {
+    this.migUnsupported("migDevices", index);
+  }
+
   private migUnsupported(op: GpuOp, index: number): never {
     this.device(op, index);
     throw new GpuError("NOT_SUPPORTED", { backend: this.name, op, device: index }, "MIG layouts are not supported by this backend; use nvidia-smi");

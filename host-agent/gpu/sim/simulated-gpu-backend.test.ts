@@ -5,6 +5,7 @@ import { llmSpecs } from "../../../src/core/model/llm-specs.ts";
 import { VirtualClock } from "../../../src/core/ports/clock.ts";
 import { describeGpuBackendContract, gpuError } from "../gpu-backend.contract.test-helper.ts";
 import { SimulatedGpuBackend } from "./simulated-gpu-backend.ts";
+import { migSliceSpec } from "./simulated-gpu.ts";
 
 const h100 = gpuSpecs["H100-80GB"];
 const llm = llmSpecs["llama3.1-8b"];
@@ -82,8 +83,24 @@ describe("SimulatedGpuBackend", () => {
     expect(await gpus.totalEnergyJ(1)).toBeCloseTo(h100.power.idleW * 20, 9);
   });
 
-  it("leaves MIG to real hardware and checks indices", async () => {
-    expect((await gpuError(gpus.createMigInstances(0))).code).toBe("NOT_SUPPORTED");
+  it("carves MIG slices that each draw their share: a busy 3g slice beside an idle one, the free compute idle", async () => {
+    await gpus.createMigInstances(0, ["3g.40gb", "3g.40gb"]);
+    expect(await gpus.migDevices(0)).toEqual([{ profile: "3g.40gb", uuid: "MIG-sim-0-0" }, { profile: "3g.40gb", uuid: "MIG-sim-0-1" }]);
+    expect(await gpus.migDevices(1)).toEqual([]);
+    // Two idle 3g slices and one free compute slice: the whole GPU's idle power.
+    expect(await gpus.powerUsageW(0)).toBeCloseTo(h100.power.idleW, 9);
+    const slice = migSliceSpec(h100, "3g.40gb");
+    gpus.setLoad(0, decodeTime({ llm: llmSpecs["llama3.1-8b"], gpu: slice, tp: 1, mhz: h100.maxMhz }, 16, 16 * 512), 0);
+    const busy = await gpus.powerUsageW(0);
+    expect(busy).toBeGreaterThan(h100.power.idleW);
+    expect(busy - h100.power.idleW).toBeLessThanOrEqual((h100.tdpW - h100.power.idleW) * (3 / 7) + 1e-9);
+    // Slices that do not fit the GPU are refused and change nothing; a profile the model does not know is NOT_SUPPORTED.
+    expect((await gpuError(gpus.createMigInstances(0, ["2g.20gb"]))).code).toBe("INVALID_ARGUMENT");
+    expect((await gpuError(gpus.createMigInstances(1, ["1g.20gb"]))).code).toBe("NOT_SUPPORTED");
+    expect((await gpus.migDevices(0)).length).toBe(2);
+    await gpus.destroyMigInstances(0);
+    expect(await gpus.migDevices(0)).toEqual([]);
+    expect(() => gpus.setLoad(0, "idle", 0)).toThrow(/no MIG slice 0/);
     expect(() => gpus.setLoad(2, "idle")).toThrow(/no GPU with index 2/);
   });
 });

@@ -1,6 +1,7 @@
 import { gpuSpec } from "../../../src/core/model/gpu-specs.ts";
-import { checkClockRange, checkIndex, checkPowerW } from "../arguments.ts";
-import type { GpuBackend, GpuClocks, GpuDevice, GpuOp } from "../gpu-backend.ts";
+import { checkClockRange, checkIndex, checkMigProfiles, checkPowerW } from "../arguments.ts";
+import { MigSlice } from "../../../src/core/schemas/mig.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigDevice, MigProfile } from "../gpu-backend.ts";
 import { GpuError } from "../gpu-error.ts";
 import { SimulatedGpu, type SimulatedLoad } from "./simulated-gpu.ts";
 
@@ -16,7 +17,8 @@ export interface SimulatedGpuOptions {
  * N simulated GPUs of one type, driven by the core's power model: supported clocks are the spec's
  * range in `clockStepMhz` steps, locks clamp to them, power follows the locked clock and the load
  * the simulated engine sets with `setLoad`, the energy counter integrates that power over `now()`.
- * MIG is not simulated (NOT_SUPPORTED).
+ * MIG layouts are modelled: slices by profile name (as `nvidia-smi mig -cgi` takes them), each with
+ * its own load and a `MIG-sim-<gpu>-<n>` UUID.
  *
  * @example
  * const clock = new VirtualClock();
@@ -37,9 +39,21 @@ export class SimulatedGpuBackend implements GpuBackend {
     this.gpus = Array.from({ length: options.count }, () => new SimulatedGpu(spec, options.now));
   }
 
-  /** Sets what GPU `index` is running from now on; the energy used so far is booked at the old load. */
-  setLoad(index: number, load: SimulatedLoad): void {
-    this.gpu("setLoad", index, false).setLoad(load);
+  /** Sets what GPU `index` (or its MIG slice `slice`) is running from now on; the energy used so far is booked at the old load. */
+  setLoad(index: number, load: SimulatedLoad, slice?: number): void {
+    this.gpu("setLoad", index, false).setLoad(load, slice);
+  }
+
+  /** Which slice of which GPU a MIG device UUID (as `migDevices` lists it) names, or undefined. */
+  sliceOf(uuid: string): { gpu: number; index: number } | undefined {
+    const m = /^MIG-sim-(\d+)-(\d+)$/.exec(uuid);
+    const at = m ? { gpu: Number(m[1]), index: Number(m[2]) } : undefined;
+    return at && this.gpus[at.gpu]?.migSlices?.[at.index] !== undefined ? at : undefined;
+  }
+
+  /** The MIG slices carved from GPU `index`, or null when it is whole. */
+  migSlicesOf(index: number): readonly MigSlice[] | null {
+    return this.gpu("setLoad", index, false).migSlices;
   }
 
   async init(): Promise<void> {
@@ -103,14 +117,21 @@ export class SimulatedGpuBackend implements GpuBackend {
     return this.gpu("currentClocksMhz", index).clocks();
   }
 
-  async createMigInstances(index: number): Promise<void> {
-    this.gpu("createMigInstances", index);
-    throw new GpuError("NOT_SUPPORTED", { backend: this.name, op: "createMigInstances", device: index }, "MIG is not simulated");
+  async createMigInstances(index: number, profiles: readonly MigProfile[]): Promise<void> {
+    const gpu = this.gpu("createMigInstances", index);
+    const site = { backend: this.name, op: "createMigInstances", device: index };
+    checkMigProfiles(site, profiles);
+    const named = profiles.map((p) => MigSlice.safeParse(p));
+    if (named.some((p) => !p.success)) throw new GpuError("NOT_SUPPORTED", site, `the simulator models the profiles ${MigSlice.options.join(", ")}, not ${profiles.join(", ")}`);
+    if (!gpu.carve(named.map((p) => p.data!))) throw new GpuError("INVALID_ARGUMENT", site, `MIG slices ${[...(gpu.migSlices ?? []), ...profiles].join(", ")} do not fit one ${gpu.spec.type}`);
   }
 
   async destroyMigInstances(index: number): Promise<void> {
-    this.gpu("destroyMigInstances", index);
-    throw new GpuError("NOT_SUPPORTED", { backend: this.name, op: "destroyMigInstances", device: index }, "MIG is not simulated");
+    this.gpu("destroyMigInstances", index).uncarve();
+  }
+
+  async migDevices(index: number): Promise<MigDevice[]> {
+    return (this.gpu("migDevices", index).migSlices ?? []).map((profile, k) => ({ profile, uuid: `MIG-sim-${index}-${k}` }));
   }
 
   private checkInitialised(op: string): void {

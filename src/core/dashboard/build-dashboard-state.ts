@@ -10,6 +10,8 @@ import type { SloCount, Telemetry } from "../schemas/telemetry.ts";
 import { CAPACITY_SHARE_BASELINE } from "./capacity-share-baseline.ts";
 import { COUNTERS, parseSeries, sumBy } from "./counter-series.ts";
 import type { DashboardAccess, DashboardClass, DashboardHistoryPoint, DashboardInstance, DashboardSite, DashboardState } from "./dashboard-state.ts";
+import { POLICIES } from "../policies/registry.ts";
+import { policyDecisions, type DashboardCorrection } from "./policy-decisions.ts";
 import { inForceAt } from "./forecast-window.ts";
 import { countsInWindow, sloFigure, SLO_ATTAINMENT_METHOD, SLO_WINDOW, type SloSample } from "./slo-window.ts";
 
@@ -42,6 +44,8 @@ export interface DashboardInputs {
   metricTotals: Record<string, number>;
   /** By site id; a site without one shows as never heard from. */
   sites: Record<string, SiteObservation>;
+  /** Planner-S corrections, newest first. */
+  corrections?: readonly DashboardCorrection[];
 }
 
 const NEVER_SEEN: SiteObservation = { health: { healthy: false, lastSeenMs: null }, telemetry: null, drawHistory: [], powerForecasts: [], carbonForecasts: [], sloHistory: [] };
@@ -79,6 +83,7 @@ export function buildDashboardState(input: DashboardInputs): DashboardState {
       : null,
     sites,
     classes,
+    decisions: fleet ? policyDecisions(POLICIES[fleet.policy.kind], fleet, plan, new Map(observations.map(([site, o]) => [site.id, o.telemetry])), input.corrections ?? []) : null,
     slo: { method: SLO_ATTAINMENT_METHOD, windowMs: SLO_WINDOW.windowMs, minRequests: SLO_WINDOW.minRequests, ...sloFigure(sloCounts.flatMap((m) => [...m.values()])) },
     energy: {
       energyJ,
@@ -180,7 +185,7 @@ function instancesOf(slice: SitePlan | undefined, t: Telemetry | null): Dashboar
     const r = reported.get(id);
     return {
       id: id as InstanceId,
-      planned: p ? { model: p.model, variant: p.variant, tp: p.tp, replicas: p.replicas, role: p.role, clock: p.clock, gpus: p.gpus } : null,
+      planned: p ? { model: p.model, variant: p.variant, tp: p.tp, replicas: p.replicas, role: p.role, clock: p.clock, gpus: p.gpus, ...(p.mig ? { mig: p.mig } : {}) } : null,
       reported: r
         ? { state: r.state, waiting: r.waiting, running: r.running, kvUse: r.kvUse, servedRps: r.servedRps, ttftP99Ms: r.ttftMs?.p99 ?? null, tbtP99Ms: r.tbtMs?.p99 ?? null }
         : null,

@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { CarbonSignal, Policy, PolicyKind, type CarbonSource, type PowerSource } from "../schemas/fleet.ts";
 import { ClassId, EpochMs, GpuType, InstanceId, ModelId, SiteId, VariantId } from "../schemas/ids.ts";
+import { MigSlice } from "../schemas/mig.ts";
 import { ClassRates, ClockSetting, InstanceRole } from "../schemas/plan.ts";
 import { Slo, SloTier } from "../schemas/request-class.ts";
 import { GpuHealth, InstanceState } from "../schemas/telemetry.ts";
+import { DashboardDecisions } from "./policy-decisions.ts";
 
 /** Who may read the dashboard's state: holders of the read-only dashboard token or the admin token ("admin"), or anyone (local development). */
 export const DashboardAccess = z.enum(["admin", "public"]);
@@ -34,7 +36,7 @@ export type DashboardHistoryPoint = z.infer<typeof DashboardHistoryPoint>;
 export const DashboardInstance = z.object({
   id: InstanceId,
   planned: z
-    .object({ model: ModelId, variant: VariantId, tp: z.number().int().positive(), replicas: z.number().int().positive(), role: InstanceRole, clock: ClockSetting, gpus: z.array(z.number().int().nonnegative()) })
+    .object({ model: ModelId, variant: VariantId, tp: z.number().int().positive(), replicas: z.number().int().positive(), role: InstanceRole, clock: ClockSetting, gpus: z.array(z.number().int().nonnegative()), mig: MigSlice.optional() })
     .nullable(),
   reported: z
     .object({
@@ -140,6 +142,8 @@ export const DashboardState = z.object({
     .nullable(),
   sites: z.array(DashboardSite),
   classes: z.array(DashboardClass),
+  /** What the fleet's policy does and what the plan in force decided (null before a fleet). */
+  decisions: DashboardDecisions.nullable(),
   /** The fleet's requests over the last `windowMs`; attainment is given from `minRequests` judged requests. */
   slo: DashboardSlo.extend({ method: z.string(), windowMs: z.number().positive(), minRequests: Count }),
   energy: z.object({

@@ -60,7 +60,7 @@ export interface CarbonTriggerRecord {
   policy: string;
   reason: string;
   moves: CarbonMove[];
-  /** The registry name of the optimiser that ran, or null when none is registered for the policy. */
+  /** The fleet planner that re-optimised (null in records kept from before every policy had one). */
   optimiser: string | null;
   outcome: { status: "ok" | "skipped" | "error"; message?: string | undefined };
 }

@@ -19,6 +19,8 @@ export const PlanningSite = z.object({
    * intensity). Only carbon-aware planners read it.
    */
   carbonGPerKwh: z.number().nonnegative().optional(),
+  /** Round trip from the edge to the site, ms (the fleet's estimate, averaged over edge regions). Only network-aware planners read it. */
+  rttMs: z.number().nonnegative().optional(),
 });
 export type PlanningSite = z.infer<typeof PlanningSite>;
 

@@ -37,13 +37,15 @@ export interface SnapshotTarget {
 /**
  * Everything the edge needs to classify and route without a Durable Object round trip: the
  * scheme, the plan's weights and each site's health. It is plain data (it crosses RPC and is
- * cached per isolate). `generation` changes with any input; `planKey` only with the fleet or the
- * plan, so round-robin state survives health updates.
+ * cached per isolate). `generation` changes with any input; `planKey` only with the fleet, the
+ * plan or its Planner-S correction, so round-robin state survives health updates.
  */
 export interface RoutingSnapshot {
   generation: number;
   planKey: string;
   planVersion: number | null;
+  /** The Planner-S correction of the version in force (0: as planned). */
+  planRevision: number;
   scheme: ClassScheme;
   classes: Record<ClassId, ClassView>;
   models: ModelId[];
@@ -92,8 +94,9 @@ export function buildRoutingSnapshot(input: SnapshotInput): RoutingSnapshot {
   }
   return {
     generation: input.generation,
-    planKey: `${input.fleetRevision}:${plan?.version ?? "none"}`,
+    planKey: `${input.fleetRevision}:${plan?.version ?? "none"}.${plan?.revision ?? 0}`,
     planVersion: plan?.version ?? null,
+    planRevision: plan?.revision ?? 0,
     scheme: fleet.classScheme,
     classes,
     models,

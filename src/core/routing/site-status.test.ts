@@ -15,7 +15,16 @@ const heartbeat = (states: Record<string, { state: string; waiting?: number }>) 
 describe("siteStatusOf", () => {
   it("lists instances that are not ready as unavailable, the starting ones also apart, and only ready ones as saturated", () => {
     const status = siteStatusOf(heartbeat({ up: { state: "ready" }, full: { state: "ready", waiting: 20 }, coming: { state: "starting", waiting: 20 }, going: { state: "draining" } }), { healthy: true, lastSeenMs: 1_000 });
-    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], unavailable: ["coming", "going"], starting: ["coming"] });
+    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], unavailable: ["coming", "going"], starting: ["coming"], reconfiguring: true });
+  });
+
+  it("says a site reconfigures while its agent applies a plan or an instance starts, and counts the change", () => {
+    const health = { healthy: true, lastSeenMs: 1_000 };
+    const settled = siteStatusOf(heartbeat({ a: { state: "ready" } }), health);
+    expect(settled.reconfiguring).toBe(false);
+    const applying = siteStatusOf({ ...heartbeat({ a: { state: "ready" } }), pendingReconfigurations: 1 }, health);
+    expect(applying.reconfiguring).toBe(true);
+    expect(sameRouting(settled, applying)).toBe(false);
   });
 
   it("counts a change of what is starting as a routing change", () => {

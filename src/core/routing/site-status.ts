@@ -17,6 +17,8 @@ export interface SiteStatus {
    * statuses stored before it was added.
    */
   starting?: InstanceId[];
+  /** A plan change is under way at the site (its agent is applying one): Planner-S leaves it as it is. */
+  reconfiguring?: boolean;
 }
 
 /** When an instance counts as saturated. */
@@ -50,12 +52,13 @@ export function siteStatusOf(
     if (i.state === "starting") starting.push(i.id);
     else if (i.state === "ready" && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
   }
-  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting };
+  const reconfiguring = telemetry.pendingReconfigurations > 0 || starting.length > 0;
+  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting, reconfiguring };
 }
 
-/** True when two statuses route the same way: same health and instance lists (`lastSeenMs` aside). */
+/** True when two statuses route (and correct) the same way: same health, instance lists and reconfiguration (`lastSeenMs` aside). */
 export function sameRouting(a: SiteStatus | undefined, b: SiteStatus): boolean {
-  return a !== undefined && a.healthy === b.healthy && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []);
+  return a !== undefined && a.healthy === b.healthy && (a.reconfiguring ?? false) === (b.reconfiguring ?? false) && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []);
 }
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {

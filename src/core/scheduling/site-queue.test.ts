@@ -22,6 +22,14 @@ describe("SiteQueue", () => {
     expect(ids(fifoLike.order(1000))).toEqual([1, 2, 3]);
   });
 
+  it("puts ranked requests (DynamoLLM's emergency reorder) first, in rank order, under either discipline; the discipline can change", () => {
+    const q = new SiteQueue({ policy: "fifo-rr", maxLength: 10, maxWaitMs: 60_000 });
+    for (const r of [req(1, 0, 10_000), req(2, 500, 1000), { ...req(3, 900, 500), rank: 1 }, { ...req(4, 950, 800), rank: 0 }]) q.offer(r);
+    expect(ids(q.order(1000))).toEqual([4, 3, 1, 2]);
+    q.useDiscipline("llf");
+    expect(ids(q.order(1000))).toEqual([4, 3, 2, 1]);
+  });
+
   it("refuses past maxLength and expires requests that waited past maxWaitMs, saying why", () => {
     const q = new SiteQueue({ policy: "fifo-rr", maxLength: 2, maxWaitMs: 100 });
     expect(q.offer(req(1, 0, 1))).toBeUndefined();

@@ -1,12 +1,9 @@
-import { z } from "zod";
+import { QueueDiscipline } from "../schemas/plan.ts";
 import { FREESH_LLF, laxity, llfWindowS, priorityOrder } from "../planning/freesh/llf.ts";
 
-/**
- * How a site's gateway picks the next waiting request: `fifo-rr` in arrival order, `llf` least
- * laxity first (FREESH §3.3). Either way the request goes to its replicas in turn.
- */
-export const SiteSchedulerKind = z.enum(["fifo-rr", "llf"]);
-export type SiteSchedulerKind = z.infer<typeof SiteSchedulerKind>;
+/** How a site's gateway picks the next waiting request (the plan's `QueueDiscipline`). */
+export const SiteSchedulerKind = QueueDiscipline;
+export type SiteSchedulerKind = QueueDiscipline;
 
 /** A request held in the site queue. */
 export interface WaitingRequest {
@@ -14,6 +11,8 @@ export interface WaitingRequest {
   arrivalMs: number;
   /** Predicted service time with no queueing (FREESH's Lat), ms. */
   isolatedMs: number;
+  /** A rank set from outside (DynamoLLM's emergency ladder: earliest deadline first): ranked requests go first, in rank order. */
+  rank?: number | undefined;
 }
 
 export interface SiteQueueOptions {
@@ -46,6 +45,11 @@ export class SiteQueue<R extends WaitingRequest> {
 
   constructor(readonly options: SiteQueueOptions) {}
 
+  /** Orders the queue by `policy` from now on (a plan's queue discipline replacing the site's default). */
+  useDiscipline(policy: SiteSchedulerKind): void {
+    this.options.policy = policy;
+  }
+
   get length(): number {
     return this.waiting.length;
   }
@@ -73,13 +77,15 @@ export class SiteQueue<R extends WaitingRequest> {
     return late.map((r) => ({ ...r, rejection: { reason: "queue_timeout", message: `no replica was free within ${limit} ms (waited ${Math.round(nowMs - r.arrivalMs)} ms)` } }));
   }
 
-  /** The waiting requests in the policy's order at `nowMs`. */
+  /** The waiting requests in the policy's order at `nowMs`, ranked ones (`rank`) first. */
   order(nowMs: number): R[] {
-    if (this.options.policy === "fifo-rr") return [...this.waiting].sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+    const ranked = this.waiting.filter((r) => r.rank !== undefined).sort((a, b) => a.rank! - b.rank! || a.id - b.id);
+    const rest = this.waiting.filter((r) => r.rank === undefined);
+    if (this.options.policy === "fifo-rr") return [...ranked, ...rest.sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id)];
     const alpha = this.options.llfAlpha ?? FREESH_LLF.alpha;
-    const asLlf = this.waiting.map((r) => ({ arrivalS: r.arrivalMs / 1e3, windowS: llfWindowS(r.isolatedMs / 1e3, alpha), remainingS: r.isolatedMs / 1e3 }));
+    const asLlf = rest.map((r) => ({ arrivalS: r.arrivalMs / 1e3, windowS: llfWindowS(r.isolatedMs / 1e3, alpha), remainingS: r.isolatedMs / 1e3 }));
     const key = asLlf.map((r) => laxity(r, nowMs / 1e3));
-    return priorityOrder(key, asLlf, new Set()).map((i) => this.waiting[i]!);
+    return [...ranked, ...priorityOrder(key, asLlf, new Set()).map((i) => rest[i]!)];
   }
 
   /**

@@ -10,3 +10,5 @@ export * from "./json-schema.ts";
 export * from "./site-hop.ts";
 export * from "./json-limits.ts";
 export * from "./clock-skew.ts";
+export * from "./mig.ts";
+export * from "./plan-slice.ts";

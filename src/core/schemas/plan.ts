@@ -2,6 +2,7 @@ import { z } from "zod";
 import { reportDuplicates } from "./checks.ts";
 import { PolicyKind } from "./fleet.ts";
 import { ClassId, EpochMs, InstanceId, ModelId, SiteId, VariantId } from "./ids.ts";
+import { fitsOneGpu, MigSlice } from "./mig.ts";
 
 /**
  * How an instance's GPU clock is set: locked at one frequency, or left to a local controller that
@@ -20,6 +21,23 @@ export const ClockSetting = z.discriminatedUnion("mode", [
 ]);
 export type ClockSetting = z.infer<typeof ClockSetting>;
 
+/** The clock policies a plan may give an instance (a site controller within bounds). */
+export type ClockPolicyName = Extract<ClockSetting, { mode: "policy" }>["policy"];
+
+/**
+ * How a site's gateway orders the requests waiting for a replica: `fifo-rr` in arrival order,
+ * `llf` least laxity first (FREESH §3.3); either way they go to replicas in turn.
+ */
+export const QueueDiscipline = z.enum(["fifo-rr", "llf"]);
+export type QueueDiscipline = z.infer<typeof QueueDiscipline>;
+
+/**
+ * How a site's gateway picks among replicas of a decode pool (EcoRoute, GreenServe Algorithm 2):
+ * `spread` as the paper does, `pack` within GEMM tiles (the combined policy).
+ */
+export const DecodeRouting = z.enum(["spread", "pack"]);
+export type DecodeRouting = z.infer<typeof DecodeRouting>;
+
 export const InstanceRole = z.enum(["prefill", "decode", "mixed"]);
 export type InstanceRole = z.infer<typeof InstanceRole>;
 
@@ -30,6 +48,8 @@ export type ClassRates = z.infer<typeof ClassRates>;
 /**
  * One engine instance a site should run, or `replicas` identical ones (large sites run thousands):
  * `gpus` are the site's GPU indices, `tp` per instance, so an entry holds tp x replicas of them.
+ * With `mig`, each replica runs on one MIG slice of that profile carved from its GPU (`tp` 1; a
+ * GPU may appear once per slice it gives the entry).
  */
 export const PlannedInstance = z
   .object({
@@ -45,19 +65,40 @@ export const PlannedInstance = z
     loadRps: ClassRates.default({}),
     /** The class the entry was sized for, where it also serves classes it dominates (spilled load). */
     sizedFor: ClassId.optional(),
+    /** The MIG slice each replica runs on (Clover); absent: whole GPUs. */
+    mig: MigSlice.optional(),
   })
-  .refine((i) => i.tp * i.replicas === i.gpus.length, { message: "tp x replicas must equal the number of GPU indices", path: ["tp"] });
+  .refine((i) => i.tp * i.replicas === i.gpus.length, { message: "tp x replicas must equal the number of GPU indices", path: ["tp"] })
+  .refine((i) => i.mig === undefined || i.tp === 1, { message: "an instance on MIG slices runs one slice per replica (tp 1)", path: ["tp"] });
 export type PlannedInstance = z.infer<typeof PlannedInstance>;
 
+/**
+ * What one site runs: its instances, its power cap, and how its gateway queues and routes (set by
+ * the fleet's policy, see `src/core/policies`). A GPU goes whole to one instance, or is carved into
+ * MIG slices that fit it.
+ */
 export const SitePlan = z
-  .object({ site: SiteId, powerCapW: z.number().positive(), instances: z.array(PlannedInstance) })
+  .object({
+    site: SiteId,
+    powerCapW: z.number().positive(),
+    instances: z.array(PlannedInstance),
+    /** Absent: fifo-rr. */
+    queue: QueueDiscipline.optional(),
+    /** Absent: spread. */
+    decodeRouting: DecodeRouting.optional(),
+  })
   .superRefine((site, ctx) => {
     reportDuplicates(ctx, site.instances.map((i) => i.id), (i) => ["instances", i, "id"], "instance id");
-    const used = new Set<number>();
+    const whole = new Set<number>();
+    const slices = new Map<number, MigSlice[]>();
     site.instances.forEach((inst, i) =>
       inst.gpus.forEach((gpu, g) => {
-        if (used.has(gpu)) ctx.addIssue({ code: "custom", message: `GPU ${gpu} is already given to another instance`, path: ["instances", i, "gpus", g] });
-        used.add(gpu);
+        const path = ["instances", i, "gpus", g];
+        if (whole.has(gpu) || (inst.mig === undefined && slices.has(gpu))) ctx.addIssue({ code: "custom", message: `GPU ${gpu} is already given to another instance`, path });
+        if (inst.mig === undefined) return void whole.add(gpu);
+        const carved = [...(slices.get(gpu) ?? []), inst.mig];
+        if (!fitsOneGpu(carved)) ctx.addIssue({ code: "custom", message: `GPU ${gpu} cannot hold MIG slices ${carved.join(", ")}`, path });
+        slices.set(gpu, carved);
       }),
     );
   });
@@ -98,6 +139,8 @@ export const Plan = z
     createdAtMs: EpochMs,
     validUntilMs: EpochMs,
     policy: PolicyKind,
+    /** The Planner-S correction applied to this version (see `PlanDelta`); absent or 0 as the planner made it. */
+    revision: z.number().int().nonnegative().optional(),
     sites: z.array(SitePlan),
     routing: Routing,
     /** Unserved req/s per class when demand exceeded what the plan could serve. */

@@ -86,6 +86,8 @@ export const Telemetry = z
     powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
     /** Absent from agents that do not count (older ones). */
     sloCounts: SloCounters.optional(),
+    /** Jain's fairness over the site's output-length groups in the reporting window (FREESH Eq. 9, `tokenRateFairness`); absent with too few requests. */
+    fairness: z.number().min(0).max(1).optional(),
   })
   .superRefine((t, ctx) => {
     reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");

@@ -9,3 +9,5 @@ export * from "./neighbourhood.ts";
 export * from "./annealing.ts";
 export * from "./baselines.ts";
 export * from "./controller.ts";
+export * from "./clover-planner.ts";
+export * from "./mig-plan.ts";

@@ -1,9 +1,11 @@
+import { MigSlice } from "../../schemas/mig.ts";
+
 /**
- * MIG slice types of the 80 GB A100 and H100 (NVIDIA MIG User Guide, "Supported MIG Profiles"):
- * g of the GPU's 7 compute slices and m of its 8 memory slices (10 GB each).
+ * MIG slice types of the 80 GB A100 and H100 (the plan schema's `MigSlice`): g of the GPU's 7
+ * compute slices and m of its 8 memory slices (10 GB each).
  */
-export const SLICE_TYPES = ["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"] as const;
-export type SliceType = (typeof SLICE_TYPES)[number];
+export const SLICE_TYPES = MigSlice.options;
+export type SliceType = MigSlice;
 
 export interface SliceSpec {
   type: SliceType;
@@ -94,4 +96,29 @@ export function allSliceCounts(gpus: number): SliceCounts[] {
     level = next;
   }
   return [...level.values()];
+}
+
+/**
+ * One MIG configuration per GPU whose slices add up to `counts` (as `realizable` finds them), or
+ * undefined when there is none: the layout the agent carves.
+ *
+ * @example
+ * gpuLayouts([7, 0, 0, 0, 1], 2); // [[0, 0, 0, 0, 1], [7, 0, 0, 0, 0]]
+ */
+export function gpuLayouts(counts: SliceCounts, gpus: number): SliceCounts[] | undefined {
+  if (!search(counts, gpus, 0)) return undefined;
+  const out: SliceCounts[] = [];
+  let rest = counts;
+  let from = 0;
+  for (let left = gpus; left > 0; left--) {
+    for (let k = from; k < DISTINCT_GPU_COUNTS.length; k++) {
+      const next = rest.map((x, i) => x - DISTINCT_GPU_COUNTS[k]![i]!);
+      if (!search(next, left - 1, k)) continue;
+      out.push(DISTINCT_GPU_COUNTS[k]!);
+      rest = next;
+      from = k;
+      break;
+    }
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-import { LlmSpec } from "../../model/llm-specs.ts";
+import { llmSpecs, type LlmSpec } from "../../model/llm-specs.ts";
 import { ModelVariant } from "../../schemas/fleet.ts";
 
 /** A model variant Clover can place: its quality and memory (fleet schema) and its architecture (performance model). */
@@ -7,11 +7,11 @@ export interface CloverVariant {
   llm: LlmSpec;
 }
 
-const qwen = (size: string, params: number, layers: number, hiddenSize: number, kvHeads: number, mmlu: number): CloverVariant => {
-  const llm = LlmSpec.parse({ id: `qwen2.5-${size}`, params, totalParams: params, layers, hiddenSize, kvHeads, headDim: 128, maxContext: 32768 });
+const qwen = (size: "3b" | "7b" | "14b" | "32b", mmlu: number): CloverVariant => {
+  const llm = llmSpecs[`qwen2.5-${size}`];
   return {
     llm,
-    variant: ModelVariant.parse({ model: "qwen2.5", id: size, quality: mmlu / 100, memoryGb: (params * 2) / 1e9, parameterCount: params }),
+    variant: ModelVariant.parse({ model: "qwen2.5", id: size, quality: mmlu / 100, memoryGb: (llm.params * 2) / 1e9, parameterCount: llm.params }),
   };
 };
 
@@ -26,10 +26,10 @@ const qwen = (size: string, params: number, layers: number, hiddenSize: number, 
  *   slice down to 1g.10gb, which gives Clover its variant-slice trade-off.
  */
 export const QWEN25_FAMILY: readonly CloverVariant[] = [
-  qwen("3b", 3.09e9, 36, 2048, 2, 65.6),
-  qwen("7b", 7.61e9, 28, 3584, 4, 74.2),
-  qwen("14b", 14.7e9, 48, 5120, 8, 79.7),
-  qwen("32b", 32.5e9, 64, 5120, 8, 83.3),
+  qwen("3b", 65.6),
+  qwen("7b", 74.2),
+  qwen("14b", 79.7),
+  qwen("32b", 83.3),
 ];
 
 /**

@@ -3,7 +3,7 @@ import { javascriptLpSolver } from "../../../solver/javascript-lp-solver.ts";
 import { interpolateAtLoad, rowsOf } from "../../profiling/profile-lookup.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import { Plan } from "../../schemas/plan.ts";
-import { applyDelta } from "../../sim/fleet/apply-delta.ts";
+import { applyDelta } from "../apply-delta.ts";
 import { heronShapedProfile, planningInput } from "../planning.test-helper.ts";
 import { dynamoLlmPlanner, DynamoLlmConfig } from "./dynamollm-planner.ts";
 import { instanceManagerCorrector, instanceManagerPass } from "./instance-manager-pass.ts";

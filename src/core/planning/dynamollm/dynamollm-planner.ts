@@ -21,7 +21,7 @@ export const DynamoLlmConfig = z.object({
   kind: z.literal("dynamollm"),
   /** DynamoLLM itself, or one of the baselines of its §V-A. */
   system: z.enum(["dynamollm", "single-pool", "multi-pool", "scale-inst", "scale-shard", "scale-freq"]).default("dynamollm"),
-  /** GPUs per server: the cluster manager's unit (a DGX has 8). */
+  /** GPUs per server: the cluster manager's unit (a DGX has 8); a site with fewer is one node of what it has. */
   nodeGpus: z.number().int().positive().default(8),
   /** TP degrees to use (DynamoLLM profiles TP2, TP4, TP8); default: every TP the profile has. */
   tps: z.array(z.number().int().positive()).min(1).optional(),
@@ -66,12 +66,16 @@ function planDynamo(input: PlanningInput, solver: LpSolver, config: DynamoLlmCon
   const clusters = input.sites.flatMap((site, si) => {
     const wallW = site.gpus.reduce((s, g) => s + g.count * gpuSpec(g.type).tdpW * SERVER_POWER_OVERHEAD, 0);
     const powered = Math.min(1, site.powerW / Math.max(1e-9, wallW));
-    return site.gpus.filter((g) => sets.some((s) => s.gpu === g.type)).map((g) => ({ site: si, gpu: g.type, nodes: Math.floor(Math.floor(g.count * powered) / config.nodeGpus) }));
+    // A site smaller than a server is one node of what it has.
+    return site.gpus.filter((g) => sets.some((s) => s.gpu === g.type)).map((g) => {
+      const nodeGpus = Math.min(config.nodeGpus, g.count);
+      return { site: si, gpu: g.type, nodeGpus, nodes: Math.floor(Math.floor(g.count * powered) / nodeGpus) };
+    });
   });
   const totalNodes = clusters.reduce((s, c) => s + c.nodes, 0);
   const epochStart = Math.floor(input.nowMs / CLUSTER_EPOCH_MS) * CLUSTER_EPOCH_MS;
   const perClass = (f: (c: PlanningInput["classes"][number]) => number, share: number) => Object.fromEntries(input.classes.map((c) => [c.id, f(c) * share])) as Record<ClassId, number>;
-  const notes = [`dynamollm ${config.system}: ${totalNodes} nodes of ${config.nodeGpus} GPUs in ${clusters.length} clusters`];
+  const notes = [`dynamollm ${config.system}: ${totalNodes} nodes of up to ${config.nodeGpus} GPUs in ${clusters.length} clusters`];
   const out: ClusterEntries[] = clusters.map((cluster) => {
     const share = totalNodes > 0 ? cluster.nodes / totalNodes : 0;
     const mine = sets.filter((s) => s.gpu === cluster.gpu);
@@ -81,7 +85,7 @@ function planDynamo(input: PlanningInput, solver: LpSolver, config: DynamoLlmCon
     const tps = [...new Set(mine.map((s) => s.tp))].sort((a, b) => a - b);
     const ctx: ClusterContext = {
       nodes: cluster.nodes,
-      nodeGpus: config.nodeGpus,
+      nodeGpus: cluster.nodeGpus,
       classes: input.classes,
       demandRps: perClass((c) => c.demandRps, share),
       peakRps: perClass((c) => (forecast ? forecast.peakOver(c.id, epochStart, epochStart + CLUSTER_EPOCH_MS) : c.demandRps), share),

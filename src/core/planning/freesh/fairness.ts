@@ -59,3 +59,27 @@ export function violationRate(requests: readonly ServedRequest[], beta: number =
   if (requests.length === 0) return 0;
   return requests.filter((r) => r.finishS - r.arrivalS > beta * r.latS + 1e-12).length / requests.length;
 }
+
+/**
+ * Jain's index (Eq. 9) over a site's clients as FREESH groups them (Appx. C.2): the requests that
+ * finished, split into `clients` groups by output length (quartiles by default), each group's
+ * service the output tokens it received per second of its requests' end-to-end latency. Live
+ * serving keeps no per-token times, so this stands in for FREESH's timely tokens: 1 when every
+ * length group is served at the same token rate, lower when long (or short) requests wait. NaN
+ * with fewer requests than clients.
+ *
+ * @example
+ * tokenRateFairness([{ outputTokens: 10, e2eMs: 1000 }, { outputTokens: 400, e2eMs: 8000 }], 2); // < 1: short requests get 10 tokens/s, long ones 50
+ */
+export function tokenRateFairness(requests: readonly { outputTokens: number; e2eMs: number }[], clients = 4): number {
+  if (requests.length < clients) return NaN;
+  const order = [...requests].sort((a, b) => a.outputTokens - b.outputTokens);
+  const tokens = Array.from({ length: clients }, () => 0);
+  const seconds = Array.from({ length: clients }, () => 0);
+  order.forEach((r, rank) => {
+    const k = Math.min(clients - 1, Math.floor((rank * clients) / order.length));
+    tokens[k]! += r.outputTokens;
+    seconds[k]! += Math.max(r.e2eMs, 1) / 1e3;
+  });
+  return jainIndex(tokens.map((t, k) => t / seconds[k]!));
+}

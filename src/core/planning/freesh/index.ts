@@ -12,3 +12,4 @@ export * from "./llf.ts";
 export * from "./tick-scheduler.ts";
 export * from "./queued-engine.ts";
 export * from "./fairness.ts";
+export * from "./length-partitions.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { freeshJainFairness, jainIndex, timelyTokens, violationRate, type ServedRequest } from "./fairness.ts";
+import { freeshJainFairness, jainIndex, timelyTokens, tokenRateFairness, violationRate, type ServedRequest } from "./fairness.ts";
 import { isolatedLatencyS, laxity, llfOrder, llfWindowS } from "./llf.ts";
 import { simulateTicks, type QueuePolicy, type TickRequest } from "./tick-scheduler.ts";
 
@@ -52,6 +52,14 @@ describe("LLF (FREESH Eq. 6, Algorithm 1)", () => {
 });
 
 describe("Jain fairness (FREESH Eq. 9) and violation rate (Eq. 10)", () => {
+  it("rates a site's length groups by the tokens per second each got: 1 when equal, lower when one group waits", () => {
+    const at = (outputTokens: number, tokensPerS: number) => ({ outputTokens, e2eMs: (1000 * outputTokens) / tokensPerS });
+    expect(tokenRateFairness([at(10, 20), at(50, 20), at(200, 20), at(400, 20)])).toBeCloseTo(1, 12);
+    // The longest quartile gets a quarter of the others' rate: (3 + 0.25)^2 / (4 (3 + 0.0625)).
+    expect(tokenRateFairness([at(10, 20), at(50, 20), at(200, 20), at(400, 5)])).toBeCloseTo(3.25 ** 2 / (4 * 3.0625), 12);
+    expect(tokenRateFairness([at(10, 20), at(50, 20)])).toBeNaN();
+  });
+
   it("gives Jain's index on known vectors", () => {
     expect(jainIndex([5, 5, 5, 5])).toBe(1);
     expect(jainIndex([1, 0, 0, 0])).toBe(0.25);

@@ -21,6 +21,8 @@ export interface PoolPlanContext {
   classIds: readonly ClassId[];
   /** Load to route per type, req/s (default: the episode's peak forecast). */
   demandRps?: readonly number[];
+  /** The top clock of MIAD's bounds per (GPU type, TP), e.g. the highest profiled one; default the GPU's max. */
+  topMhz?: (gpu: GpuType, tp: number) => number;
   notes?: readonly string[];
 }
 
@@ -54,7 +56,7 @@ export function poolPlan(input: FreeshPoolInput, result: FreeshPoolResult, ctx: 
       const gpus = Array.from({ length: tp * w.workers }, (_, k) => range.at + k);
       range.at += gpus.length;
       const spec = gpuSpecs[type];
-      instances.push({ id, model: ctx.model, variant: ctx.variant, tp, replicas: w.workers, gpus, role: "mixed", clock: { mode: "policy", policy: "miad", minMhz: spec.minMhz, maxMhz: spec.maxMhz }, loadRps: load > 0 ? ({ [classId]: load } as Record<ClassId, number>) : {} });
+      instances.push({ id, model: ctx.model, variant: ctx.variant, tp, replicas: w.workers, gpus, role: "mixed", clock: { mode: "policy", policy: "miad", minMhz: spec.minMhz, maxMhz: Math.min(spec.maxMhz, ctx.topMhz?.(type, tp) ?? spec.maxMhz) }, loadRps: load > 0 ? ({ [classId]: load } as Record<ClassId, number>) : {} });
       if (load > 0) (routing[classId] ??= []).push({ site: site.id, instance: id, weight: load });
     }
     const fullDraw = site.gpus.reduce((sum, g) => sum + g.count * gpuSpecs[g.type].tdpW * SERVER_POWER_OVERHEAD, 0);

@@ -49,6 +49,21 @@ describe("greenference planner", () => {
     expect(windFirst.shortfall).toEqual({});
   });
 
+  it("counts each site's round trip from the edge: a clean site too far for a class's TTFT serves none of it", () => {
+    const ttft = (c: string) => Math.min(...base.filter((r) => r.classId === c).map((r) => r.ttftMs.p99));
+    // SS's TTFT objective leaves 40 ms for the network beyond its fastest point; the wind site is 80 ms away.
+    const slos = { SS: { ttftMs: ttft("SS") + 40, tbtMs: 1e9 }, MM: LOOSE_SLO };
+    const sketch = planningInput({ sites: [{ id: "wind", gpus: 64, powerW: 200_000 }, { id: "grid", gpus: 64, powerW: 200_000 }], demand: { SS: 6, MM: 6 }, profile: base, slos });
+    const near = PlanningInput.parse({ ...sketch, sites: sketch.sites.map((s) => ({ ...s, carbonGPerKwh: s.id === "wind" ? 11 : 400 })) });
+    const far = PlanningInput.parse({ ...near, sites: near.sites.map((s) => (s.id === "wind" ? { ...s, rttMs: 80 } : { ...s, rttMs: 5 })) });
+    const ssAt = (p: Plan, site: string) => (routes(p).SS ?? []).filter((t) => t.site === site).reduce((sum, t) => sum + t.weight, 0);
+    expect(ssAt(plan(near), "wind")).toBeCloseTo(6, 6);
+    const p = plan(far);
+    expect(ssAt(p, "wind")).toBe(0);
+    expect(ssAt(p, "grid")).toBeCloseTo(6, 6);
+    expect(servedAt(p, "wind")).toBeGreaterThan(0);
+  });
+
   it("respects each site's power envelope, spilling to the dirtier site what the clean one cannot power", () => {
     const i = input({ carbon: { wind: 11, grid: 400 }, powerW: { wind: 20_000 }, demand: 20 });
     const p = plan(i);

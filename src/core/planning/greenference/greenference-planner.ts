@@ -3,6 +3,7 @@ import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import type { LpSolver } from "../../ports/lp-solver.ts";
 import { PolicyWeights } from "../../schemas/fleet.ts";
 import type { Plan } from "../../schemas/plan.ts";
+import type { Slo } from "../../schemas/request-class.ts";
 import { allocationsOf } from "../heron/allocations.ts";
 import { instanceProblem, type InstanceProblem } from "../heron/instance-problem.ts";
 import { solveInstances, type SolveInstancesOptions } from "../heron/instance-solve.ts";
@@ -56,7 +57,8 @@ export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
  * that keeps them last (`priceFallback`), and says so (`outsideSloRps`, notes): load is dropped
  * only for want of GPUs or power; a class may run on instances planned for a class that
  * dominates it (`spillEdges`) at points where it meets its own SLO (`withGuests`), so lightly
- * loaded classes need no instances of their own. Instances get EcoFreq bounds
+ * loaded classes need no instances of their own; a site's round trip from the edge (`rttMs`) is
+ * spent of each class's TTFT and E2E objectives there and added to its latency. Instances get EcoFreq bounds
  * around the planned clock (`ecoFreqBounds`), within which the site controls frequency per
  * iteration.
  *
@@ -68,29 +70,43 @@ export function greenferencePlanner(config: GreenferenceConfig, solve: SolveInst
 }
 
 function planGreenference(input: PlanningInput, solver: LpSolver, config: GreenferenceConfig, solve: SolveInstancesOptions): PlannerResult {
-  const slos = Object.fromEntries(input.classes.map((c) => [c.id, c.slo]));
   const variants = input.variants ?? [{ id: input.variant, quality: 1 }];
   const bestQuality = Math.max(...variants.map((v) => v.quality));
-  // Which dominated classes meet their own SLO on each point, where spill is on; points outside the SLO host none.
-  const hosting = (sets: OptionSet[]) => (config.spill ? withGuests(sets, input.profile, { model: input.model, classes: input.classes }) : sets);
-  const offered = variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: hosting(operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" })) }));
-  const fallback = variants.map((v) => hosting(nearMissOptions(input.profile, { model: input.model, variant: v.id, slos })));
+  // The points a site offers: its round trip from the edge eats into TTFT (and E2E) objectives and adds to every E2E.
+  const byRtt = new Map<number, { offered: { qualityLoss: number; sets: OptionSet[] }[]; fallback: OptionSet[][] }>();
+  const leversAt = (site: number) => {
+    const rtt = input.sites[site]!.rttMs ?? 0;
+    let levers = byRtt.get(rtt);
+    if (!levers) {
+      const classes = input.classes.map((c) => ({ ...c, slo: networkSlo(c.slo, rtt) }));
+      const slos = Object.fromEntries(classes.map((c) => [c.id, c.slo]));
+      // Which dominated classes meet their own SLO on each point, where spill is on; points outside the SLO host none.
+      const hosting = (sets: OptionSet[]) => withRtt(config.spill ? withGuests(sets, input.profile, { model: input.model, classes }) : sets, rtt);
+      levers = {
+        offered: variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: hosting(operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" })) })),
+        fallback: variants.map((v) => hosting(nearMissOptions(input.profile, { model: input.model, variant: v.id, slos }))),
+      };
+      byRtt.set(rtt, levers);
+    }
+    return levers;
+  };
   const { gPerKwh, assumed, unknownGPerKwh } = siteIntensities(input, config.unknownCarbonGPerKwh);
   const priced = (site: number, raw: readonly OptionSet[], qualityLoss: number) =>
     raw.map((set) => ({ ...set, options: set.options.map((o) => ({ ...o, cost: greenferenceCost(o, { carbonGPerKwh: gPerKwh[site]!, qualityLoss }, config.weights) })) }));
   const gpusAt = (site: number) => new Set(input.sites[site]!.gpus.map((g) => g.type));
   // The dearest cost per req/s of any point within an SLO: the unit of the fallback premium and the unserved penalty.
-  const dearest = Math.max(0, ...input.sites.flatMap((_, s) => offered.flatMap(({ qualityLoss, sets }) => priced(s, sets, qualityLoss).filter((set) => gpusAt(s).has(set.gpu)).flatMap((set) => set.options.map((o) => o.cost / o.loadRps)))));
-  const atIntensity = new Map<number, OptionSet[]>();
+  const dearest = Math.max(0, ...input.sites.flatMap((_, s) => leversAt(s).offered.flatMap(({ qualityLoss, sets }) => priced(s, sets, qualityLoss).filter((set) => gpusAt(s).has(set.gpu)).flatMap((set) => set.options.map((o) => o.cost / o.loadRps)))));
+  const atSite = new Map<string, OptionSet[]>();
   const setsAt = (site: number): OptionSet[] => {
-    const carbonGPerKwh = gPerKwh[site]!;
-    let sets = atIntensity.get(carbonGPerKwh);
+    const key = `${gPerKwh[site]}|${input.sites[site]!.rttMs ?? 0}`;
+    let sets = atSite.get(key);
     if (!sets) {
+      const { offered, fallback } = leversAt(site);
       sets = offered.flatMap(({ qualityLoss, sets: raw }, v) => {
         const missing = priced(site, fallback[v]!, qualityLoss).map((set) => ({ ...set, options: set.options.map((o) => priceFallback(o, o.cost, dearest)) }));
         return withFallback(priced(site, raw, qualityLoss), missing).map((set) => ({ ...set, options: paretoOptions(set.options) }));
       });
-      atIntensity.set(carbonGPerKwh, sets);
+      atSite.set(key, sets);
     }
     return sets;
   };
@@ -101,7 +117,7 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
   const edges = config.spill ? spillEdges(input.classes, withinSlo).filter(hosts) : [];
   const problem: InstanceProblem = edges.length > 0 ? { ...base, spill: edges } : base;
   const out = solveInstances(problem, solver, solve);
-  const allOptions = (a: Allocation) => offered[variants.findIndex((v) => v.id === a.variant)]?.sets.find((s) => s.gpu === a.gpu && s.classId === a.classId && s.tp === a.tp)?.options ?? [];
+  const allOptions = (a: Allocation) => leversAt(a.site).offered[variants.findIndex((v) => v.id === a.variant)]?.sets.find((s) => s.gpu === a.gpu && s.classId === a.classId && s.tp === a.tp)?.options ?? [];
   const used = problem.groups.flatMap((g, gi) => {
     const o = g.options[out.choice.option[gi] ?? -1];
     const count = out.choice.count[gi] ?? 0;
@@ -150,6 +166,18 @@ function servingFirst(p: InstanceProblem, dearest: number): InstanceProblem {
   if (!(dearest > 0) || !Number.isFinite(dearest)) return p;
   const unservedPenalty = 100 * dearest;
   return { ...p, unservedPenalty, reconfigPenalty: (p.reconfigPenalty * unservedPenalty) / p.unservedPenalty };
+}
+
+/** A class's SLO as a site sees it: the round trip from the edge already spent of its TTFT and E2E objectives. */
+function networkSlo(slo: Slo, rttMs: number): Slo {
+  if (rttMs <= 0) return slo;
+  const left = (ms: number) => Math.max(1e-9, ms - rttMs);
+  return { ...slo, ttftMs: left(slo.ttftMs), ...(slo.e2eMs !== undefined ? { e2eMs: left(slo.e2eMs) } : {}) };
+}
+
+/** Options with the round trip added to their E2E latency (what the latency weight prices). */
+function withRtt(sets: OptionSet[], rttMs: number): OptionSet[] {
+  return rttMs <= 0 ? sets : sets.map((set) => ({ ...set, options: set.options.map((o) => ({ ...o, e2eMs: o.e2eMs + rttMs })) }));
 }
 
 /**

@@ -6,3 +6,4 @@ export { ecoFreqClock, type EcoClock, type EcoClockOptions } from "./eco-clock.t
 export { PrefillArrivals, roundRobinPrefill } from "./prefill-arrivals.ts";
 export { ecoRoute, ecoRouteDecision, GREENSERVE_DELTA_MHZ, type EcoRouteCase, type EcoRouteOptions, type EcoRouter } from "./eco-route.ts";
 export { greenServeExperiment, greenServeOnRequests, type GreenServeExperiment, type GreenServeExperimentOptions, type GreenServeSystemOptions, type ServingResult } from "./experiment.ts";
+export { greenServePlanner, GreenServePlannerConfig } from "./greenserve-planner.ts";

@@ -52,14 +52,18 @@ export interface PlannerSProblem {
   unservedPenalty: number;
 }
 
+/** A cost per instance at an option, per site (index into the input's sites), replacing the objective's. */
+export type OptionPrice = (site: number, option: OperatingOption) => number;
+
 /**
  * Reads the plan in force (with earlier deltas applied: an entry's load now is its routing weight)
  * into Planner-S's problem. Entries at pending sites, at sites not in the input, with a clock
  * policy instead of a locked clock, or whose (GPU, class, TP) has no option within the SLO stay
  * fixed. Entries of one (site, GPU type, class, TP) form a group for the LP. Options are pruned per
- * unit of load as in Planner-L.
+ * unit of load as in Planner-L. `price`, when given, costs each site's options instead of
+ * `objective` (the combined policy prices carbon at the site's intensity).
  */
-export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan, pendingSites: readonly string[], objective: PlannerObjective): PlannerSProblem {
+export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan, pendingSites: readonly string[], objective: PlannerObjective, price?: OptionPrice): PlannerSProblem {
   const slos = Object.fromEntries(input.classes.map((c) => [c.id, c.slo]));
   const allSets = operatingOptions(input.profile, { model: input.model, variant: input.variant, slos, objective });
   const sets = allSets.map((s) => ({ ...s, options: paretoOptions(s.options) }));
@@ -79,7 +83,7 @@ export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan,
       if (c === undefined || ci === undefined) continue;
       const type = gpuTypeAt(ranges, e.gpus[0] ?? -1);
       const find = (from: typeof sets) => from.find((s) => s.gpu === type && s.classId === c && s.tp === e.tp)?.options ?? [];
-      const options = find(sets);
+      const options = price && site >= 0 ? paretoOptions(find(allSets).map((o) => ({ ...o, cost: price(site, o) }))) : find(sets);
       if (site < 0 || pendingSites.includes(sitePlan.site) || e.clock.mode !== "locked" || options.length === 0) {
         fixed.push({ siteId: sitePlan.site, id: e.id, classIdx: ci, loadRps: e.loadRps[c] ?? 0 });
       } else {

@@ -3,7 +3,7 @@ import { javascriptLpSolver } from "../../../solver/javascript-lp-solver.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { interpolateAtLoad, rowsOf } from "../../profiling/profile-lookup.ts";
 import { Plan, PlanDelta } from "../../schemas/plan.ts";
-import { applyDelta } from "../../sim/fleet/apply-delta.ts";
+import { applyDelta } from "../apply-delta.ts";
 import { planningInput, routes, row, syntheticProfile } from "../planning.test-helper.ts";
 import { heronPlannerL } from "./planner-l.ts";
 import { heronPlannerS, PlannerSInput } from "./planner-s.ts";

@@ -3,7 +3,8 @@ import type { LpSolver } from "../../ports/lp-solver.ts";
 import { SiteId, type InstanceId } from "../../schemas/ids.ts";
 import { Plan, type PlanDelta, type RouteTarget } from "../../schemas/plan.ts";
 import { PlanningBase, uniqueIds } from "../planning-input.ts";
-import { plannerSProblem } from "./planner-s-problem.ts";
+import type { PlannerObjective } from "../operating-options.ts";
+import { plannerSProblem, type OptionPrice } from "./planner-s-problem.ts";
 import { solvePlannerS } from "./planner-s-solve.ts";
 
 /** Planner-S's inputs: power and demand now, and the plan in force (Planner-L's, with earlier deltas applied). */
@@ -33,12 +34,13 @@ export interface PlannerSResult {
  * Planner-L. Loads may lie between profiled levels. Routing weights become each entry's share of its
  * class's demand, in proportion to its capacity; an idle entry gets no load and its lowest clock.
  * Entries at sites with pending reconfigurations are not touched and keep their planned load.
+ * `price` replaces the objective's cost per site (see `plannerSProblem`).
  *
  * @example
  * const { delta } = heronPlannerS(PlannerSInput.parse({ ...now, plan }), solver, "min-latency");
  */
-export function heronPlannerS(input: PlannerSInput, solver: LpSolver, objective: "min-latency" | "min-power" = "min-latency"): PlannerSResult {
-  const p = plannerSProblem(input, input.plan, input.pendingSites, objective);
+export function heronPlannerS(input: PlannerSInput, solver: LpSolver, objective: PlannerObjective = "min-latency", price?: OptionPrice): PlannerSResult {
+  const p = plannerSProblem(input, input.plan, input.pendingSites, objective, price);
   const out = solvePlannerS(p, solver);
   const clocks: PlanDelta["clocks"] = [];
   const targets = input.classes.map(() => [] as (RouteTarget & { capacity: number })[]);

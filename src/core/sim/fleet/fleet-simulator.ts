@@ -3,7 +3,7 @@ import type { ClassId } from "../../schemas/ids.ts";
 import type { Plan } from "../../schemas/plan.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { applyPlan, type AppliedPlan, type ReconfigurationCounts } from "./apply-plan.ts";
-import { applyDelta } from "./apply-delta.ts";
+import { applyDelta } from "../../planning/apply-delta.ts";
 import { drainingGroups, type DrainingGroup } from "./handover.ts";
 import type { FleetSimConfig, ReconfigurationDelays } from "./fleet-types.ts";
 import { FleetMetrics } from "./fleet-metrics.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClassId, SiteId } from "../../schemas/ids.ts";
 import { Plan, type PlanDelta } from "../../schemas/plan.ts";
-import { applyDelta } from "../fleet/apply-delta.ts";
+import { applyDelta } from "../../planning/apply-delta.ts";
 import type { FleetCorrector, PlanningContext } from "../fleet/fleet-types.ts";
 import { heronPackingCorrector } from "./heron-packing-corrector.ts";
 

@@ -2,7 +2,7 @@ import { heronPacking } from "../../planning/heron/packing.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import type { Plan } from "../../schemas/plan.ts";
 import type { ClassScheme } from "../../schemas/request-class.ts";
-import { applyDelta } from "../fleet/apply-delta.ts";
+import { applyDelta } from "../../planning/apply-delta.ts";
 import type { FleetCorrector } from "../fleet/fleet-types.ts";
 import { classBins } from "./planning-base.ts";
 

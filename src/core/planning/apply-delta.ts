@@ -1,4 +1,4 @@
-import type { Plan, PlanDelta } from "../../schemas/plan.ts";
+import type { Plan, PlanDelta } from "../schemas/plan.ts";
 
 /**
  * The plan with a Planner-S delta applied: new clocks for the instances it names and new target

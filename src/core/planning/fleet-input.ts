@@ -1,0 +1,115 @@
+import { slotDemand } from "../forecast/demand-estimate.ts";
+import { valuesOver } from "../forecast/series-value.ts";
+import { gpuSpecs } from "../model/gpu-specs.ts";
+import { SERVER_POWER_OVERHEAD } from "../model/power.ts";
+import { siteCarbonIntensity } from "../routing/carbon.ts";
+import type { Fleet, Site } from "../schemas/fleet.ts";
+import type { Forecast } from "../schemas/forecast.ts";
+import type { Plan } from "../schemas/plan.ts";
+import type { ProfileRow } from "../schemas/profile.ts";
+import { PlannerSInput } from "./heron/planner-s.ts";
+import { PLANNER_L_PERIOD_MS, PlanningInput, type PlanningSite } from "./planning-input.ts";
+
+export interface PlanningSources {
+  fleet: Fleet;
+  plan: Plan | null;
+  forecasts: readonly Forecast[];
+  /** Measured req/s per class since the last run, if known. */
+  measured: Record<string, number> | undefined;
+  profile: ProfileRow[];
+  nowMs: number;
+}
+
+export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] } | { ok: false; message: string };
+
+/**
+ * A fleet planner's input for the next 15 minutes from what ControlDO holds: the fleet's first
+ * model, its variants (with their quality) and the first as the default, per site its GPUs, the
+ * power it can count on over the slot (`siteConditions`), its carbon intensity and its round trip
+ * from the edge, per class the larger of measured demand and the load forecast's peak; the plan in
+ * force as the previous one when the same policy made it.
+ */
+export function assemblePlanningInput(src: PlanningSources): AssembledInput {
+  const { fleet, nowMs } = src;
+  const notes: string[] = [];
+  const model = fleet.models[0]!.id;
+  const variants = fleet.variants.filter((v) => v.model === model).map((v) => ({ id: v.id, quality: v.quality }));
+  const sites = siteConditions(fleet, src.forecasts, nowMs, nowMs + PLANNER_L_PERIOD_MS, notes);
+  const demand = slotDemand(fleet.classes.map((c) => c.id), src.measured, src.forecasts, nowMs, PLANNER_L_PERIOD_MS);
+  if (Object.values(demand).every((rps) => rps === 0)) return { ok: false, message: "no demand measured or forecast yet; the current plan stays" };
+  const parsed = PlanningInput.safeParse({
+    version: (src.plan?.version ?? 0) + 1,
+    nowMs,
+    model,
+    variant: variants[0]!.id,
+    variants,
+    sites,
+    classes: fleet.classes.map((c) => ({ ...c, demandRps: demand[c.id] ?? 0 })),
+    profile: src.profile,
+    // Another policy's plan is no base to reconfigure from (budgets, GPU placement, warm starts): the new policy plans afresh.
+    previous: src.plan?.policy === fleet.policy.kind ? src.plan : undefined,
+  });
+  if (!parsed.success) return { ok: false, message: `planning input is invalid: ${parsed.error.issues[0]?.message} at ${parsed.error.issues[0]?.path.join(".")}` };
+  return { ok: true, input: parsed.data, notes };
+}
+
+/**
+ * Planner-S's input now: the sites' power over [nowMs, nowMs + windowMs) (`siteConditions`), each
+ * class's demand now, the plan as its fleet planner made it, and the sites whose reconfiguration
+ * is under way (left as they are).
+ */
+export function assemblePlannerSInput(src: { fleet: Fleet; plan: Plan; forecasts: readonly Forecast[]; demandRps: Record<string, number>; profile: ProfileRow[]; nowMs: number; windowMs: number; pendingSites: readonly string[] }): PlannerSInput {
+  const model = src.fleet.models[0]!.id;
+  const variants = src.fleet.variants.filter((v) => v.model === model);
+  return PlannerSInput.parse({
+    nowMs: src.nowMs,
+    model,
+    variant: variants[0]!.id,
+    sites: siteConditions(src.fleet, src.forecasts, src.nowMs, src.nowMs + src.windowMs, []),
+    classes: src.fleet.classes.map((c) => ({ ...c, demandRps: src.demandRps[c.id] ?? 0 })),
+    profile: src.profile,
+    plan: src.plan,
+    pendingSites: src.pendingSites,
+  });
+}
+
+/**
+ * Each site as planners see it over [fromMs, toMs): its GPUs; the power it can count on (the
+ * minimum of its power forecast; else its fixed or grid cap; else, without a cap, all its GPUs at
+ * TDP with server overhead; a wind site without a forecast gets 0 W and a note); its carbon
+ * intensity (the fleet's figure for fixed-carbon and wind sites, else the mean of its carbon
+ * forecast); its mean round trip from the edge regions the fleet lists.
+ */
+export function siteConditions(fleet: Fleet, forecasts: readonly Forecast[], fromMs: number, toMs: number, notes: string[]): PlanningSite[] {
+  return fleet.sites.map((site) => {
+    const rtts = Object.values(site.rttMs);
+    const carbonGPerKwh = carbonOver(site, forecasts, fromMs, toMs);
+    return {
+      id: site.id,
+      gpus: site.gpus,
+      powerW: powerOver(site, forecasts, fromMs, toMs, notes),
+      ...(carbonGPerKwh !== undefined ? { carbonGPerKwh } : {}),
+      ...(rtts.length > 0 ? { rttMs: rtts.reduce((a, b) => a + b, 0) / rtts.length } : {}),
+    };
+  });
+}
+
+function carbonOver(site: Site, forecasts: readonly Forecast[], fromMs: number, toMs: number): number | undefined {
+  if (site.carbon.kind === "fixed" || site.power.kind === "wind") return siteCarbonIntensity(site).gPerKwh;
+  const forecast = forecasts.find((f) => (f.kind === "carbon_average" || f.kind === "carbon_marginal") && f.subject.kind === "site" && f.subject.id === site.id);
+  if (!forecast) return undefined;
+  const values = valuesOver(forecast, fromMs, toMs);
+  return Math.max(0, values.reduce((a, b) => a + b, 0) / values.length);
+}
+
+function powerOver(site: Site, forecasts: readonly Forecast[], fromMs: number, toMs: number, notes: string[]): number {
+  const forecast = forecasts.find((f) => f.kind === "power_available" && f.subject.kind === "site" && f.subject.id === site.id);
+  if (forecast) return Math.max(0, Math.min(...valuesOver(forecast, fromMs, toMs))) * (forecast.unit === "MW" ? 1e6 : 1);
+  if (site.power.kind === "fixed") return site.power.capW;
+  if (site.power.kind === "grid" && site.power.capW !== undefined) return site.power.capW;
+  if (site.power.kind === "wind") {
+    notes.push(`site ${site.id}: no power forecast for its wind farm, planned at 0 W`);
+    return 0;
+  }
+  return site.gpus.reduce((w, g) => w + g.count * gpuSpecs[g.type].tdpW * SERVER_POWER_OVERHEAD, 0);
+}
