@@ -8,7 +8,7 @@ import { DemandWindow } from "../src/core/forecast/demand-window.ts";
 import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
 import { correctionStep } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
-import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
+import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
 import type { Store } from "../src/core/ports/store.ts";
@@ -152,7 +152,6 @@ export class ControlDO extends DurableObject<Env> {
   private corrections: CorrectionRecord[] = [];
   private correctionBasis: CorrectionBasis | null = null;
   private readonly demandWindow = new DemandWindow(PLANNER_S_DEMAND_WINDOW_MS);
-  private readonly solver = javascriptLpSolver();
   private readonly timers: AlarmTimers;
   private readonly plans: PlanStore;
   private readonly keys: ApiKeyStore;
@@ -222,7 +221,9 @@ export class ControlDO extends DurableObject<Env> {
     const pendingSites = [...this.statuses.values()].filter((s) => s.reconfiguring).map((s) => s.site as string);
     let step;
     try {
-      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs() }, this.solver);
+      // HiGHS, as the cron plans: the solver `plan --bench --in-worker` measures.
+      const solver = await workerHighsSolver();
+      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs() }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
       return;
