@@ -1,5 +1,6 @@
 import { LocalStack } from "../cli/stack/local-stack.ts";
 import { chatCompletionRequest } from "../cli/stack/openai-request.ts";
+import { summariseOutcomes } from "../cli/stack/outcome-summary.ts";
 import { isLost } from "../cli/stack/request-outcome.ts";
 import { StackConfig } from "../cli/stack/stack-config.ts";
 import { waitFor } from "../cli/stack/weighted-plan.ts";
@@ -107,6 +108,7 @@ export async function runE2eBench(o: E2eBenchOptions) {
       simulated_gpus: true,
       cut_mid_stream: cut.length,
       errors_with_reason: outcomes.filter((r) => !r.ok && r.status >= 400).length,
+      errors_by_reason: summariseOutcomes(outcomes).errorsByReason,
       retried: outcomes.filter((r) => r.attempts > 1).length,
       unhealthy_after_s: round(unhealthyAfterS, 2),
       added_latency_ms: added,

@@ -23,7 +23,7 @@ export async function highsSolver(load: () => Promise<Highs> = () => highsLoader
     const zeros = Object.fromEntries(Object.keys(model.variables).map((n) => [n, 0]));
     if (columns.infeasible) return { status: "infeasible", objective: worst, values: zeros };
     return highs.withModel((h): LpSolution => {
-      h.options.set({ output_flag: false, ...(options.timeoutMs !== undefined && { time_limit: options.timeoutMs / 1000 }), ...(options.mipGap !== undefined && { mip_rel_gap: options.mipGap }) });
+      h.options.set({ output_flag: false, ...(options.timeoutMs !== undefined && { time_limit: options.timeoutMs / 1000 }), ...(options.mipGap !== undefined && { mip_rel_gap: options.mipGap }), ...(options.maxNodes !== undefined && { mip_max_nodes: options.maxNodes }) });
       const { names, minimize, starts, indices, values: coefficients, ...arrays } = columns;
       const numCols = names.length;
       const numRows = arrays.rowLower.length;
@@ -52,7 +52,9 @@ export async function highsSolver(load: () => Promise<Highs> = () => highsLoader
         case status.unbounded:
         case status.unboundedOrInfeasible:
           return { status: "unbounded", objective: -worst, values: zeros };
-        case status.timeLimit: {
+        case status.timeLimit:
+        case status.solutionLimit:
+        case status.iterationLimit: {
           // Keep the incumbent only if there is one: a feasible primal solution, integral where it must be.
           const integral = Object.keys(model.ints ?? {}).every((n) => Math.abs((values[n] ?? 0) - Math.round(values[n] ?? 0)) < 1e-6);
           const found = h.info.get("primal_solution_status") === highs.constants.solutionStatus.feasible && integral;

@@ -22,7 +22,7 @@ export interface LpModel {
 
 /**
  * - `optimal`: solved to optimality (for a MILP: within `mipGap` of the relaxation, 0 by default).
- * - `timeout`: a MILP stopped at `timeoutMs`; `values` hold the best integer solution found (all 0, with
+ * - `timeout`: a MILP stopped at `timeoutMs` or `maxNodes`; `values` hold the best integer solution found (all 0, with
  *   an infinite objective, when none was).
  * - `infeasible` / `unbounded`: `values` are meaningless.
  */
@@ -46,6 +46,11 @@ export interface LpSolveOptions {
   timeoutMs?: number;
   /** Relative gap to the best bound at which branch and bound may stop (e.g. 0.001). */
   mipGap?: number;
+  /**
+   * Branch-and-bound nodes after which a MILP stops (status `timeout`): a bound on work that holds
+   * where clocks stand still, as in workerd. HiGHS honours it; javascript-lp-solver only its clock.
+   */
+  maxNodes?: number;
 }
 
 /** Solves an LP or MILP. Implementations never throw for infeasible or unbounded models: they say so in `status`. */

@@ -16,6 +16,9 @@ export interface InstanceOutcome {
   notes: string[];
 }
 
+/** Branch-and-bound nodes a MILP of `solveInstances` may take by default (see `maxNodes`). */
+export const MILP_MAX_NODES = 5000;
+
 export interface SolveInstancesOptions {
   /**
    * Branch and bound also runs when at most this many groups are in use after the LP. Off (0) by
@@ -32,6 +35,11 @@ export interface SolveInstancesOptions {
   exactMaxOptions?: number;
   /** Limit for branch and bound (default 1000 ms); a run cut short is not used. */
   timeoutMs?: number;
+  /**
+   * Node limit for branch and bound (default MILP_MAX_NODES); a run cut short is not used. Unlike
+   * the clock, it stops a solve in the Worker, where clocks stand still while code runs.
+   */
+  maxNodes?: number;
   /** Relative gap to the LP bound of the plan's objective at which branch and bound may stop (default 1e-4). */
   mipGap?: number;
 }
@@ -79,7 +87,7 @@ export function solveInstances(p: InstanceProblem, solver: LpSolver, o: SolveIns
     if (!best || usage.objective < best.usage.objective) best = { fixed, choice, usage };
   }
   const lpBound = objectiveOf(lp);
-  const limits = { timeoutMs: o.timeoutMs ?? 1000, mipGap: solverGap(o.mipGap ?? 1e-4, lpBound) };
+  const limits = { timeoutMs: o.timeoutMs ?? 1000, maxNodes: o.maxNodes ?? MILP_MAX_NODES, mipGap: solverGap(o.mipGap ?? 1e-4, lpBound) };
   const fixed = best!.fixed;
   let { choice, usage } = best!;
   let method: InstanceOutcome["method"] = "rounded";
