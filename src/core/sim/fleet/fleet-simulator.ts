@@ -28,7 +28,8 @@ export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpCh
  * reconfiguration delays. With `makeBeforeBreak` (the default, as the host agent applies plans),
  * instances a plan removes keep running until the new instances for their classes are ready (see
  * `drainingGroups`), and a class whose planned instances are all starting is served by what runs
- * at their sites. Deterministic for a seed.
+ * at their sites, except work that can wait (`deferrable`), which waits for its own instances.
+ * Deterministic for a seed.
  */
 export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, totalS: number) => void): FleetResult {
   const stepS = cfg.stepS ?? 1;
@@ -51,7 +52,9 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   let nextCorrectionS = Infinity;
   let corrections = 0;
   const bySite = new Map<string, InstanceGroup[]>();
-  const backlogs = new Map(classes.map((c) => [c, new ClassBacklog(Math.floor((cfg.maxQueueS ?? 5) / stepS))]));
+  const deferrable = new Set<ClassId>(cfg.deferrable?.classes ?? []);
+  const waitS = (c: ClassId) => (deferrable.has(c) ? cfg.deferrable!.maxQueueS : (cfg.maxQueueS ?? 5));
+  const backlogs = new Map(classes.map((c) => [c, new ClassBacklog(Math.floor(waitS(c) / stepS))]));
 
   for (let t = 0; t < cfg.durationS; t += stepS) {
     if (t >= nextPlanS) {
@@ -133,7 +136,7 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     const waiting = backlog.size;
     if (waiting > 0) {
       let targets = applied.routes.get(c) ?? [];
-      if (cfg.makeBeforeBreak !== false && targets.length > 0 && targets.every((x) => x.group.readyAtS > t)) targets = standIns(c, targets, t);
+      if (cfg.makeBeforeBreak !== false && !deferrable.has(c) && targets.length > 0 && targets.every((x) => x.group.readyAtS > t)) targets = standIns(c, targets, t);
       backlog.take(fillByWeight(c, targets.filter((x) => x.group.readyAtS <= t), waiting / stepS) * stepS);
     }
     metrics.drop(c, backlog.age(), t);

@@ -72,6 +72,11 @@ export interface FleetSimConfig {
   slotS?: number;
   /** Longest a request waits at the router for room before it is dropped (default 5 s). */
   maxQueueS?: number;
+  /**
+   * Work that can wait (batch): classes whose requests wait up to `maxQueueS` for their own
+   * instances and are never taken by other classes' instances standing in while theirs start.
+   */
+  deferrable?: { classes: readonly ClassId[]; maxQueueS: number };
   /** Interval of the recorded time series for plots. */
   recordEveryS?: number;
   reconfiguration?: ReconfigurationDelays;
