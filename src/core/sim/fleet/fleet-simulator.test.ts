@@ -134,4 +134,11 @@ describe("simulateFleet with work that can wait", () => {
     // 660-720 s: MM's own instances are up and work through the minute that waited.
     expect(window(deferred, 720)).toBeGreaterThan(window(standIn, 720) + 2);
   });
+
+  it("leaves the other classes' arrivals as they are without it", () => {
+    const ss = (r: ReturnType<typeof simulateFleet>) => r.classes["SS" as ClassId]!.arrived;
+    const alone = simulateFleet(config({ workload: { classes: ["SS" as ClassId], rateRps: () => 12 }, deferrable: { classes: [], maxQueueS: 900 } }));
+    const withBatch = simulateFleet(config({ workload, deferrable: { classes: ["MM" as ClassId], maxQueueS: 900 } }));
+    expect(ss(withBatch)).toBe(ss(alone));
+  });
 });

@@ -41,6 +41,8 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     assertCovers(site.carbon, 0, cfg.durationS);
   }
   const arrivalsRng = forkRng(seededRng(cfg.seed), 1);
+  // Work that can wait draws from its own stream: adding it leaves the other classes' arrivals as they were.
+  const deferrableRng = forkRng(seededRng(cfg.seed), 2);
   const profile = new ProfileIndex(cfg.profile);
   const metrics = new FleetMetrics(cfg, classes);
   const counts: ReconfigurationCounts = { instanceStarts: 0, tpChanges: 0, clockChanges: 0 };
@@ -129,7 +131,7 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   }
 
   function route(c: ClassId, t: number): void {
-    const arrived = poissonCount(arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
+    const arrived = poissonCount(deferrable.has(c) ? deferrableRng : arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
     metrics.arrive(c, arrived, t);
     const backlog = backlogs.get(c)!;
     backlog.arrive(arrived);

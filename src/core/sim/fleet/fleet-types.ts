@@ -75,6 +75,8 @@ export interface FleetSimConfig {
   /**
    * Work that can wait (batch): classes whose requests wait up to `maxQueueS` for their own
    * instances and are never taken by other classes' instances standing in while theirs start.
+   * Their arrivals come from a random stream of their own, so the other classes' arrivals are
+   * the same with and without them.
    */
   deferrable?: { classes: readonly ClassId[]; maxQueueS: number };
   /** Interval of the recorded time series for plots. */
