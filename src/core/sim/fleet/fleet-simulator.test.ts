@@ -135,6 +135,17 @@ describe("simulateFleet with work that can wait", () => {
     expect(window(deferred, 720)).toBeGreaterThan(window(standIn, 720) + 2);
   });
 
+  it("keeps its instances to itself: they do not stand in for an interactive class whose instances are starting", () => {
+    // SS arrives from 600 s, when the second plan starts its instances; MM's run from the start.
+    const late = { classes, rateRps: (t: number, c: ClassId) => (c === "MM" ? 4 : t >= 600 ? 12 : 0) };
+    const ss = (r: ReturnType<typeof simulateFleet>) => r.classes["SS" as ClassId]!;
+    const batch = simulateFleet(config({ workload: late, deferrable: { classes: ["MM" as ClassId], maxQueueS: 900 } }));
+    const interactive = simulateFleet(config({ workload: late }));
+    // About the minute of SS arrivals (12 req/s) while its instances start, less the 5 s it may wait.
+    expect(ss(batch).dropped).toBeGreaterThan(500);
+    expect(ss(interactive).dropped).toBeLessThan(50);
+  });
+
   it("leaves the other classes' arrivals as they are without it", () => {
     const ss = (r: ReturnType<typeof simulateFleet>) => r.classes["SS" as ClassId]!.arrived;
     const alone = simulateFleet(config({ workload: { classes: ["SS" as ClassId], rateRps: () => 12 }, deferrable: { classes: [], maxQueueS: 900 } }));

@@ -28,7 +28,8 @@ export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpCh
  * reconfiguration delays. With `makeBeforeBreak` (the default, as the host agent applies plans),
  * instances a plan removes keep running until the new instances for their classes are ready (see
  * `drainingGroups`), and a class whose planned instances are all starting is served by what runs
- * at their sites, except work that can wait (`deferrable`), which waits for its own instances.
+ * at their sites, except work that can wait (`deferrable`), which waits for its own instances
+ * (and whose instances stand in for nothing else).
  * Deterministic for a seed.
  */
 export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, totalS: number) => void): FleetResult {
@@ -112,12 +113,19 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     const sites = new Set(planned.map((x) => x.group.siteId));
     const out: Array<{ group: InstanceGroup; weight: number }> = [];
     for (const group of running()) {
-      if (group.readyAtS > t || !sites.has(group.siteId)) continue;
+      if (group.readyAtS > t || !sites.has(group.siteId) || servesOnlyDeferrable(group)) continue;
       group.serveAlso(c);
       const room = group.headroomRps(c);
       if (room > 0) out.push({ group, weight: room });
     }
     return out;
+  }
+
+  /** A batch instance: it runs work that can wait and stands in for nothing else (the site runs interactive work only on its own instances). */
+  function servesOnlyDeferrable(group: InstanceGroup): boolean {
+    if (deferrable.size === 0) return false;
+    const served = [...group.curves.keys()];
+    return served.length > 0 && served.every((c) => deferrable.has(c));
   }
 
   /** The plan's instances and those still draining from earlier plans. */

@@ -74,7 +74,8 @@ export interface FleetSimConfig {
   maxQueueS?: number;
   /**
    * Work that can wait (batch): classes whose requests wait up to `maxQueueS` for their own
-   * instances and are never taken by other classes' instances standing in while theirs start.
+   * instances and are never taken by other classes' instances standing in while theirs start;
+   * instances that serve only them stand in for no other class.
    * Their arrivals come from a random stream of their own, so the other classes' arrivals are
    * the same with and without them.
    */
