@@ -20,5 +20,5 @@ export function offlineOptimum(world: DeferralWorld, solver: LpSolver): Deferral
     spareGpus: slots.map((at) => at[i]!.spareGpus[0]!),
     spareW: slots.map((at) => at[i]!.spareW[0]!),
   }));
-  return planDeferral({ startMs: world.startMs, slotMs: world.slotMs, sites, backlog: [...world.work] }, solver);
+  return planDeferral({ startMs: world.startMs, slotMs: world.slotMs, sites, backlog: [...world.work] }, solver, { reserveLastSlot: false });
 }

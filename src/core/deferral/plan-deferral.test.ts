@@ -32,6 +32,13 @@ describe("planDeferral", () => {
     expect(plan.commit).toEqual([]);
   });
 
+  it("keeps a cohort's last on-time slot for what cannot go earlier (whole-request stragglers), even where it is cleaner", () => {
+    const plan = planDeferral(input([site("grid", [300, 250, 100])], [work("a", 15, 0, 2)]), solver);
+    expect(plannedAt(plan, 1, "grid")).toBeCloseTo(10, 6);
+    expect(committed(plan, "grid")).toBe(5);
+    expect(plannedAt(plan, 2, "grid")).toBeCloseTo(0, 6);
+  });
+
   it("keeps every deadline even where a later slot is cleaner", () => {
     const plan = planDeferral(input([site("grid", [300, 20])], [work("a", 6, 0, 0)]), solver);
     expect(committed(plan, "grid")).toBe(6);
@@ -60,6 +67,19 @@ describe("planDeferral", () => {
     expect(plan.late).toEqual([{ workId: "x", requests: expect.closeTo(5, 6) }]);
     expect(plannedAt(plan, 1, "a") + plannedAt(plan, 1, "b")).toBeCloseTo(5, 6);
     expect(plan.notes.join(" ")).toMatch(/capacity runs out before the deadline of 5 requests/);
+  });
+
+  it("starts now what firm capacity needs to keep the deadline, where the forecast's wind may not come", () => {
+    // 25 requests due by slot 3 (which has no room anywhere). The forecast has the wind farm free in slots 1
+    // and 2 (20 requests) and the grid cleaner then; but if the wind does not come, the grid's slots 1 and 2
+    // hold only 20: 5 must start now.
+    const grid = site("grid", [300, 250, 250, 250], [1, 1, 1, 0]);
+    const forecast = site("wind", [11, 11, 11, 11], [0, 1, 1, 0]);
+    const job = [work("x", 25, 0, 3)];
+    expect(planDeferral(input([grid, forecast], job), solver).commit).toEqual([]);
+    const hedged = planDeferral(input([grid, { ...forecast, firmSpareGpus: [0, 0, 0, 0], firmSpareW: [0, 0, 0, 0] }], job), solver);
+    expect(hedged.commit).toEqual([{ workId: "x", site: "grid", requests: 5 }]);
+    expect(plannedAt(hedged, 1, "wind") + plannedAt(hedged, 2, "wind")).toBeCloseTo(20, 6);
   });
 
   it("does not run work submitted after slot 0 in slot 0", () => {

@@ -2,7 +2,7 @@ import type { LpSolver } from "../ports/lp-solver.ts";
 import type { DeferralCommit, DeferralInput, DeferralPlan, DeferralSlotUse } from "../schemas/deferral.ts";
 import { cohortsOf, type Cohort } from "./cohorts.ts";
 import { commitSlot } from "./commit-slot.ts";
-import { deferralModel } from "./deferral-model.ts";
+import { deferralModel, type DeferralModelOptions } from "./deferral-model.ts";
 import { SlotRoom } from "./slot-room.ts";
 
 /**
@@ -17,11 +17,11 @@ import { SlotRoom } from "./slot-room.ts";
  * const plan = planDeferral(DeferralInput.parse(body), solver);
  * for (const c of plan.commit) dispatch(c.workId, c.site, c.requests);
  */
-export function planDeferral(input: DeferralInput, solver: LpSolver): DeferralPlan {
+export function planDeferral(input: DeferralInput, solver: LpSolver, options: DeferralModelOptions = {}): DeferralPlan {
   const head = { startMs: input.startMs, slotMs: input.slotMs };
   if (input.backlog.length === 0) return { ...head, method: "empty", commit: [], slots: [], late: [], plannedCarbonG: 0, notes: ["nothing to plan"] };
   const cohorts = cohortsOf(input);
-  const { model, columns } = deferralModel(input, cohorts);
+  const { model, columns } = deferralModel(input, cohorts, options);
   const solution = solver.solve(model);
   const room = new SlotRoom(input.sites, 0, input.slotMs / 1000);
   if (solution.status !== "optimal") {
@@ -32,10 +32,15 @@ export function planDeferral(input: DeferralInput, solver: LpSolver): DeferralPl
   const planned = cohorts.map(() => input.sites.map(() => 0));
   const late = cohorts.map(() => 0);
   const uses = new Map<string, DeferralSlotUse>();
+  let lateOnFirm = 0;
   for (const [name, col] of columns) {
     const n = solution.values[name] ?? 0;
     if (n <= 1e-9) continue;
     const cohort = cohorts[col.cohort]!;
+    if (col.scenario === "firm") {
+      if (col.site < 0 || col.slot > cohort.last) lateOnFirm += n;
+      continue;
+    }
     if (col.site < 0 || col.slot > cohort.last) late[col.cohort]! += n;
     if (col.site < 0) continue;
     if (col.slot === 0) planned[col.cohort]![col.site]! += n;
@@ -46,8 +51,9 @@ export function planDeferral(input: DeferralInput, solver: LpSolver): DeferralPl
   const slots = [...uses.values()].sort((a, b) => a.slot - b.slot || (a.site < b.site ? -1 : 1));
   const lateRequests = sum(lateWork.map((l) => l.requests));
   const notes = [
-    `LP: ${cohorts.length} cohorts, ${columns.size} columns, ${Object.keys(model.constraints).length} rows over ${input.sites[0]!.carbonGPerKwh.length} slots x ${input.sites.length} sites`,
+    `LP: ${cohorts.length} cohorts, ${columns.size} columns, ${Object.keys(model.constraints).length} rows over ${input.sites[0]!.carbonGPerKwh.length} slots x ${input.sites.length} sites${[...columns.values()].some((c) => c.scenario === "firm") ? ", deadlines kept on firm capacity too" : ""}`,
     ...(lateRequests > 0 ? [`capacity runs out before the deadline of ${round(lateRequests)} requests: they run as soon as they fit`] : []),
+    ...(lateOnFirm > lateRequests + 1e-6 ? [`on firm capacity alone ${round(lateOnFirm)} requests would be late`] : []),
   ];
   return { ...head, method: "lp", commit, slots, late: lateWork, plannedCarbonG: sum(slots.map((u) => u.carbonG)), notes };
 }

@@ -45,6 +45,13 @@ export const DeferralSite = z.object({
   carbonGPerKwh: perSlot,
   spareGpus: perSlot,
   spareW: perSlot,
+  /**
+   * The part of `spareGpus` and `spareW` that is there even if the forecast fails (e.g. none of a
+   * wind farm's after slot 0): the plan starts now whatever keeps every deadline on firm capacity
+   * alone. Absent: the forecast is taken as firm.
+   */
+  firmSpareGpus: perSlot.optional(),
+  firmSpareW: perSlot.optional(),
   costs: z.record(ClassId, BatchRequestCost),
 });
 export type DeferralSite = z.infer<typeof DeferralSite>;
@@ -66,8 +73,8 @@ export const DeferralInput = z
     reportDuplicates(ctx, input.backlog.map((w) => w.id), (i) => ["backlog", i, "id"], "work id");
     const slots = input.sites[0]?.carbonGPerKwh.length ?? 0;
     input.sites.forEach((s, i) => {
-      for (const key of ["carbonGPerKwh", "spareGpus", "spareW"] as const) {
-        if (s[key].length !== slots) ctx.addIssue({ code: "custom", message: `${key} has ${s[key].length} slots; the grid has ${slots}`, path: ["sites", i, key] });
+      for (const key of ["carbonGPerKwh", "spareGpus", "spareW", "firmSpareGpus", "firmSpareW"] as const) {
+        if (s[key] !== undefined && s[key].length !== slots) ctx.addIssue({ code: "custom", message: `${key} has ${s[key].length} slots; the grid has ${slots}`, path: ["sites", i, key] });
       }
     });
     const priced = new Set(input.sites.flatMap((s) => Object.keys(s.costs)));
