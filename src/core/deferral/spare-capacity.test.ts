@@ -32,6 +32,17 @@ describe("spareCapacity", () => {
     expect(spareCapacity(site, { gpus: 8, availableW: 1000, gpu, profile, batchTp: 2, overhead: 1 }).spareW).toBe(0);
   });
 
+  it("keeps the GPUs and flat-out power of entries the plan removes or re-shards while they hand over, but not of entries it keeps", () => {
+    const kept = instance("kept", 2, 1, { mode: "locked", mhz: 1200 });
+    const previous = { site: "s", powerCapW: 1e5, instances: [kept, instance("gone", 2, 1, { mode: "locked", mhz: 1200 }), instance("resharded", 2, 1, { mode: "locked", mhz: 1200 })] } as SitePlan;
+    const next = { site: "s", powerCapW: 1e5, instances: [kept, { ...instance("resharded", 4, 1, { mode: "locked", mhz: 1200 }) }] } as SitePlan;
+    const o = { gpus: 8, availableW: 20_000, gpu, profile, batchTp: 2, overhead: 1 };
+    expect(spareCapacity(next, o)).toMatchObject({ heldGpus: 6, spareGpus: 2 });
+    const during = spareCapacity(next, { ...o, previous });
+    // kept 2 + resharded TP4 4 + handing over: gone 2 and the old TP2 resharded 2 = 10, capped at the site's 8.
+    expect(during).toEqual({ heldGpus: 8, reservedW: 1100 + 4 * 700 + 1100 + 1100, spareGpus: 0, spareW: 20_000 - 6100 });
+  });
+
   it("leaves a site without a plan all its GPUs and its power above idle", () => {
     expect(spareCapacity(undefined, { gpus: 8, availableW: 10_000, gpu, profile, batchTp: 2, overhead: 1.82 })).toEqual({ heldGpus: 0, reservedW: 0, spareGpus: 8, spareW: 10_000 - 8 * 75 * 1.82 });
   });

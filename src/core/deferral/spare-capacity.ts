@@ -19,18 +19,24 @@ export interface SpareCapacity {
  * its instances would draw flat out, whatever load it planned (the peak power of the most
  * demanding stable profiled point at their TP and clock ceiling, or TDP where the profile has
  * none), so batch work never takes power a burst of interactive load could need; the GPUs no
- * instance holds are counted at idle.
+ * instance holds are counted at idle. With `previous` (the site's plan in force before this one),
+ * the entries this plan removes or re-shards keep their GPUs and power too: they run on while
+ * their replacements start (make-before-break, as the host agent applies a plan), and batch work
+ * on their GPUs would cut that handover short.
  *
  * @example
  * spareCapacity(plan.sites[0], { gpus: 8, availableW: 8_000, gpu, profile: rows, batchTp: 2, overhead: 1.82 });
  */
-export function spareCapacity(site: SitePlan | undefined, o: { gpus: number; availableW: number; gpu: GpuSpec; profile: readonly ProfileRow[]; batchTp: number; overhead: number }): SpareCapacity {
+export function spareCapacity(site: SitePlan | undefined, o: { gpus: number; availableW: number; gpu: GpuSpec; profile: readonly ProfileRow[]; batchTp: number; overhead: number; previous?: SitePlan | undefined }): SpareCapacity {
+  const next = new Map((site?.instances ?? []).map((i) => [i.id, i]));
+  const handedOver = (o.previous?.instances ?? []).filter((i) => next.get(i.id)?.tp !== i.tp);
   let heldGpus = 0;
   let reservedW = 0;
-  for (const inst of site?.instances ?? []) {
+  for (const inst of [...(site?.instances ?? []), ...handedOver]) {
     heldGpus += inst.tp * inst.replicas;
     reservedW += inst.replicas * flatOutW(inst, o) * o.overhead;
   }
+  heldGpus = Math.min(o.gpus, heldGpus);
   const freeGpus = Math.max(0, o.gpus - heldGpus);
   const spareW = Math.max(0, o.availableW - reservedW - freeGpus * o.gpu.power.idleW * o.overhead);
   return { spareGpus: Math.floor(freeGpus / o.batchTp) * o.batchTp, spareW, heldGpus, reservedW };
