@@ -8,3 +8,5 @@ export * from "./at-submission.ts";
 export * from "./offline-optimum.ts";
 export * from "./batch-operating-point.ts";
 export * from "./spare-capacity.ts";
+export * from "./release-now.ts";
+export * from "./deferral-site.ts";

@@ -117,3 +117,18 @@ export const DeferralPlan = z.object({
   notes: z.array(z.string()),
 });
 export type DeferralPlan = z.infer<typeof DeferralPlan>;
+
+/**
+ * What the edge does with its queued work that can wait this slot: `release` starts whole requests
+ * of backlog entries at a site now (within the slot's spare capacity); `serveNow` is work whose
+ * deadline ends with this slot (or has passed) and that found no spare capacity: waiting longer
+ * would miss it, so the edge serves it at once as interactive traffic (a flex request then answers
+ * with the tier it ran at). Everything else waits for a cleaner slot; `plan` says where it is
+ * expected to run.
+ */
+export const DeferralRelease = z.object({
+  release: z.array(DeferralCommit),
+  serveNow: z.array(z.object({ workId: z.string().min(1), requests: z.number().int().positive() })),
+  plan: DeferralPlan,
+});
+export type DeferralRelease = z.infer<typeof DeferralRelease>;
