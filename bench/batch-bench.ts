@@ -92,7 +92,7 @@ export async function runBatchBench(config: StackConfig, options: BatchBenchOpti
   const point = batchOperatingPoint(day.profile, { model: day.model, gpu: day.gpu, shares: day.shares, overhead: SERVER_POWER_OVERHEAD });
   const interactiveSubmitted = interactiveRequests(interactive, o.submitHours * 3600);
   const { work, jobs } = batchJobs({ startMs, submitS: o.submitHours * 3600, windowS: o.windowHours * 3600, requests: Math.round(o.batchVolume * interactiveSubmitted), scheme, trace: day.trace.requests, seed: o.seed });
-  const world = batchWorld({ startMs, slotS: SLOT_S, slots, work, sites: day.sites, plans, profile: day.profile, gpu: day.gpu, point, overhead: SERVER_POWER_OVERHEAD, demandRps: interactive.totalRps, mode: o.forecast, previousDay, windSites: new Set(config.sites.filter((x) => x.kind === "wind").map((x) => x.id)) });
+  const world = batchWorld({ startMs, slotS: SLOT_S, slots, work, sites: day.sites, plans, profile: day.profile, gpu: day.gpu, point, overhead: SERVER_POWER_OVERHEAD, demandRps: interactive.totalRps, mode: o.forecast, startS: DEFAULT_RECONFIGURATION.startS, previousDay, windSites: new Set(config.sites.filter((x) => x.kind === "wind").map((x) => x.id)) });
 
   log(`placing ${work.reduce((n, w) => n + w.requests, 0)} batch requests (${jobs} jobs): at submission, online (${o.forecast} forecasts), offline optimum`);
   const atSubmission = runAtSubmission(world);
@@ -108,7 +108,7 @@ export async function runBatchBench(config: StackConfig, options: BatchBenchOpti
     ...sim,
     workload: withBatchWorkload(interactive, rates, SLOT_S),
     profile: [...day.profile, ...batchProfileRows(day.profile, point)],
-    planner: withBatchPlanner({ plans, rates, point, sites: day.sites, slotS: SLOT_S, startS: DEFAULT_RECONFIGURATION.startS, model: day.model }),
+    planner: withBatchPlanner({ plans, rates, point, sites: day.sites, slotS: SLOT_S, startS: DEFAULT_RECONFIGURATION.startS, model: day.model, gpu: day.gpu, profile: day.profile }),
     deferrable: { classes: batchClasses, maxQueueS: SLOT_S },
   });
 
@@ -131,7 +131,7 @@ export async function runBatchBench(config: StackConfig, options: BatchBenchOpti
       gap_to_optimum_at_most_0_05: gap <= 0.05,
       interactive_slo_not_lower_with_batch: slo.with_batch >= slo.without_batch,
     },
-    spare_capacity_requests: Math.round(spareCapacityRequests(world, point, day.shares)),
+    spare_capacity_requests_by_site: spareCapacityRequests(world, point, day.shares),
     placements: { at_submission: placement(atSubmission), scheduled: placement(run), offline_optimum: { late_requests: round(offline.late.reduce((n, l) => n + l.requests, 0)), method: offline.method } },
     scheduler: { solves: online.plans.filter(Boolean).length, fallbacks: online.plans.filter((p) => p?.method === "greedy-fallback").length, wall_s: round(scheduleWallS, 1) },
     simulated: {
@@ -153,7 +153,7 @@ export async function runBatchBench(config: StackConfig, options: BatchBenchOpti
       batch_volume: o.batchVolume,
       interactive_load: o.interactiveLoad,
       batch_operating_point: { tp: point.tp, mhz: point.mhz, energy_j_per_request_above_idle: round(point.mixEnergyJ, 1) },
-      spare_capacity: "GPUs the slot's interactive plan leaves (whole batch instances); power: the envelope less the interactive instances flat out and the free GPUs at idle",
+      spare_capacity: "GPUs the slot's interactive plan and its handover from the previous plan leave (whole batch instances, less a batch instance's start-up per slot); power: the envelope less those interactive instances flat out and the free GPUs at idle",
       carbon_accounting: "batch energy above the GPUs' idle draw, at the wall (server overhead 1.82), x the site's intensity in the slot it runs (wind at its life-cycle 11 g/kWh)",
       forecast: o.forecast,
       slot_s: SLOT_S,
@@ -229,13 +229,13 @@ function placement(run: DeferralRun) {
   };
 }
 
-/** Batch requests at the trace's class mix that the spare capacity of every (slot, site) could hold, GPUs or power binding. */
-function spareCapacityRequests(world: DeferralWorld, point: BatchOperatingPoint, shares: Readonly<Record<string, number>>): number {
+/** Batch requests at the trace's class mix that the spare capacity of every (slot, site) could hold, GPUs or power binding, by site. */
+function spareCapacityRequests(world: DeferralWorld, point: BatchOperatingPoint, shares: Readonly<Record<string, number>>): Record<string, number> {
   const mix = Object.entries(shares).reduce((m, [c, share]) => ({ gpuSeconds: m.gpuSeconds + share * point.classes[c as ClassId]!.cost.gpuSeconds, energyJ: m.energyJ + share * point.classes[c as ClassId]!.cost.energyJ }), { gpuSeconds: 0, energyJ: 0 });
   const slotS = world.slotMs / 1000;
-  let n = 0;
-  for (let k = 0; k < world.slots; k++) for (const s of world.actual(k)) n += Math.min((s.spareGpus[0]! * slotS) / mix.gpuSeconds, (s.spareW[0]! * slotS) / mix.energyJ);
-  return n;
+  const bySite: Record<string, number> = {};
+  for (let k = 0; k < world.slots; k++) for (const s of world.actual(k)) bySite[s.site] = (bySite[s.site] ?? 0) + Math.min((s.spareGpus[0]! * slotS) / mix.gpuSeconds, (s.spareW[0]! * slotS) / mix.energyJ);
+  return Object.fromEntries(Object.entries(bySite).map(([site, n]) => [site, Math.round(n)]));
 }
 
 function limitedS(r: FleetResult): Record<string, number> {

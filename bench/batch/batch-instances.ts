@@ -1,4 +1,6 @@
 import type { BatchOperatingPoint } from "../../src/core/deferral/batch-operating-point.ts";
+import { spareCapacity } from "../../src/core/deferral/spare-capacity.ts";
+import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import type { DeferrableWork, DeferralCommit } from "../../src/core/schemas/deferral.ts";
 import type { ClassId, InstanceId, ModelId, VariantId } from "../../src/core/schemas/ids.ts";
 import type { Plan, PlannedInstance, RouteTarget, SitePlan } from "../../src/core/schemas/plan.ts";
@@ -35,7 +37,7 @@ export function committedRates(commits: readonly DeferralCommit[][], work: reado
  * on GPUs the interactive plan leaves free, at the batch operating point, with replicas for the
  * committed load (and for the minute new replicas take to start), and routing for the batch classes.
  */
-export function withBatchPlanner(o: { plans: readonly Plan[]; rates: ReturnType<typeof committedRates>; point: BatchOperatingPoint; sites: readonly FleetSite[]; slotS: number; startS: number; model: string }): FleetPlanner {
+export function withBatchPlanner(o: { plans: readonly Plan[]; rates: ReturnType<typeof committedRates>; point: BatchOperatingPoint; sites: readonly FleetSite[]; slotS: number; startS: number; model: string; gpu: GpuSpec; profile: readonly ProfileRow[] }): FleetPlanner {
   return {
     name: "greenference + batch",
     cadenceS: o.slotS,
@@ -47,7 +49,7 @@ export function withBatchPlanner(o: { plans: readonly Plan[]; rates: ReturnType<
       const sites: SitePlan[] = o.sites.map((site) => {
         const own = interactive.sites.find((s) => s.site === site.id);
         const rates = o.rates[k]?.get(site.id);
-        const entry = rates && batchEntry(own, site.gpus, rates, o);
+        const entry = rates && batchEntry(own, o.plans[k - 1]?.sites.find((s) => s.site === site.id), site.gpus, rates, o);
         if (!entry) return own ?? { site: site.id, powerCapW: 1, instances: [] };
         for (const [c, rps] of rates!) (routing[c] ??= []).push({ site: site.id, instance: BATCH_INSTANCE, weight: rps });
         return { site: site.id, powerCapW: own?.powerCapW ?? 1, instances: [...(own?.instances ?? []), entry] };
@@ -57,10 +59,11 @@ export function withBatchPlanner(o: { plans: readonly Plan[]; rates: ReturnType<
   };
 }
 
-function batchEntry(own: SitePlan | undefined, gpus: number, rates: ReadonlyMap<ClassId, number>, o: { point: BatchOperatingPoint; slotS: number; startS: number; model: string }): PlannedInstance | undefined {
+/** The batch entry of a site: on GPUs neither its interactive plan nor that plan's handover from the previous one holds. */
+function batchEntry(own: SitePlan | undefined, previous: SitePlan | undefined, gpus: number, rates: ReadonlyMap<ClassId, number>, o: { point: BatchOperatingPoint; slotS: number; startS: number; model: string; gpu: GpuSpec; profile: readonly ProfileRow[] }): PlannedInstance | undefined {
   const taken = new Set((own?.instances ?? []).flatMap((i) => i.gpus));
   const free = Array.from({ length: gpus }, (_, i) => i).filter((i) => !taken.has(i));
-  const fits = Math.floor(free.length / o.point.tp);
+  const fits = spareCapacity(own, { gpus, availableW: 0, gpu: o.gpu, profile: o.profile, batchTp: o.point.tp, overhead: 1, previous }).spareGpus / o.point.tp;
   const busy = [...rates].reduce((u, [c, rps]) => u + rps / o.point.classes[c.slice(1) as ClassId]!.capacityRps, 0);
   const replicas = Math.min(fits, Math.ceil((busy * o.slotS) / (o.slotS - o.startS) - 1e-9));
   if (replicas <= 0) return undefined;

@@ -56,21 +56,26 @@ export function batchWorld(o: {
   overhead: number;
   demandRps: (tS: number) => number;
   mode: ForecastMode;
+  /** Seconds a batch instance takes to start. */
+  startS: number;
   /** Sites whose capacity after the current slot is not firm (wind farms: the wind may not come). */
   windSites: ReadonlySet<string>;
 }): DeferralWorld {
   const costs = Object.fromEntries(Object.entries(o.point.classes).map(([c, x]) => [c, x.cost])) as Record<string, BatchRequestCost>;
   const daySlots = Math.round(86_400 / o.slotS);
-  const held = (plan: Plan, s: number, availableW: number) => {
+  const held = (plan: Plan, s: number, availableW: number, previous?: Plan) => {
     const site = o.sites[s]!;
-    return spareCapacity(plan.sites.find((x) => x.site === site.id), { gpus: site.gpus, availableW, gpu: o.gpu, profile: o.profile, batchTp: o.point.tp, overhead: o.overhead });
+    const at = (p: Plan | undefined) => p?.sites.find((x) => x.site === site.id);
+    return spareCapacity(at(plan), { gpus: site.gpus, availableW, gpu: o.gpu, profile: o.profile, batchTp: o.point.tp, overhead: o.overhead, previous: at(previous) });
   };
+  // A batch instance that starts with the slot serves for the slot less its start-up: the GPU time a slot's spare GPUs give.
+  const usable = (o.slotS - o.startS) / o.slotS;
   const truth: SlotTruth[][] = o.sites.map((site, s) =>
     Array.from({ length: o.slots }, (_, k) => {
       const plan = o.plans[k];
       if (!plan) throw new Error(`no interactive plan was recorded for slot ${k}`);
       const availableW = valueAt(site.power, k * o.slotS);
-      return { carbon: valueAt(site.carbon, k * o.slotS), availableW, ...held(plan, s, availableW) };
+      return { carbon: valueAt(site.carbon, k * o.slotS), availableW, ...held(plan, s, availableW, o.plans[k - 1]) };
     }),
   );
   const demandAt = (k: number) => o.demandRps((k + 0.5) * o.slotS);
@@ -85,7 +90,7 @@ export function batchWorld(o: {
   };
   /** The current plan's GPUs and reserved power scaled by the demand forecast. */
   const scaled = (s: number, k: number, tau: number): { heldGpus: number; reservedW: number } => {
-    const now = truth[s]![k]!;
+    const now = held(o.plans[k]!, s, 0); // the plan's own instances, not this slot's handover
     const scale = demandAt(tau) / demandAt(k);
     return { heldGpus: Math.min(o.sites[s]!.gpus, now.heldGpus * scale), reservedW: now.reservedW * scale };
   };
@@ -110,8 +115,8 @@ export function batchWorld(o: {
   const sitesOver = (k: number, length: number, at: (s: number, tau: number) => Forecast): DeferralSite[] =>
     o.sites.map((site, s) => {
       const slots = Array.from({ length }, (_, i) => at(s, k + i));
-      const firm = o.mode === "perfect" ? {} : { firmSpareGpus: slots.map((x) => x.firmSpareGpus), firmSpareW: slots.map((x) => x.firmSpareW) };
-      return { site: site.id, costs, carbonGPerKwh: slots.map((x) => x.carbon), spareGpus: slots.map((x) => x.spareGpus), spareW: slots.map((x) => x.spareW), ...firm };
+      const firm = o.mode === "perfect" ? {} : { firmSpareGpus: slots.map((x) => x.firmSpareGpus * usable), firmSpareW: slots.map((x) => x.firmSpareW) };
+      return { site: site.id, costs, carbonGPerKwh: slots.map((x) => x.carbon), spareGpus: slots.map((x) => x.spareGpus * usable), spareW: slots.map((x) => x.spareW), ...firm };
     });
   return {
     startMs: o.startMs,
