@@ -132,6 +132,7 @@ export async function runBatchBench(config: StackConfig, options: BatchBenchOpti
       interactive_slo_not_lower_with_batch: slo.with_batch >= slo.without_batch,
     },
     spare_capacity_requests_by_site: spareCapacityRequests(world, point, day.shares),
+    intensity_g_per_kwh_by_site: intensityWhereSpare(world),
     placements: { at_submission: placement(atSubmission), scheduled: placement(run), offline_optimum: { late_requests: round(offline.late.reduce((n, l) => n + l.requests, 0)), method: offline.method } },
     scheduler: { solves: online.plans.filter(Boolean).length, fallbacks: online.plans.filter((p) => p?.method === "greedy-fallback").length, wall_s: round(scheduleWallS, 1) },
     simulated: {
@@ -236,6 +237,25 @@ function spareCapacityRequests(world: DeferralWorld, point: BatchOperatingPoint,
   const bySite: Record<string, number> = {};
   for (let k = 0; k < world.slots; k++) for (const s of world.actual(k)) bySite[s.site] = (bySite[s.site] ?? 0) + Math.min((s.spareGpus[0]! * slotS) / mix.gpuSeconds, (s.spareW[0]! * slotS) / mix.energyJ);
   return Object.fromEntries(Object.entries(bySite).map(([site, n]) => [site, Math.round(n)]));
+}
+
+/**
+ * Per site, its mean intensity over the stretch and the mean weighted by the spare GPU time of
+ * each slot: where the second is above the first, interactive traffic holds the site's cleaner
+ * hours and batch work can only have the dirtier ones.
+ */
+function intensityWhereSpare(world: DeferralWorld): Record<string, { mean: number; where_spare: number }> {
+  const acc = new Map<string, { sum: number; n: number; weighted: number; weight: number }>();
+  for (let k = 0; k < world.slots; k++) {
+    for (const s of world.actual(k)) {
+      const a = acc.get(s.site) ?? acc.set(s.site, { sum: 0, n: 0, weighted: 0, weight: 0 }).get(s.site)!;
+      a.sum += s.carbonGPerKwh[0]!;
+      a.n++;
+      a.weighted += s.carbonGPerKwh[0]! * s.spareGpus[0]!;
+      a.weight += s.spareGpus[0]!;
+    }
+  }
+  return Object.fromEntries([...acc].map(([site, a]) => [site, { mean: round(a.sum / a.n), where_spare: a.weight > 0 ? round(a.weighted / a.weight) : 0 }]));
 }
 
 function limitedS(r: FleetResult): Record<string, number> {
