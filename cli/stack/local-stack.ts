@@ -1,18 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CRON_HANDLERS } from "../../functions/cron-map.ts";
 import { carbonSeries, windSeries, type GridValueSeries } from "../../src/core/data/grid-series.ts";
-import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
-import { variantLlmSpec } from "../../src/core/model/llm-specs.ts";
-import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
-import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
 import type { Fleet } from "../../src/core/schemas/fleet.ts";
-import { ProfileTable } from "../../src/core/schemas/profile.ts";
+import type { ProfileTable } from "../../src/core/schemas/profile.ts";
 import { classShares } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import { CarbonProvider } from "./carbon-provider.ts";
@@ -23,6 +18,7 @@ import { stackSitePowerW, localFleet, windScaling, type WindScaling } from "./lo
 import { ManagedProcess } from "./managed-process.ts";
 import { SeriesClock, valueAt } from "./series-clock.ts";
 import type { StackConfig, StackSite } from "./stack-config.ts";
+import { stackProfileTable } from "./stack-profile.ts";
 import { startWranglerDev } from "./wrangler-dev.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -265,7 +261,7 @@ export class LocalStack {
         this.wind.set(s.id, { series, scaling: windScaling(c, s, series) });
       } else zones[s.region] = carbonSeries(rows);
     }
-    const profile = await this.profileTable(log);
+    const profile = await stackProfileTable(c, log);
     this.profile = profile;
 
     this.carbon = await CarbonProvider.start({ zones, clock: this.clock, token: "local-stack" });
@@ -348,29 +344,6 @@ export class LocalStack {
     throw new Error(`sites not healthy with a plan applied after ${timeoutMs / 1000} s: ${last}`);
   }
 
-  /**
-   * The virtual profile table of the model's variants on the GPU type (each variant's architecture,
-   * rows labelled with the fleet's model and variant), cached under out/cache (it takes seconds to make).
-   */
-  private async profileTable(log: (line: string) => void): Promise<ProfileTable> {
-    const c = this.config;
-    const variants = c.variants.join("_");
-    const file = join(ROOT, "out", "cache", `profile-${c.model}${variants === "base" ? "" : `-${variants}`}-${c.gpuType}-tp${c.tps.join("_")}-seed${c.seed}.json`);
-    if (existsSync(file)) {
-      const cached = ProfileTable.safeParse(JSON.parse(await readFile(file, "utf8")));
-      if (cached.success) return cached.data;
-    }
-    log(`profiling ${c.model} (${c.variants.join(", ")}) on ${c.gpuType} in the simulator (TP ${c.tps.join(", ")}; cached in ${file})`);
-    const gpu = gpuSpec(c.gpuType);
-    const tables = c.variants.map((variant) => {
-      const table = virtualProfile({ llm: variantLlmSpec(c.model, variant), gpu, tps: c.tps, clocksMhz: defaultClocks(gpu), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 200, seed: c.seed });
-      return { ...table, rows: table.rows.map((r) => ({ ...r, model: c.model, variant })) };
-    });
-    const table = { ...tables[0]!, rows: tables.flatMap((t) => t.rows) };
-    await mkdir(join(ROOT, "out", "cache"), { recursive: true });
-    await writeFile(file, JSON.stringify(table));
-    return table;
-  }
 }
 
 function hostPort(url: string): [string, number] {

@@ -6,6 +6,7 @@ export * from "./fleet.ts";
 export * from "./plan.ts";
 export * from "./telemetry.ts";
 export * from "./forecast.ts";
+export * from "./deferral.ts";
 export * from "./json-schema.ts";
 export * from "./site-hop.ts";
 export * from "./json-limits.ts";

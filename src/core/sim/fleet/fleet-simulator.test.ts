@@ -115,3 +115,41 @@ describe("simulateFleet with a corrector (Planner-S)", () => {
     expect(slowed.energyKwh).toBeLessThan(plain.energyKwh);
   });
 });
+
+describe("simulateFleet with work that can wait", () => {
+  // MM arrives from 600 s, when the second plan starts its instances (ready 60 s later).
+  const workload = { classes, rateRps: (t: number, c: ClassId) => (c === "SS" ? 12 : t >= 600 ? 4 : 0) };
+  const window = (r: ReturnType<typeof simulateFleet>, endS: number) => r.timeline.servedRps[r.timeline.tS.indexOf(endS)]!;
+
+  it("waits for its own instances instead of being dropped or taken by other classes' instances while they start", () => {
+    const deferred = simulateFleet(config({ workload, deferrable: { classes: ["MM" as ClassId], maxQueueS: 900 } }));
+    const standIn = simulateFleet(config({ workload }));
+    const mm = deferred.classes["MM" as ClassId]!;
+    expect(mm.arrived).toBeGreaterThan(4000);
+    expect(mm.dropped).toBe(0);
+    expect(mm.served + deferred.inFlight).toBeCloseTo(mm.arrived, 6);
+    // 600-660 s: the SS instances serve only SS (about 12 req/s) with MM waiting, where by default they stand in for MM too.
+    expect(window(deferred, 660)).toBeLessThan(13.5);
+    expect(window(standIn, 660)).toBeGreaterThan(14.5);
+    // 660-720 s: MM's own instances are up and work through the minute that waited.
+    expect(window(deferred, 720)).toBeGreaterThan(window(standIn, 720) + 2);
+  });
+
+  it("keeps its instances to itself: they do not stand in for an interactive class whose instances are starting", () => {
+    // SS arrives from 600 s, when the second plan starts its instances; MM's run from the start.
+    const late = { classes, rateRps: (t: number, c: ClassId) => (c === "MM" ? 4 : t >= 600 ? 12 : 0) };
+    const ss = (r: ReturnType<typeof simulateFleet>) => r.classes["SS" as ClassId]!;
+    const batch = simulateFleet(config({ workload: late, deferrable: { classes: ["MM" as ClassId], maxQueueS: 900 } }));
+    const interactive = simulateFleet(config({ workload: late }));
+    // About the minute of SS arrivals (12 req/s) while its instances start, less the 5 s it may wait.
+    expect(ss(batch).dropped).toBeGreaterThan(500);
+    expect(ss(interactive).dropped).toBeLessThan(50);
+  });
+
+  it("leaves the other classes' arrivals as they are without it", () => {
+    const ss = (r: ReturnType<typeof simulateFleet>) => r.classes["SS" as ClassId]!.arrived;
+    const alone = simulateFleet(config({ workload: { classes: ["SS" as ClassId], rateRps: () => 12 }, deferrable: { classes: [], maxQueueS: 900 } }));
+    const withBatch = simulateFleet(config({ workload, deferrable: { classes: ["MM" as ClassId], maxQueueS: 900 } }));
+    expect(ss(withBatch)).toBe(ss(alone));
+  });
+});

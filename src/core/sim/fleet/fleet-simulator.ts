@@ -28,7 +28,9 @@ export const DEFAULT_RECONFIGURATION: ReconfigurationDelays = { startS: 60, tpCh
  * reconfiguration delays. With `makeBeforeBreak` (the default, as the host agent applies plans),
  * instances a plan removes keep running until the new instances for their classes are ready (see
  * `drainingGroups`), and a class whose planned instances are all starting is served by what runs
- * at their sites. Deterministic for a seed.
+ * at their sites, except work that can wait (`deferrable`), which waits for its own instances
+ * (and whose instances stand in for nothing else).
+ * Deterministic for a seed.
  */
 export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, totalS: number) => void): FleetResult {
   const stepS = cfg.stepS ?? 1;
@@ -40,6 +42,8 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     assertCovers(site.carbon, 0, cfg.durationS);
   }
   const arrivalsRng = forkRng(seededRng(cfg.seed), 1);
+  // Work that can wait draws from its own stream: adding it leaves the other classes' arrivals as they were.
+  const deferrableRng = forkRng(seededRng(cfg.seed), 2);
   const profile = new ProfileIndex(cfg.profile);
   const metrics = new FleetMetrics(cfg, classes);
   const counts: ReconfigurationCounts = { instanceStarts: 0, tpChanges: 0, clockChanges: 0 };
@@ -51,7 +55,9 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   let nextCorrectionS = Infinity;
   let corrections = 0;
   const bySite = new Map<string, InstanceGroup[]>();
-  const backlogs = new Map(classes.map((c) => [c, new ClassBacklog(Math.floor((cfg.maxQueueS ?? 5) / stepS))]));
+  const deferrable = new Set<ClassId>(cfg.deferrable?.classes ?? []);
+  const waitS = (c: ClassId) => (deferrable.has(c) ? cfg.deferrable!.maxQueueS : (cfg.maxQueueS ?? 5));
+  const backlogs = new Map(classes.map((c) => [c, new ClassBacklog(Math.floor(waitS(c) / stepS))]));
 
   for (let t = 0; t < cfg.durationS; t += stepS) {
     if (t >= nextPlanS) {
@@ -107,12 +113,19 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     const sites = new Set(planned.map((x) => x.group.siteId));
     const out: Array<{ group: InstanceGroup; weight: number }> = [];
     for (const group of running()) {
-      if (group.readyAtS > t || !sites.has(group.siteId)) continue;
+      if (group.readyAtS > t || !sites.has(group.siteId) || servesOnlyDeferrable(group)) continue;
       group.serveAlso(c);
       const room = group.headroomRps(c);
       if (room > 0) out.push({ group, weight: room });
     }
     return out;
+  }
+
+  /** A batch instance: it runs work that can wait and stands in for nothing else (the site runs interactive work only on its own instances). */
+  function servesOnlyDeferrable(group: InstanceGroup): boolean {
+    if (deferrable.size === 0) return false;
+    const served = [...group.curves.keys()];
+    return served.length > 0 && served.every((c) => deferrable.has(c));
   }
 
   /** The plan's instances and those still draining from earlier plans. */
@@ -126,14 +139,14 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
   }
 
   function route(c: ClassId, t: number): void {
-    const arrived = poissonCount(arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
+    const arrived = poissonCount(deferrable.has(c) ? deferrableRng : arrivalsRng, cfg.workload.rateRps(t, c) * stepS);
     metrics.arrive(c, arrived, t);
     const backlog = backlogs.get(c)!;
     backlog.arrive(arrived);
     const waiting = backlog.size;
     if (waiting > 0) {
       let targets = applied.routes.get(c) ?? [];
-      if (cfg.makeBeforeBreak !== false && targets.length > 0 && targets.every((x) => x.group.readyAtS > t)) targets = standIns(c, targets, t);
+      if (cfg.makeBeforeBreak !== false && !deferrable.has(c) && targets.length > 0 && targets.every((x) => x.group.readyAtS > t)) targets = standIns(c, targets, t);
       backlog.take(fillByWeight(c, targets.filter((x) => x.group.readyAtS <= t), waiting / stepS) * stepS);
     }
     metrics.drop(c, backlog.age(), t);

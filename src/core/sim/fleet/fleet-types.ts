@@ -72,6 +72,14 @@ export interface FleetSimConfig {
   slotS?: number;
   /** Longest a request waits at the router for room before it is dropped (default 5 s). */
   maxQueueS?: number;
+  /**
+   * Work that can wait (batch): classes whose requests wait up to `maxQueueS` for their own
+   * instances and are never taken by other classes' instances standing in while theirs start;
+   * instances that serve only them stand in for no other class.
+   * Their arrivals come from a random stream of their own, so the other classes' arrivals are
+   * the same with and without them.
+   */
+  deferrable?: { classes: readonly ClassId[]; maxQueueS: number };
   /** Interval of the recorded time series for plots. */
   recordEveryS?: number;
   reconfiguration?: ReconfigurationDelays;
