@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadGrid, readDataFile } from "../../../host-agent/data/read-data-file.ts";
 import { parseAzureTrace } from "../../../src/core/data/azure-trace.ts";
@@ -45,6 +45,8 @@ export async function runSweep(o: SweepOptions): Promise<{ windows: GridWindow[]
   const mixDir = join(o.outDir, "mixes");
   await mkdir(mixDir, { recursive: true });
   const out: CellRow[] = [];
+  const progressFile = join(o.outDir, "cells.jsonl");
+  await writeFile(progressFile, "");
   for (const mix of WORKLOAD_MIXES.filter((m) => o.mixes.includes(m.name))) {
     const tracePath = join(mixDir, `${mix.name}.csv`);
     await writeFile(tracePath, mixTraceCsv(traceText, mix.lengths(trace)));
@@ -56,7 +58,10 @@ export async function runSweep(o: SweepOptions): Promise<{ windows: GridWindow[]
           const options: ReproduceOptions = { dataDir: o.dataDir, trace: tracePath, grids: [], outDir: join(o.outDir, "cells"), seed, quick: o.quick, sweep: { window }, progress: (m) => o.progress(`${mix.name} / ${once ? "any window" : window.label} / seed ${seed} / ${name}: ${m}`) };
           const result = await REPRODUCTIONS[name].run(options);
           const cells = once ? windows : [window];
-          for (const row of result.rows) for (const w of cells) out.push({ mix: mix.name, window: w.label, seed, row });
+          const found = result.rows.flatMap((row) => cells.map((w) => ({ mix: mix.name, window: w.label, seed, row })));
+          out.push(...found);
+          // Written as they come, so a sweep stopped half-way still shows its cells.
+          await appendFile(progressFile, found.map((c) => JSON.stringify(c) + "\n").join(""));
         }
       }
     }
