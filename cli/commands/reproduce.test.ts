@@ -64,7 +64,7 @@ describe("greenference reproduce", () => {
     expect(md).toContain("Generated** by `npx greenference reproduce dynamollm --quick`");
     expect(md).toContain("**All results are simulated**");
     expect(md).toContain("## dynamollm: seed 003");
-    expect(md).toMatch(/\| dynamollm +\| energy of DynamoLLM vs SinglePool \(conversation hour/);
+    expect(md).toMatch(/\| dynamollm +\| \*\*headline\*\* energy of DynamoLLM vs SinglePool \(conversation hour[^|]*; guard: P99 TTFT of DynamoLLM vs SinglePool/);
     expect(md).toContain("### dynamollm-conversation-hour");
     expect(JSON.parse(readFileSync(join(dir, "out", "results.json"), "utf8")).inputs.dynamollm.simulated).toBe(true);
   }, 120_000);
