@@ -22,6 +22,7 @@ export function combinedRow(o: { metric: string; ours: number; theirs: number; b
     holds: beats && o.slo.ours >= o.slo.theirs,
     unit: "ratio",
     command: o.command,
+    id: `greenference-vs-${o.baseline.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")}`,
     note: `combined / ${o.baseline}, ${o.better} is better; SLO attainment ${pct(o.slo.ours)} vs ${pct(o.slo.theirs)}; holds when it does better without lower attainment`,
   });
 }

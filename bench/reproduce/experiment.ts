@@ -6,6 +6,21 @@ export const SeedName = z.enum(SEEDS);
 export type SeedName = z.infer<typeof SeedName>;
 
 /**
+ * The other side of a headline's trade-off: a figure that must stay within `limit` for the
+ * headline to count (e.g. DynamoLLM's P99 TTFT no worse than SinglePool's while it saves energy).
+ */
+export const Guard = z.object({
+  metric: z.string().min(1),
+  ours: z.number(),
+  /** The bound ours must keep, on the side `side` says. */
+  limit: z.number(),
+  side: z.enum(["at-most", "at-least"]),
+  holds: z.boolean(),
+  unit: z.enum(["fraction", "ratio"]),
+});
+export type Guard = z.infer<typeof Guard>;
+
+/**
  * One compared figure: the paper's value, ours (simulated), and the baseline it is measured against.
  * Relative changes are fractions (-0.35 for "35% less energy"); ratios are plain (1.8 for "1.8x").
  */
@@ -23,6 +38,12 @@ export const ExperimentRow = z.object({
   /** The command that reproduces this row. */
   command: z.string().min(1),
   note: z.string().optional(),
+  /** A stable name for the row across runs (headlines and combined-policy rows carry one; the sweep groups by it). */
+  id: z.string().min(1).optional(),
+  /** The seed's headline (a paper's main claim): judged with its guards, and the row the sweep repeats. */
+  headline: z.boolean().optional(),
+  /** The other sides of the trade-off; a row with guards holds only when its figure and every guard hold. */
+  guards: z.array(Guard).optional(),
 });
 export type ExperimentRow = z.infer<typeof ExperimentRow>;
 
@@ -40,6 +61,23 @@ export interface ReproduceOptions {
   progress: (message: string) => void;
   /** A small configuration for tests (`--quick`): short windows, few points; its rows say nothing about the paper. */
   quick?: boolean;
+  /**
+   * A robustness-sweep cell (`reproduce sweep`): only the headline and combined-policy rows are
+   * worked out, at the sweep's sizes, over this window of the grid series.
+   */
+  sweep?: SweepCell;
+}
+
+/** A 48 h window of the grid series, by its first hour (0 is the files' first row). */
+export interface GridWindow {
+  label: string;
+  startHour: number;
+  hours: number;
+}
+
+/** Where a sweep cell's seeds look in the grid series. */
+export interface SweepCell {
+  window: GridWindow;
 }
 
 /** What one seed's reproduction produces. */

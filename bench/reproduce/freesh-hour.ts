@@ -33,6 +33,8 @@ export interface HourOptions {
   seed: number;
   /** Requests per probe run of the virtual profile (default 400). */
   probeRequests?: number;
+  /** The systems to serve (default all of HOUR_SYSTEMS; a sweep cell serves its rows' only). */
+  systems?: readonly HourSystem[];
   progress: (message: string) => void;
 }
 
@@ -158,7 +160,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
     });
     return { energyKwh: energyJ / 3.6e6, emissions, served, untyped };
   };
-  const results = HOUR_SYSTEMS.map((system): SystemResult => {
+  const results = HOUR_SYSTEMS.filter((system) => !o.systems || o.systems.includes(system)).map((system): SystemResult => {
     o.progress(`freesh: serving the hour, ${system}`);
     const { placements, knobs } = systems[system];
     const runs = placements.map((byEpisode) => serveHour(byEpisode, knobs));

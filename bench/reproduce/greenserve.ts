@@ -7,9 +7,9 @@ import { poissonRequests } from "../../src/core/profiling/steady-load.ts";
 import { empiricalLengthSampler, type LengthSampler } from "../../src/core/workload/length-sampler.ts";
 import { exponential, forkRng, seededRng } from "../../src/core/ports/rng.ts";
 import { lmsysLikeLengths, shareGptLikeLengths } from "../../src/core/workload/length-generators.ts";
-import type { ReproduceOptions, SeedReproduction, SeedResult } from "./experiment.ts";
+import type { Guard, ReproduceOptions, SeedReproduction, SeedResult } from "./experiment.ts";
 import { combinedRow } from "./combined-rows.ts";
-import { change, formatFigure } from "./rows.ts";
+import { change, formatFigure, guard, headlineRow } from "./rows.ts";
 import { fixed, seedRows } from "./seed-rows.ts";
 
 /** Sizes of the GreenServe reproduction. */
@@ -65,16 +65,27 @@ async function runGreenServe(options: ReproduceOptions, sizes: GreenServeSizes):
       return { dataset: name, rateRps, r: greenServeOnRequests(requests, { seed: options.seed }) };
     }),
   );
+  // The headline is energy at equal attainment: the best saving among the rates whose guards hold
+  // (any rate where none does, and the row then fails).
+  const guarded = sweep.map((s) => ({ ...s, guards: attainmentGuards(s.r) }));
+  const fair = guarded.filter((s) => s.guards.every((g) => g.holds));
+  const best = (fair.length > 0 ? fair : guarded).reduce((a, b) => (energyVs(b.r, "staticMax") < energyVs(a.r, "staticMax") ? b : a));
+  const row = seedRows("greenserve", COMMAND);
+  const sweepNote = `simulated: best at ${best.dataset} ${best.rateRps} req/s among the rates where attainment holds (${fair.length} of ${sweep.length}); sweep ${sizes.ratesRps.join("/")} req/s x ${sizes.requestsPerRate} requests of ${datasets.map((d) => d.name).join(" and ")}`;
+  const headline = headlineRow(row.compared({ metric: "energy vs static 1410 MHz, best over the rate sweep", paper: PAPER.bestEnergyVsMax, ours: energyVs(best.r, "staticMax"), baseline: "static 1410 MHz (SGLang-1410)", unit: "fraction", note: sweepNote }), "greenserve-energy-vs-1410", best.guards);
+  if (options.sweep) {
+    // A sweep cell: the combined policy's site loop against GreenServe at the headline's rate and lengths.
+    const combined = combinedRow({ metric: `E2E energy of the combined policy's site loop vs GreenServe (${best.dataset} ${best.rateRps} req/s)`, ours: best.r.greenferenceSite.energyJ, theirs: best.r.greenserve.energyJ, better: "lower", baseline: "GreenServe", slo: { ours: best.r.greenferenceSite.sloAttainment, theirs: best.r.greenserve.sloAttainment }, command: COMMAND });
+    return { rows: [headline, combined], tables: [], plots: [], inputs: {} };
+  }
   options.progress("greenserve: the varying P/D-ratio workload");
   const pdRequests = pdRatioWorkload(sizes, options.seed);
   const pd = greenServeOnRequests(pdRequests, { seed: options.seed });
-  const best = sweep.reduce((a, b) => (energyVs(b.r, "staticMax") < energyVs(a.r, "staticMax") ? b : a));
-  const row = seedRows("greenserve", COMMAND);
   const pdNote = `simulated: ${pdRequests.length} requests, ${sizes.pdSegments} segments of ${sizes.pdSegmentS} s alternating ShareGPT-like and LMSYS-like lengths at ${sizes.pdRateRps} req/s`;
   const vsMax = "static 1410 MHz (SGLang-1410)";
   const vsSweet = "static 1005 MHz (SGLang-1005)";
   const rows = [
-    row.compared({ metric: "energy vs static 1410 MHz, best over the rate sweep", paper: PAPER.bestEnergyVsMax, ours: energyVs(best.r, "staticMax"), baseline: vsMax, unit: "fraction", note: `simulated: best at ${best.dataset} ${best.rateRps} req/s; sweep ${sizes.ratesRps.join("/")} req/s x ${sizes.requestsPerRate} requests of ${datasets.map((d) => d.name).join(" and ")}` }),
+    headline,
     row.compared({ metric: "energy vs static 1410 MHz, varying P/D ratio (Table II)", paper: PAPER.table2.energyVsMax, ours: energyVs(pd, "staticMax"), baseline: vsMax, unit: "fraction", note: pdNote }),
     row.compared({ metric: "energy vs static 1005 MHz, varying P/D ratio (Table II)", paper: PAPER.table2.energyVsSweet, ours: energyVs(pd, "staticSweetSpot"), baseline: vsSweet, unit: "fraction", note: pdNote }),
     row.bounded({ metric: "TTFT attainment vs static 1410 MHz, varying P/D ratio (Table II)", paper: PAPER.table2.ttftVsMax, ours: change(pd.greenserve.ttftAttainment, pd.staticMax.ttftAttainment), baseline: vsMax, unit: "fraction", note: `${pdNote}; "comparable" in the paper` }, "at-least"),
@@ -136,6 +147,17 @@ export function pdRatioWorkload(sizes: Pick<GreenServeSizes, "pdSegments" | "pdS
     out.push({ arrivalS: t, ...samplers[Math.floor(t / sizes.pdSegmentS) % 2]!(rng) });
   }
   return out;
+}
+
+/**
+ * GreenServe's saving counts at equal attainment: TTFT attainment no lower than static 1410 MHz's
+ * by more than Table II's "comparable" -1.8%, ITL attainment not lower (Table II: +3.2%).
+ */
+function attainmentGuards(r: GreenServeExperiment): Guard[] {
+  return [
+    guard({ metric: "TTFT attainment vs static 1410 MHz (Table II: -1.8%, comparable)", ours: change(r.greenserve.ttftAttainment, r.staticMax.ttftAttainment), limit: PAPER.table2.ttftVsMax, side: "at-least", unit: "fraction" }),
+    guard({ metric: "ITL attainment vs static 1410 MHz (Table II: +3.2%)", ours: change(r.greenserve.itlAttainment, r.staticMax.itlAttainment), limit: 0, side: "at-least", unit: "fraction" }),
+  ];
 }
 
 function energyVs(r: GreenServeExperiment, baseline: "staticMax" | "staticSweetSpot"): number {

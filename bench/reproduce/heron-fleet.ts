@@ -16,6 +16,7 @@ import type { FleetSite } from "../../src/core/sim/fleet/fleet-types.ts";
 import { leastVariableSites } from "../../src/core/sim/fleet/complementary-sites.ts";
 import { gpusForPower, windEnvelope } from "../../src/core/sim/fleet/power-envelope.ts";
 import { constantSeries } from "../../src/core/sim/fleet/time-series.ts";
+import { memo } from "./memo.ts";
 import { classShares, schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 
 /** Heron §2.2: each wind farm scaled to a 250 MW peak, compute right-sized at the 20th percentile of its output. */
@@ -72,11 +73,12 @@ export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
   const classes = classLengthsFromScheme(scheme, trace.requests);
   const llm = llmSpecs["llama2-70b"];
   const gpu = gpuSpecs["H100-80GB"];
-  const profile = virtualProfile(
+  // The profile depends on the trace's lengths and the seed only: a sweep's windows share it.
+  const profile = memo(`heron-profile|${o.tracePath}|${o.quick}|${o.seed}`, () => virtualProfile(
     o.quick
       ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, loadFractions: [0.1, 0.3, 0.5], requestsPerPoint: 30, seed: o.seed }
       : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: o.seed },
-  ).rows;
+  ).rows);
   const candidates = await Promise.all(o.gridPaths.map(async (file) => ({ file, wind: windSeries((await loadGrid(file)).rows) })));
   const ids = candidates.reduce<string[]>((taken, c) => [...taken, uniqueId(basename(c.file).split(/[-.]/)[0]!.toLowerCase(), taken)], []);
   const sets = leastVariableSites(candidates.map((c) => c.wind.values), Math.min(HERON_SITE_COUNT, candidates.length));

@@ -51,10 +51,12 @@ describe("greenference reproduce", () => {
       expect(() => ExperimentRow.parse(row)).not.toThrow();
       expect(row.command).toBe("npx greenference reproduce dynamollm --quick");
       // The paper's rows judge by `holds`; the combined policy's row by beating DynamoLLM without lower SLO attainment.
-      if (row.seed === "dynamollm") expect(row.holds).toBe(holds(row.paper, row.ours, row.unit));
+      // A headline holds only when its guards (P99 TTFT and TBT no worse than SinglePool's) hold too.
+      if (row.seed === "dynamollm") expect(row.holds).toBe(holds(row.paper, row.ours, row.unit) && (row.guards ?? []).every((g: { holds: boolean }) => g.holds));
       else expect(row).toMatchObject({ seed: "greenference", baseline: "DynamoLLM", paper: 1, unit: "ratio" });
     }
     expect(j.experiments.filter((row: ExperimentRow) => row.seed === "greenference")).toHaveLength(1);
+    expect(j.headlines).toEqual([expect.objectContaining({ seed: "dynamollm", id: "dynamollm-energy-vs-singlepool-hour", guards: [expect.objectContaining({ side: "at-most", limit: 0 }), expect.objectContaining({ side: "at-most", limit: 0 })] })]);
     expect(r.err.some((line) => /^reproduce dynamollm \[\d+ s\]: conversation hour on 12 servers: DynamoLLM$/.test(line))).toBe(true);
     expect(readdirSync(join(dir, "out", "dynamollm")).sort()).toEqual(["dynamollm-conversation-hour.md", "dynamollm-hour-energy.svg", "dynamollm-week.md", "dynamollm-week.svg"]);
     expect(readFileSync(join(dir, "out", "dynamollm", "dynamollm-hour-energy.svg"), "utf8")).toMatch(/^<svg/);
@@ -62,7 +64,7 @@ describe("greenference reproduce", () => {
     expect(md).toContain("Generated** by `npx greenference reproduce dynamollm --quick`");
     expect(md).toContain("**All results are simulated**");
     expect(md).toContain("## dynamollm: seed 003");
-    expect(md).toMatch(/\| dynamollm +\| energy of DynamoLLM vs SinglePool \(conversation hour/);
+    expect(md).toMatch(/\| dynamollm +\| \*\*headline\*\* energy of DynamoLLM vs SinglePool \(conversation hour[^|]*; guard: P99 TTFT of DynamoLLM vs SinglePool/);
     expect(md).toContain("### dynamollm-conversation-hour");
     expect(JSON.parse(readFileSync(join(dir, "out", "results.json"), "utf8")).inputs.dynamollm.simulated).toBe(true);
   }, 120_000);
@@ -94,7 +96,7 @@ describe("greenference reproduce", () => {
     for (const args of [["reproduce", "vidur"], ["reproduce"], ["reproduce", "heron", "dynamollm"], ["reproduce", "heron", "--seed", "0"]]) {
       const r = await runCli([...args, "--out", join(dir, "out"), "--results", join(dir, "RESULTS.md")]);
       expect(r.code).toBe(1);
-      expect(r.err.join("\n")).toMatch(/name one seed or all|--seed must be a positive integer/);
+      expect(r.err.join("\n")).toMatch(/name one seed, all or sweep|--seed must be a positive integer/);
     }
     expect(readdirSync(dir)).toEqual([]);
   });

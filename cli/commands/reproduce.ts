@@ -6,10 +6,14 @@ import { REPRODUCTIONS } from "../../bench/reproduce/seeds.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 import { resultsMarkdown, rowsTable, type SeedRun } from "../reproduce/results-markdown.ts";
+import { sectionOf } from "../reproduce/results-section.ts";
+import { reproduceSweep, SWEEP_DEFAULTS } from "../reproduce/sweep-command.ts";
+import { readFile } from "node:fs/promises";
 
 const DEFAULTS = { data: defaultDataDir(), out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
 
 const usage = `usage: greenference reproduce <${SEEDS.join("|")}|all> [--data DIR] [--trace FILE] [--grid FILE]... [--out DIR] [--results FILE] [--seed N] [--json]
+       greenference reproduce sweep [--data DIR] [--trace FILE] [--seeds 1,2] [--mixes A,B,..] [--window-hours 48] [--out DIR] [--results FILE] [--quick] [--json]
 
 Re-runs the seed papers' headline experiments in the simulator and compares them with the papers.
 Writes each seed's tables (.md) and plots (.svg) under --out/<seed>/ (default ${DEFAULTS.out}),
@@ -23,7 +27,15 @@ simulated.
                  (default: every file in DIR/grid-2022), DynamoLLM the first file's avg_CI as
                  carbon intensity
   --seed N       random seed (default ${DEFAULTS.seed})
-  --quick        a tiny configuration for tests; its rows say nothing about the papers`;
+  --quick        a tiny configuration for tests; its rows say nothing about the papers
+
+sweep runs every seed's headline (with its guards) and every combined-policy row over workload
+length mixes x 48 h grid windows (windy, calm, mixed, regions apart) x random seeds, prints per row
+{seed, metric, holds_share, min, median, max} as {cells, rows}, and writes the table into the
+"Robustness sweep" section of --results.
+  --seeds LIST   random seeds (default ${SWEEP_DEFAULTS.seeds})
+  --mixes LIST   workload mixes (default ${SWEEP_DEFAULTS.mixes})
+  --window-hours N  hours per grid window (default ${SWEEP_DEFAULTS.windowHours})`;
 
 /** `greenference reproduce`: the reproduction suite. */
 export const reproduce: Command = {
@@ -37,6 +49,9 @@ export const reproduce: Command = {
         out: { type: "string", default: DEFAULTS.out },
         results: { type: "string", default: DEFAULTS.results },
         seed: { type: "string", default: DEFAULTS.seed },
+        seeds: { type: "string", default: SWEEP_DEFAULTS.seeds },
+        mixes: { type: "string", default: SWEEP_DEFAULTS.mixes },
+        "window-hours": { type: "string", default: SWEEP_DEFAULTS.windowHours },
         quick: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
       },
@@ -44,7 +59,10 @@ export const reproduce: Command = {
     );
     if (values.help) return void console.log(usage);
     const which = positionals[0];
-    if (positionals.length !== 1 || !which || !(which === "all" || SeedName.safeParse(which).success)) throw new CliError(`name one seed or all\n${usage}`);
+    if (which === "sweep" && positionals.length === 1) {
+      return reproduceSweep({ data: values.data, ...(values.trace ? { trace: values.trace } : {}), out: values.out, results: values.results, seeds: values.seeds, mixes: values.mixes, windowHours: values["window-hours"], quick: values.quick, json: values.json });
+    }
+    if (positionals.length !== 1 || !which || !(which === "all" || SeedName.safeParse(which).success)) throw new CliError(`name one seed, all or sweep\n${usage}`);
     const seed = positiveInt(values.seed, "--seed");
     const names = which === "all" ? [...SEEDS] : [which as SeedName];
 
@@ -70,9 +88,12 @@ export const reproduce: Command = {
 
     const command = ["npx greenference reproduce", which, ...flags].join(" ");
     await mkdir(dirname(values.results), { recursive: true });
-    await writeFile(values.results, resultsMarkdown({ command, seed, runs }));
+    // The sweep's section of the report is kept (`reproduce sweep` regenerates it).
+    const sweepSection = sectionOf(await readFile(values.results, "utf8").catch(() => ""), "sweep");
+    await writeFile(values.results, resultsMarkdown({ command, seed, runs }) + (sweepSection ? `\n${sweepSection}\n` : ""));
     const experiments = runs.flatMap((r) => r.result.rows);
-    const result = { simulated: true, command, seed, wall_s: Math.round((performance.now() - started) / 1e3), experiments };
+    const headlines = experiments.filter((r) => r.headline).map((r) => ({ seed: r.seed, id: r.id, metric: r.metric, paper: r.paper, ours: r.ours, unit: r.unit, holds: r.holds, guards: r.guards }));
+    const result = { simulated: true, command, seed, wall_s: Math.round((performance.now() - started) / 1e3), headlines, experiments };
     await mkdir(values.out, { recursive: true });
     await writeFile(join(values.out, "results.json"), JSON.stringify({ ...result, inputs: Object.fromEntries(runs.map((r) => [r.seed, r.result.inputs])) }, null, 2));
     printResult(result, values.json, () => `${rowsTable(experiments)}\n\n${experiments.filter((r) => r.holds).length} of ${experiments.length} rows hold (simulated); report: ${values.results}, tables and plots: ${values.out}`);

@@ -9,7 +9,7 @@ export function quickOptions(extra: Partial<ReproduceOptions> = {}): ReproduceOp
 
 /**
  * The contract every seed's result keeps: valid rows of this seed with its command, `holds` as the
- * helper says (or as a stated bound), simulated inputs with the seed, Markdown tables and SVG plots.
+ * helper says (or as a stated bound; a headline's with its guards), one headline, simulated inputs with the seed, Markdown tables and SVG plots.
  */
 export function expectWellFormed(result: SeedResult, seed: SeedName, rows: number): void {
   expect(result.rows).toHaveLength(rows);
@@ -20,8 +20,11 @@ export function expectWellFormed(result: SeedResult, seed: SeedName, rows: numbe
     expect(Number.isFinite(row.ours)).toBe(true);
     if (row.note?.includes("a bound: holds when ours is >=")) expect(row.holds).toBe(row.ours >= row.paper);
     else if (row.note?.includes("a bound: holds when ours is <=")) expect(row.holds).toBe(row.ours <= row.paper);
-    else expect(row.holds).toBe(holds(row.paper, row.ours, row.unit));
+    // A headline holds only when its guards (the other side of the paper's trade-off) hold too.
+    else expect(row.holds).toBe(holds(row.paper, row.ours, row.unit) && (row.guards ?? []).every((g) => g.holds));
+    if (row.headline) expect(row.guards?.length).toBeGreaterThan(0);
   }
+  expect(result.rows.filter((r) => r.headline)).toHaveLength(1);
   expect(new Set(result.rows.map((r) => r.metric)).size).toBe(rows);
   expect(result.inputs).toMatchObject({ simulated: true, seed: 1 });
   expect(result.tables.length).toBeGreaterThan(0);
