@@ -5,6 +5,7 @@ import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts
 import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
 import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
 import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
+import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
 import { ENERGY_HEADER, SseWriter } from "./sse-writer.ts";
 
@@ -46,7 +47,8 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   if (!parsed.success) return sendOpenAiError(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, null, parsed.error.issues[0]?.path.join(".") || null);
   const body = parsed.data;
   if (body.model !== ctx.model) return sendOpenAiError(res, 404, `The model \`${body.model}\` does not exist.`, "model_not_found", "model");
-  if ((body.n ?? 1) !== 1) return sendOpenAiError(res, 400, "n > 1 is not supported by the simulated engine", null, "n");
+  const unsupported = unsupportedParameter(body);
+  if (unsupported) return sendOpenAiError(res, 400, unsupported.message, "unsupported_parameter", unsupported.param);
   const inputTokens = estimateInputTokens(kind === "chat" ? chatPromptShape(body as ChatCompletionRequest) : completionPromptShape(body as CompletionRequest));
   const asked = kind === "chat" ? ((body as ChatCompletionRequest).max_completion_tokens ?? body.max_tokens) : (body.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
   const maxTokens = asked ?? Math.max(1, Math.min(ctx.defaultMaxTokens, ctx.maxContext - inputTokens));
@@ -54,8 +56,9 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${inputTokens + maxTokens} tokens (${inputTokens} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
   }
   const stream = body.stream === true;
-  const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true);
-  const finishReason = asked !== undefined && asked !== null ? "length" : "stop";
+  const cut = stopCut(maxTokens, body.stop);
+  const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true, cut?.chars);
+  const finishReason = cut || asked === undefined || asked === null ? "stop" : "length";
   const classId = classIdOf(req.headers["x-greenference-class"]);
   const slo = parseSloHeader(req.headers[SLO_HEADER]);
   let generated = 0;
@@ -73,7 +76,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
       slo,
     });
   try {
-    ctx.engine.submit(inputTokens, maxTokens, {
+    ctx.engine.submit(inputTokens, cut?.tokens ?? maxTokens, {
       onTokens: (n) => {
         if (stream) writer.tokens(generated, n);
         generated += n;

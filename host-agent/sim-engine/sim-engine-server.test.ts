@@ -52,15 +52,31 @@ describe("SimEngineServer", () => {
     expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [] }))).toEqual([400, null]);
     expect(await status(post("/v1/chat/completions", "{oops"))).toEqual([400, null]);
     expect(await status(post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 200_000 }))).toEqual([400, "context_length_exceeded"]);
-    expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], n: 2 }))).toEqual([400, null]);
+    const chat = (extra: Record<string, unknown>) => post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], ...extra });
+    for (const [param, value] of [["n", 2], ["tools", [{ type: "function", function: { name: "f" } }]], ["logprobs", true], ["response_format", { type: "json_object" }]] as const) {
+      const r = await chat({ [param]: value });
+      expect(r.status, param).toBe(400);
+      expect(((await r.json()) as { error: { param: string } }).error).toMatchObject({ param, code: "unsupported_parameter" });
+    }
     expect(await status(fetch(`${url}/v2/anything`))).toEqual([404, "not_found"]);
+  });
+
+  it("stops at a stop string, as JSON and as a stream: the text before it, finish_reason stop, only the tokens generated", async () => {
+    const json = await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], max_tokens: 10, stop: ["dolor", "never"], seed: 7 });
+    const body = (await json.json()) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { completion_tokens: number } };
+    expect(body.choices[0]).toMatchObject({ message: { content: "lorem ipsum " }, finish_reason: "stop" });
+    expect(body.usage.completion_tokens).toBe(3);
+    const stream = await post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 10, stop: "sit", stream: true });
+    const chunks = (await stream.text()).trim().split("\n\n").slice(0, -1).map((e) => JSON.parse(e.slice(6)) as { choices: { text: string; finish_reason: string | null }[] });
+    expect(chunks.map((c) => c.choices[0]!.text).join("")).toBe("lorem ipsum dolor ");
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe("stop");
   });
 
   it("serves vLLM-style metrics and /v1/models, and refuses new work while draining", async () => {
     const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
     expect(sumOf(metrics, "vllm:num_requests_running")).toBe(0);
-    expect(sumOf(metrics, "vllm:generation_tokens_total")).toBe(11);
-    expect(sumOf(metrics, "vllm:request_success_total")).toBe(2);
+    expect(sumOf(metrics, "vllm:generation_tokens_total")).toBe(11 + 3 + 4);
+    expect(sumOf(metrics, "vllm:request_success_total")).toBe(4);
     expect(((await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] }).data[0]!.id).toBe("llama-8b");
     server.accepting = false;
     expect((await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }] })).status).toBe(503);

@@ -30,12 +30,15 @@ export class SseWriter {
   private readonly id: string;
   private readonly created = Math.floor(Date.now() / 1e3);
   private opened = false;
+  /** Characters of placeholder text sent so far (stop cuts the text at `limitChars`). */
+  private sentChars = 0;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly kind: "chat" | "text",
     private readonly model: string,
     private readonly includeUsage: boolean,
+    private readonly limitChars = Infinity,
   ) {
     this.id = `${kind === "chat" ? "chatcmpl" : "cmpl"}-sim${Date.now().toString(36)}${(counter++).toString(36)}`;
   }
@@ -48,7 +51,9 @@ export class SseWriter {
   }
 
   tokens(from: number, count: number): void {
-    const text = placeholderText(from, count);
+    const whole = placeholderText(from, count);
+    const text = whole.slice(0, Math.max(0, this.limitChars - this.sentChars));
+    this.sentChars += whole.length;
     this.send(this.kind === "chat" ? this.chunk([{ index: 0, delta: from === 0 ? { role: "assistant", content: text } : { content: text }, logprobs: null, finish_reason: null }]) : this.chunk([{ index: 0, text, logprobs: null, finish_reason: null }]));
   }
 
@@ -69,7 +74,7 @@ export class SseWriter {
 
   /** The non-streaming body. */
   completeBody(completionTokens: number, finishReason: string, result: SimRequestResult): unknown {
-    const text = placeholderText(0, completionTokens);
+    const text = placeholderText(0, completionTokens).slice(0, this.limitChars);
     const choice = this.kind === "chat" ? { index: 0, message: { role: "assistant", content: text }, logprobs: null, finish_reason: finishReason } : { index: 0, text, logprobs: null, finish_reason: finishReason };
     return { id: this.id, object: this.kind === "chat" ? "chat.completion" : "text_completion", created: this.created, model: this.model, choices: [choice], usage: usageOf(result) };
   }
