@@ -43,6 +43,8 @@ const secondsOf = (ms: number) => Math.floor(ms / 1000);
  */
 export class BatchDO extends DurableObject<Env> {
   private readonly edge = createEdgeContext({ siteClient: batchSiteClient });
+  /** Per answered line index, whether it went to the output file (loaded from storage once per object). */
+  private answered: Map<number, boolean> | undefined;
 
   /** Stores the batch and its lines and starts dispatching; returns the batch object ("validating"). */
   async create(id: string, owner: string, request: CreateBatchRequest, lines: BatchLine[], nowMs: number): Promise<BatchObject> {
@@ -110,8 +112,8 @@ export class BatchDO extends DurableObject<Env> {
     }
     if (b.status === "cancelling") return this.finalize(state, "cancelled", nowMs);
     if (b.status === "finalizing") return this.finalize(state, "completed", nowMs);
-    const answers = await this.answers();
-    const pending = Array.from({ length: b.request_counts.total }, (_, i) => i).filter((i) => !answers.has(i));
+    const answered = await this.answeredLines();
+    const pending = Array.from({ length: b.request_counts.total }, (_, i) => i).filter((i) => !answered.has(i));
     if (nowMs >= b.expires_at * 1000) return this.finalize(state, "expired", nowMs);
     if (pending.length === 0) return this.finalize(state, "completed", nowMs);
 
@@ -133,7 +135,7 @@ export class BatchDO extends DurableObject<Env> {
         const i = taken[k]!;
         const answer = this.settleLine(state, i, lines.get(`line:${i}`)!, outcome);
         if (answer) {
-          await this.ctx.storage.put(`answer:${i}`, answer);
+          await this.store(i, answer);
           progressed = true;
         }
         if (outcome.kind === "budget") nextMs = Math.max(nextMs, nowMs + outcome.retryAfterS * 1000);
@@ -142,10 +144,10 @@ export class BatchDO extends DurableObject<Env> {
       await this.edge.metrics.flush(controlStub(this.env)).catch(() => undefined);
     } else if (!caller) {
       // The key that made the batch was revoked: its remaining lines cannot run.
-      for (const i of pending) await this.ctx.storage.put(`answer:${i}`, unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked."));
+      for (const i of pending) await this.store(i, unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked."));
       nextMs = Date.now();
     }
-    state.object.request_counts = await this.counts();
+    state.object.request_counts = this.counts(answered, b.request_counts.total);
     // A cancel that arrived while lines ran is kept (the stored state is the newest).
     const latest = (await this.state())!;
     latest.object.request_counts = state.object.request_counts;
@@ -209,15 +211,26 @@ export class BatchDO extends DurableObject<Env> {
     return key ? { keyId: state.owner, limits: none, carbonBudget: key.carbonBudget ?? null } : null;
   }
 
+  /** Every stored answer (read whole only to write the files). */
   private async answers(): Promise<Map<number, Answer>> {
     const stored = await this.ctx.storage.list<Answer>({ prefix: "answer:" });
     return new Map([...stored].map(([k, v]) => [Number(k.slice("answer:".length)), v]));
   }
 
-  private async counts(): Promise<BatchObject["request_counts"]> {
-    const answers = [...(await this.answers()).values()];
-    const completed = answers.filter((a) => a.ok).length;
-    return { total: (await this.state())!.object.request_counts.total, completed, failed: answers.length - completed };
+  private async answeredLines(): Promise<Map<number, boolean>> {
+    this.answered ??= new Map([...(await this.answers())].map(([i, a]) => [i, a.ok]));
+    return this.answered;
+  }
+
+  private async store(i: number, answer: Answer): Promise<void> {
+    await this.ctx.storage.put(`answer:${i}`, answer);
+    (await this.answeredLines()).set(i, answer.ok);
+  }
+
+  private counts(answered: Map<number, boolean>, total: number): BatchObject["request_counts"] {
+    let completed = 0;
+    for (const ok of answered.values()) if (ok) completed++;
+    return { total, completed, failed: answered.size - completed };
   }
 
   private state(): Promise<BatchState | undefined> {

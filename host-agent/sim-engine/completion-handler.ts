@@ -61,7 +61,6 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   const finishReason = cut || asked === undefined || asked === null ? "stop" : "length";
   const classId = classIdOf(req.headers["x-greenference-class"]);
   const slo = parseSloHeader(req.headers[SLO_HEADER]);
-  let generated = 0;
   const record = (result: SimRequestResult) =>
     ctx.requestLog?.record({
       instanceId: ctx.instanceId,
@@ -75,19 +74,38 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
       completionTokens: result.completionTokens,
       slo,
     });
+  // `n` choices are n sequences the engine runs side by side; the answer's usage counts the prompt once.
+  const choices = body.n ?? 1;
+  const generated = new Array<number>(choices).fill(0);
+  const results: SimRequestResult[] = [];
+  let aborted = false;
+  const abort = (reason: string) => {
+    if (aborted) return;
+    aborted = true;
+    if (stream) writer.abort(reason);
+    else sendOpenAiError(res, 503, reason, "engine_stopped");
+  };
+  const done = (index: number, result: SimRequestResult) => {
+    if (aborted) return;
+    results.push(result);
+    if (stream) writer.finishChoice(finishReason, index);
+    if (results.length < choices) return;
+    const total = combined(results);
+    record(total);
+    if (stream) writer.finish(total);
+    else sendJson(res, 200, writer.completeBody(generated, finishReason, total), { [ENERGY_HEADER]: String(round3(total.energyJ)) });
+  };
   try {
-    ctx.engine.submit(inputTokens, cut?.tokens ?? maxTokens, {
-      onTokens: (n) => {
-        if (stream) writer.tokens(generated, n);
-        generated += n;
-      },
-      onDone: (result) => {
-        record(result);
-        if (stream) writer.finish(finishReason, result);
-        else sendJson(res, 200, writer.completeBody(generated, finishReason, result), { [ENERGY_HEADER]: String(round3(result.energyJ)) });
-      },
-      onAbort: (reason) => (stream ? writer.abort(reason) : sendOpenAiError(res, 503, reason, "engine_stopped")),
-    });
+    for (let index = 0; index < choices; index++) {
+      ctx.engine.submit(inputTokens, cut?.tokens ?? maxTokens, {
+        onTokens: (n) => {
+          if (stream && !aborted) writer.tokens(generated[index]!, n, index);
+          generated[index]! += n;
+        },
+        onDone: (result) => done(index, result),
+        onAbort: abort,
+      });
+    }
   } catch (error) {
     if (error instanceof SimRequestError) return sendOpenAiError(res, error.status, error.message, error.code);
     throw error;
@@ -96,3 +114,17 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
 }
 
 const round3 = (x: number) => Math.round(x * 1e3) / 1e3;
+
+/** The results of a request's choices as one: the prompt once, every choice's output and energy, the first token and the last end. */
+function combined(results: readonly SimRequestResult[]): SimRequestResult {
+  const first = results[0]!;
+  if (results.length === 1) return first;
+  return {
+    promptTokens: first.promptTokens,
+    completionTokens: results.reduce((n, r) => n + r.completionTokens, 0),
+    energyJ: results.reduce((j, r) => j + r.energyJ, 0),
+    ttftS: Math.min(...results.map((r) => r.ttftS)),
+    e2eS: Math.max(...results.map((r) => r.e2eS)),
+    meanTbtS: first.meanTbtS,
+  };
+}

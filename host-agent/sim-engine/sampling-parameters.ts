@@ -3,14 +3,14 @@ import { placeholderText } from "./sse-writer.ts";
 /**
  * What the simulated engine does with OpenAI's sampling parameters. It writes placeholder text, so
  * `seed`, `temperature`, `top_p` and the penalties are honoured trivially (the output is the same
- * for every seed); `stop` ends the text before the first stop string as an engine would; the rest
- * (more than one choice, log probabilities, tools, structured output, echo, suffix, logit bias)
- * it cannot honour and refuses with a 400 that names the parameter (a real engine gets them).
+ * for every seed); `stop` ends the text before the first stop string and `n` runs that many
+ * sequences, as an engine would; the rest (best_of, log probabilities, tools, structured output,
+ * echo, suffix, logit bias) it cannot honour and refuses with a 400 that names the parameter (a
+ * real engine gets them).
  */
 export function unsupportedParameter(body: Record<string, unknown>): { param: string; message: string } | null {
   const set = (v: unknown) => v !== undefined && v !== null && v !== false && !(Array.isArray(v) && v.length === 0);
   const refuse = (param: string, what: string) => ({ param, message: `The simulated engine does not support ${what}; remove '${param}' (engines such as vLLM honour it).` });
-  if (typeof body.n === "number" && body.n > 1) return refuse("n", "more than one choice per request");
   if (typeof body.best_of === "number" && body.best_of > 1) return refuse("best_of", "best_of > 1");
   for (const param of ["tools", "tool_choice", "functions", "function_call"]) if (set(body[param])) return refuse(param, "tool calling");
   for (const param of ["logprobs", "top_logprobs"]) if (set(body[param])) return refuse(param, "log probabilities");

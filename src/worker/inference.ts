@@ -238,10 +238,11 @@ export async function listModels(request: Request, env: Env, edge: EdgeContext):
   const { snapshot } = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
-  const data = (snapshot.routing?.models ?? []).map((id) => ({ id, object: "model", created: 0, owned_by: "greenference" }));
+  const data = (snapshot.routing?.models ?? []).map(modelObject);
   return Response.json({ object: "list", data });
 }
 
+const modelObject = (id: string) => ({ id, object: "model", created: 0, owned_by: "greenference" });
 
 /** `GET /v1/models/{id}`: one model of the fleet, or 404 model_not_found in OpenAI's error shape. */
 export async function retrieveModel(request: Request, env: Env, edge: EdgeContext, id: string): Promise<Response> {
@@ -249,5 +250,5 @@ export async function retrieveModel(request: Request, env: Env, edge: EdgeContex
   const caller = await authenticateCaller(request, env, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
   if (!(snapshot.routing?.models ?? []).includes(id as never)) return openAiError(404, `The model \`${id.slice(0, 64)}\` does not exist.`, { param: "model", code: "model_not_found" });
-  return Response.json({ id, object: "model", created: 0, owned_by: "greenference" });
+  return Response.json(modelObject(id));
 }

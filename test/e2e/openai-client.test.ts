@@ -35,10 +35,13 @@ describe("the official openai client against the local stack", () => {
     expect(completion.choices[0]!.text.split(" ")).toHaveLength(4);
   });
 
-  it("stops at a stop string with finish_reason stop", async () => {
+  it("stops at a stop string with finish_reason stop, and answers n choices", async () => {
     const chat = await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 20, stop: ["dolor"] });
     expect(chat.choices[0]).toMatchObject({ message: { content: "lorem ipsum " }, finish_reason: "stop" });
     expect(chat.usage!.completion_tokens).toBe(3);
+    const two = await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 4, n: 2 });
+    expect(two.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(two.usage!.completion_tokens).toBe(8);
   });
 
   it("retrieves the model, and gets 404 for one that does not exist", async () => {
@@ -49,12 +52,12 @@ describe("the official openai client against the local stack", () => {
   });
 
   it("refuses what the simulated engine cannot honour with a 400 naming the parameter", async () => {
-    const refused = async (extra: Record<string, unknown>) => {
-      const e = await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 4, ...extra }).catch((error: unknown) => error);
+    const paramOf = (e: unknown) => {
       expect(e).toBeInstanceOf(OpenAI.BadRequestError);
       return (e as InstanceType<typeof OpenAI.BadRequestError>).param;
     };
-    expect(await refused({ n: 2 })).toBe("n");
+    const refused = async (extra: Record<string, unknown>) => paramOf(await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 4, ...extra }).catch((error: unknown) => error));
+    expect(paramOf(await client.completions.create({ model: stack.config.model, prompt: "x", max_tokens: 4, best_of: 2 }).catch((error: unknown) => error))).toBe("best_of");
     expect(await refused({ tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }] })).toBe("tools");
     expect(await refused({ logprobs: true })).toBe("logprobs");
   });
