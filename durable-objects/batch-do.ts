@@ -5,7 +5,7 @@ import { runBatchLine, unansweredLine, type LineOutcome } from "../src/worker/ba
 import { batchSiteClient } from "../src/worker/batch/batch-site-client.ts";
 import { releaseBatchWork } from "../src/worker/batch/release.ts";
 import { newFileId, putFile } from "../src/worker/batch/stored-files.ts";
-import { createEdgeContext } from "../src/worker/app.ts";
+import { createEdgeContext } from "../src/worker/edge-context.ts";
 import { heartbeatTimeoutMs } from "../src/worker/env.ts";
 import { controlStub } from "./control-do.ts";
 

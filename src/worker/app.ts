@@ -1,5 +1,5 @@
 import { json, Router, type IRequest } from "itty-router";
-import { HistogramOutputPredictor, type OutputLengthPredictor } from "../core/classify/output-predictor.ts";
+import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { addAdminRoutes } from "./admin-api.ts";
 import { addAgentRoutes } from "./agent-api.ts";
 import { addDashboardRoutes } from "./dashboard-api.ts";
@@ -7,11 +7,10 @@ import { CHAT, COMPLETIONS, handleInference, listModels, retrieveModel, type Edg
 import { addBatchRoutes } from "./batch/batches-api.ts";
 import { addFileRoutes } from "./batch/files-api.ts";
 import { carbonUsage } from "./carbon-usage.ts";
-import { EdgeMetrics } from "./metrics.ts";
+import { createEdgeContext } from "./edge-context.ts";
 import { openAiError } from "./openai-error.ts";
 import { newRequestId } from "./request-id.ts";
 import type { SiteClient } from "./site-client.ts";
-import { SnapshotCache } from "./snapshot-cache.ts";
 
 /** What the edge Worker is built from; everything but the site client has a default. */
 export interface AppOptions {
@@ -78,21 +77,6 @@ export function createApp(options: AppOptions): EdgeApp {
   };
   const route = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> => inference(request, env, ctx) ?? router.fetch(request, env, ctx);
   return { fetch: (request, env, ctx) => route(request, env, ctx).then(withRequestId), context };
-}
-
-/** The per-isolate state the edge serves from (the app's, and a BatchDO's for its lines). */
-export function createEdgeContext(options: AppOptions): EdgeContext {
-  const now = options.now ?? (() => Date.now());
-  return {
-    cache: new SnapshotCache(now, options.snapshotTtlMs ?? 1_000),
-    metrics: new EdgeMetrics(now, options.metricsFlushMs ?? 5_000),
-    predictor: options.predictor ?? new HistogramOutputPredictor(),
-    siteClient: options.siteClient,
-    now,
-    maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
-    firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
-    idleTimeoutMs: options.idleTimeoutMs,
-  };
 }
 
 /**
