@@ -3,7 +3,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "SiteDO" | "ControlDO" | "RateLimiterDO";
+		durableNamespaces: "SiteDO" | "ControlDO" | "RateLimiterDO" | "CarbonLedgerDO" | "BatchDO";
 	}
 	interface Env {
 		HEARTBEAT_TIMEOUT_S: "10";
@@ -15,6 +15,9 @@ declare namespace Cloudflare {
 		SITE: DurableObjectNamespace<import("./src/index").SiteDO>;
 		CONTROL: DurableObjectNamespace<import("./src/index").ControlDO>;
 		RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiterDO>;
+		CARBON_LEDGER: DurableObjectNamespace<import("./src/index").CarbonLedgerDO>;
+		BATCH: DurableObjectNamespace<import("./src/index").BatchDO>;
+		FILES: R2Bucket;
 	}
 }
 interface Env extends Cloudflare.Env {}

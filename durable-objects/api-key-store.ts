@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CarbonBudget } from "../src/core/schemas/carbon-budget.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
 /** What an operator asks for when creating an API key. */
@@ -8,6 +9,8 @@ export const NewApiKey = z.object({
   requestsPerMinute: z.number().int().positive().max(1_000_000).nullable().default(null),
   /** Prompt plus completion tokens per minute (admitted on an estimate, settled on usage); null for no limit. */
   tokensPerMinute: z.number().int().positive().max(1_000_000_000).nullable().default(null),
+  /** gCO2e per UTC day or month (paced, then refused with 429 carbon_budget_exceeded); null for none. */
+  carbonBudget: CarbonBudget.nullable().default(null),
 });
 export type NewApiKey = z.infer<typeof NewApiKey>;
 
@@ -23,6 +26,7 @@ export interface ApiKeyCheck {
   hash: string;
   requestsPerMinute: number | null;
   tokensPerMinute: number | null;
+  carbonBudget: CarbonBudget | null;
 }
 
 const KEY_ID = /^[a-z0-9]{6,32}$/;
@@ -35,7 +39,7 @@ export class ApiKeyStore {
   constructor(private readonly storage: DurableObjectStorage) {}
 
   async load(): Promise<void> {
-    for (const [, record] of await this.storage.list<ApiKeyRecord>({ prefix: "apikey:" })) this.keys.set(record.id, { ...record, tokensPerMinute: record.tokensPerMinute ?? null });
+    for (const [, record] of await this.storage.list<ApiKeyRecord>({ prefix: "apikey:" })) this.keys.set(record.id, { ...record, tokensPerMinute: record.tokensPerMinute ?? null, carbonBudget: record.carbonBudget ?? null });
   }
 
   list(): ApiKeyRecord[] {
@@ -44,7 +48,7 @@ export class ApiKeyStore {
 
   /** Per key id, its hash and limit: the part of the store the edge caches. */
   checks(): Record<string, ApiKeyCheck> {
-    return Object.fromEntries([...this.keys.values()].map((k) => [k.id, { hash: k.hash, requestsPerMinute: k.requestsPerMinute, tokensPerMinute: k.tokensPerMinute }]));
+    return Object.fromEntries([...this.keys.values()].map((k) => [k.id, { hash: k.hash, requestsPerMinute: k.requestsPerMinute, tokensPerMinute: k.tokensPerMinute, carbonBudget: k.carbonBudget }]));
   }
 
   async create(id: string, hash: string, input: unknown, nowMs: number): Promise<Outcome<ApiKeyRecord>> {
@@ -56,6 +60,18 @@ export class ApiKeyStore {
     await this.storage.put(`apikey:${id}`, record);
     this.keys.set(id, record);
     return success(record);
+  }
+
+  /** Sets (or, with null, removes) a key's carbon budget. */
+  async setCarbonBudget(id: string, input: unknown): Promise<Outcome<ApiKeyRecord>> {
+    const record = this.keys.get(id);
+    if (!record) return failure(404, `no API key "${id}"`);
+    const parsed = CarbonBudget.nullable().safeParse(input);
+    if (!parsed.success) return invalid("carbon budget", parsed.error);
+    const updated = { ...record, carbonBudget: parsed.data };
+    await this.storage.put(`apikey:${id}`, updated);
+    this.keys.set(id, updated);
+    return success(updated);
   }
 
   async revoke(id: string): Promise<Outcome<{ id: string }>> {

@@ -463,6 +463,12 @@ export class ControlDO extends DurableObject<Env> {
     return outcome;
   }
 
+  async setApiKeyCarbonBudget(id: string, input: unknown): Promise<Outcome<ApiKeyRecord>> {
+    const outcome = await this.keys.setCarbonBudget(id, input);
+    if (outcome.ok) await this.bump();
+    return outcome;
+  }
+
   async revokeApiKey(id: string): Promise<Outcome<{ id: string }>> {
     const outcome = await this.keys.revoke(id);
     if (outcome.ok) await this.bump();

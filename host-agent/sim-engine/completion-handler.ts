@@ -5,6 +5,7 @@ import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts
 import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
 import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
 import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
+import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
 import { ENERGY_HEADER, SseWriter } from "./sse-writer.ts";
 
@@ -46,7 +47,8 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   if (!parsed.success) return sendOpenAiError(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, null, parsed.error.issues[0]?.path.join(".") || null);
   const body = parsed.data;
   if (body.model !== ctx.model) return sendOpenAiError(res, 404, `The model \`${body.model}\` does not exist.`, "model_not_found", "model");
-  if ((body.n ?? 1) !== 1) return sendOpenAiError(res, 400, "n > 1 is not supported by the simulated engine", null, "n");
+  const unsupported = unsupportedParameter(body);
+  if (unsupported) return sendOpenAiError(res, 400, unsupported.message, "unsupported_parameter", unsupported.param);
   const inputTokens = estimateInputTokens(kind === "chat" ? chatPromptShape(body as ChatCompletionRequest) : completionPromptShape(body as CompletionRequest));
   const asked = kind === "chat" ? ((body as ChatCompletionRequest).max_completion_tokens ?? body.max_tokens) : (body.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
   const maxTokens = asked ?? Math.max(1, Math.min(ctx.defaultMaxTokens, ctx.maxContext - inputTokens));
@@ -54,11 +56,11 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${inputTokens + maxTokens} tokens (${inputTokens} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
   }
   const stream = body.stream === true;
-  const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true);
-  const finishReason = asked !== undefined && asked !== null ? "length" : "stop";
+  const cut = stopCut(maxTokens, body.stop);
+  const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true, cut?.chars);
+  const finishReason = cut || asked === undefined || asked === null ? "stop" : "length";
   const classId = classIdOf(req.headers["x-greenference-class"]);
   const slo = parseSloHeader(req.headers[SLO_HEADER]);
-  let generated = 0;
   const record = (result: SimRequestResult) =>
     ctx.requestLog?.record({
       instanceId: ctx.instanceId,
@@ -72,19 +74,38 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
       completionTokens: result.completionTokens,
       slo,
     });
+  // `n` choices are n sequences the engine runs side by side; the answer's usage counts the prompt once.
+  const choices = body.n ?? 1;
+  const generated = new Array<number>(choices).fill(0);
+  const results: SimRequestResult[] = [];
+  let aborted = false;
+  const abort = (reason: string) => {
+    if (aborted) return;
+    aborted = true;
+    if (stream) writer.abort(reason);
+    else sendOpenAiError(res, 503, reason, "engine_stopped");
+  };
+  const done = (index: number, result: SimRequestResult) => {
+    if (aborted) return;
+    results.push(result);
+    if (stream) writer.finishChoice(finishReason, index);
+    if (results.length < choices) return;
+    const total = combined(results);
+    record(total);
+    if (stream) writer.finish(total);
+    else sendJson(res, 200, writer.completeBody(generated, finishReason, total), { [ENERGY_HEADER]: String(round3(total.energyJ)) });
+  };
   try {
-    ctx.engine.submit(inputTokens, maxTokens, {
-      onTokens: (n) => {
-        if (stream) writer.tokens(generated, n);
-        generated += n;
-      },
-      onDone: (result) => {
-        record(result);
-        if (stream) writer.finish(finishReason, result);
-        else sendJson(res, 200, writer.completeBody(generated, finishReason, result), { [ENERGY_HEADER]: String(round3(result.energyJ)) });
-      },
-      onAbort: (reason) => (stream ? writer.abort(reason) : sendOpenAiError(res, 503, reason, "engine_stopped")),
-    });
+    for (let index = 0; index < choices; index++) {
+      ctx.engine.submit(inputTokens, cut?.tokens ?? maxTokens, {
+        onTokens: (n) => {
+          if (stream && !aborted) writer.tokens(generated[index]!, n, index);
+          generated[index]! += n;
+        },
+        onDone: (result) => done(index, result),
+        onAbort: abort,
+      });
+    }
   } catch (error) {
     if (error instanceof SimRequestError) return sendOpenAiError(res, error.status, error.message, error.code);
     throw error;
@@ -93,3 +114,17 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
 }
 
 const round3 = (x: number) => Math.round(x * 1e3) / 1e3;
+
+/** The results of a request's choices as one: the prompt once, every choice's output and energy, the first token and the last end. */
+function combined(results: readonly SimRequestResult[]): SimRequestResult {
+  const first = results[0]!;
+  if (results.length === 1) return first;
+  return {
+    promptTokens: first.promptTokens,
+    completionTokens: results.reduce((n, r) => n + r.completionTokens, 0),
+    energyJ: results.reduce((j, r) => j + r.energyJ, 0),
+    ttftS: Math.min(...results.map((r) => r.ttftS)),
+    e2eS: Math.max(...results.map((r) => r.e2eS)),
+    meanTbtS: first.meanTbtS,
+  };
+}

@@ -52,15 +52,45 @@ describe("SimEngineServer", () => {
     expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [] }))).toEqual([400, null]);
     expect(await status(post("/v1/chat/completions", "{oops"))).toEqual([400, null]);
     expect(await status(post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 200_000 }))).toEqual([400, "context_length_exceeded"]);
-    expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], n: 2 }))).toEqual([400, null]);
+    const chat = (extra: Record<string, unknown>) => post(extra.best_of ? "/v1/completions" : "/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], prompt: "x", ...extra });
+    for (const [param, value] of [["best_of", 2], ["tools", [{ type: "function", function: { name: "f" } }]], ["logprobs", true], ["response_format", { type: "json_object" }]] as const) {
+      const r = await chat({ [param]: value });
+      expect(r.status, param).toBe(400);
+      expect(((await r.json()) as { error: { param: string } }).error).toMatchObject({ param, code: "unsupported_parameter" });
+    }
     expect(await status(fetch(`${url}/v2/anything`))).toEqual([404, "not_found"]);
+  });
+
+  it("stops at a stop string, as JSON and as a stream: the text before it, finish_reason stop, only the tokens generated", async () => {
+    const json = await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], max_tokens: 10, stop: ["dolor", "never"], seed: 7 });
+    const body = (await json.json()) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { completion_tokens: number } };
+    expect(body.choices[0]).toMatchObject({ message: { content: "lorem ipsum " }, finish_reason: "stop" });
+    expect(body.usage.completion_tokens).toBe(3);
+    const stream = await post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 10, stop: "sit", stream: true });
+    const chunks = (await stream.text()).trim().split("\n\n").slice(0, -1).map((e) => JSON.parse(e.slice(6)) as { choices: { text: string; finish_reason: string | null }[] });
+    expect(chunks.map((c) => c.choices[0]!.text).join("")).toBe("lorem ipsum dolor ");
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe("stop");
+  });
+
+  it("runs n choices as n sequences: one choice each, as JSON and as a stream, usage counting the prompt once", async () => {
+    const json = await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], max_tokens: 3, n: 2 });
+    const body = (await json.json()) as { choices: { index: number; message: { content: string } }[]; usage: { prompt_tokens: number; completion_tokens: number } };
+    expect(body.choices.map((c) => [c.index, c.message.content])).toEqual([[0, "lorem ipsum dolor"], [1, "lorem ipsum dolor"]]);
+    expect(body.usage.completion_tokens).toBe(6);
+    const stream = await post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 2, n: 3, stream: true });
+    const chunks = (await stream.text()).trim().split("\n\n").slice(0, -1).map((e) => JSON.parse(e.slice(6)) as { choices: { index: number; text: string; finish_reason: string | null }[] });
+    for (const index of [0, 1, 2]) {
+      const mine = chunks.flatMap((c) => c.choices).filter((c) => c.index === index);
+      expect(mine.map((c) => c.text).join("")).toBe("lorem ipsum");
+      expect(mine.at(-1)!.finish_reason).toBe("length");
+    }
   });
 
   it("serves vLLM-style metrics and /v1/models, and refuses new work while draining", async () => {
     const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
     expect(sumOf(metrics, "vllm:num_requests_running")).toBe(0);
-    expect(sumOf(metrics, "vllm:generation_tokens_total")).toBe(11);
-    expect(sumOf(metrics, "vllm:request_success_total")).toBe(2);
+    expect(sumOf(metrics, "vllm:generation_tokens_total")).toBe(11 + 3 + 4 + 6 + 6);
+    expect(sumOf(metrics, "vllm:request_success_total")).toBe(4 + 2 + 3);
     expect(((await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] }).data[0]!.id).toBe("llama-8b");
     server.accepting = false;
     expect((await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }] })).status).toBe(503);

@@ -30,12 +30,15 @@ export class SseWriter {
   private readonly id: string;
   private readonly created = Math.floor(Date.now() / 1e3);
   private opened = false;
+  /** Per choice, characters of placeholder text sent so far (stop cuts the text at `limitChars`). */
+  private readonly sentChars: number[] = [];
 
   constructor(
     private readonly res: ServerResponse,
     private readonly kind: "chat" | "text",
     private readonly model: string,
     private readonly includeUsage: boolean,
+    private readonly limitChars = Infinity,
   ) {
     this.id = `${kind === "chat" ? "chatcmpl" : "cmpl"}-sim${Date.now().toString(36)}${(counter++).toString(36)}`;
   }
@@ -47,13 +50,22 @@ export class SseWriter {
     this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", trailer: ENERGY_HEADER });
   }
 
-  tokens(from: number, count: number): void {
-    const text = placeholderText(from, count);
-    this.send(this.kind === "chat" ? this.chunk([{ index: 0, delta: from === 0 ? { role: "assistant", content: text } : { content: text }, logprobs: null, finish_reason: null }]) : this.chunk([{ index: 0, text, logprobs: null, finish_reason: null }]));
+  /** Output tokens `from` .. `from + count - 1` of choice `index`. */
+  tokens(from: number, count: number, index = 0): void {
+    const whole = placeholderText(from, count);
+    const sent = this.sentChars[index] ?? 0;
+    const text = whole.slice(0, Math.max(0, this.limitChars - sent));
+    this.sentChars[index] = sent + whole.length;
+    this.send(this.kind === "chat" ? this.chunk([{ index, delta: from === 0 ? { role: "assistant", content: text } : { content: text }, logprobs: null, finish_reason: null }]) : this.chunk([{ index, text, logprobs: null, finish_reason: null }]));
   }
 
-  finish(finishReason: string, result: SimRequestResult): void {
-    this.send(this.kind === "chat" ? this.chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]) : this.chunk([{ index: 0, text: "", logprobs: null, finish_reason: finishReason }]));
+  /** The last chunk of choice `index`. */
+  finishChoice(finishReason: string, index = 0): void {
+    this.send(this.kind === "chat" ? this.chunk([{ index, delta: {}, logprobs: null, finish_reason: finishReason }]) : this.chunk([{ index, text: "", logprobs: null, finish_reason: finishReason }]));
+  }
+
+  /** Ends the stream once every choice finished: the usage chunk (when asked for), [DONE], the energy trailer. */
+  finish(result: SimRequestResult): void {
     if (this.includeUsage) this.send({ ...this.chunk([]), usage: usageOf(result) });
     this.write("data: [DONE]\n\n");
     if (this.writable()) {
@@ -67,11 +79,13 @@ export class SseWriter {
     if (this.writable()) this.res.end();
   }
 
-  /** The non-streaming body. */
-  completeBody(completionTokens: number, finishReason: string, result: SimRequestResult): unknown {
-    const text = placeholderText(0, completionTokens);
-    const choice = this.kind === "chat" ? { index: 0, message: { role: "assistant", content: text }, logprobs: null, finish_reason: finishReason } : { index: 0, text, logprobs: null, finish_reason: finishReason };
-    return { id: this.id, object: this.kind === "chat" ? "chat.completion" : "text_completion", created: this.created, model: this.model, choices: [choice], usage: usageOf(result) };
+  /** The non-streaming body: one choice per entry of `completionTokens`. */
+  completeBody(completionTokens: readonly number[], finishReason: string, result: SimRequestResult): unknown {
+    const choices = completionTokens.map((tokens, index) => {
+      const text = placeholderText(0, tokens).slice(0, this.limitChars);
+      return this.kind === "chat" ? { index, message: { role: "assistant", content: text }, logprobs: null, finish_reason: finishReason } : { index, text, logprobs: null, finish_reason: finishReason };
+    });
+    return { id: this.id, object: this.kind === "chat" ? "chat.completion" : "text_completion", created: this.created, model: this.model, choices, usage: usageOf(result) };
   }
 
   private chunk(choices: unknown[]) {

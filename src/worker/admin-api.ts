@@ -139,6 +139,17 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
       return Response.json({ ...record, key }, { status: 201 });
     }),
   );
+  // Body: {"gco2e": 500, "period": "day" | "month"}, or null to remove the budget.
+  router.put(
+    "/admin/v1/keys/:id/carbon-budget",
+    admin(async (request, env) => {
+      const response = await mutate(request, (b) => controlStub(env).setApiKeyCarbonBudget(request.params.id!, b));
+      if (!response.ok) return response;
+      edge.cache.invalidate();
+      const { hash: _hash, ...record } = (await response.json()) as Record<string, unknown>;
+      return Response.json(record);
+    }),
+  );
   router.delete(
     "/admin/v1/keys/:id",
     admin(async (request, env) => {

@@ -1,13 +1,16 @@
 import { json, Router, type IRequest } from "itty-router";
-import { HistogramOutputPredictor, type OutputLengthPredictor } from "../core/classify/output-predictor.ts";
+import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { addAdminRoutes } from "./admin-api.ts";
 import { addAgentRoutes } from "./agent-api.ts";
 import { addDashboardRoutes } from "./dashboard-api.ts";
-import { CHAT, COMPLETIONS, handleInference, listModels, type EdgeContext } from "./inference.ts";
-import { EdgeMetrics } from "./metrics.ts";
+import { CHAT, COMPLETIONS, handleInference, listModels, retrieveModel, type EdgeContext } from "./inference.ts";
+import { addBatchRoutes } from "./batch/batches-api.ts";
+import { addFileRoutes } from "./batch/files-api.ts";
+import { carbonUsage } from "./carbon-usage.ts";
+import { createEdgeContext } from "./edge-context.ts";
 import { openAiError } from "./openai-error.ts";
+import { newRequestId } from "./request-id.ts";
 import type { SiteClient } from "./site-client.ts";
-import { SnapshotCache } from "./snapshot-cache.ts";
 
 /** What the edge Worker is built from; everything but the site client has a default. */
 export interface AppOptions {
@@ -41,17 +44,7 @@ export interface EdgeApp {
  * export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
  */
 export function createApp(options: AppOptions): EdgeApp {
-  const now = options.now ?? (() => Date.now());
-  const context: EdgeContext = {
-    cache: new SnapshotCache(now, options.snapshotTtlMs ?? 1_000),
-    metrics: new EdgeMetrics(now, options.metricsFlushMs ?? 5_000),
-    predictor: options.predictor ?? new HistogramOutputPredictor(),
-    siteClient: options.siteClient,
-    now,
-    maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
-    firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
-    idleTimeoutMs: options.idleTimeoutMs,
-  };
+  const context = createEdgeContext(options);
   // Router, not AutoRouter: AutoRouter wraps every request in a Proxy (withParams) whose reads
   // cost on the inference hot path; handlers read route parameters from `request.params`.
   const router = Router({
@@ -61,8 +54,12 @@ export function createApp(options: AppOptions): EdgeApp {
 
   router.get("/healthz", () => ({ status: "ok" }));
   router.get("/v1/models", (request: IRequest, env: Env) => listModels(request, env, context));
+  router.get("/v1/models/:id", (request: IRequest, env: Env) => retrieveModel(request, env, context, decodeURIComponent(request.params.id!)));
+  router.get("/v1/usage/carbon", (request: IRequest, env: Env) => carbonUsage(request, env, context));
   router.post("/v1/chat/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(CHAT, request, env, ctx, context));
   router.post("/v1/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(COMPLETIONS, request, env, ctx, context));
+  addFileRoutes(router, context);
+  addBatchRoutes(router, context);
   addAgentRoutes(router, context);
   addAdminRoutes(router, context);
   addDashboardRoutes(router, context);
@@ -78,7 +75,24 @@ export function createApp(options: AppOptions): EdgeApp {
     if (path === COMPLETIONS.path) return handleInference(COMPLETIONS, request, env, ctx, context).catch(fail);
     return null;
   };
-  return { fetch: (request, env, ctx) => inference(request, env, ctx) ?? router.fetch(request, env, ctx), context };
+  const route = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> => inference(request, env, ctx) ?? router.fetch(request, env, ctx);
+  return { fetch: (request, env, ctx) => route(request, env, ctx).then(withRequestId), context };
+}
+
+/**
+ * Every answer carries `x-request-id` (OpenAI's clients expose it as `_request_id`; batch output
+ * lines carry it too). A response whose headers are immutable is copied first.
+ */
+function withRequestId(response: Response): Response {
+  const id = newRequestId();
+  try {
+    response.headers.set("x-request-id", id);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set("x-request-id", id);
+    return copy;
+  }
 }
 
 /**

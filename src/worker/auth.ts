@@ -1,11 +1,19 @@
 import type { ApiKeyCheck } from "../../durable-objects/api-key-store.ts";
 import type { RateLimits } from "../../durable-objects/rate-limiter-do.ts";
+import type { CarbonBudget } from "../core/schemas/carbon-budget.ts";
 import type { EdgeEnv } from "./env.ts";
 import { openAiError } from "./openai-error.ts";
 import { bearerToken, constantTimeEqual, parseApiKey, parseSiteToken, sha256Hex } from "./secrets.ts";
 
+/** An authenticated caller: its key id (null while the API is open and it sent none), limits and carbon budget. */
+export interface Identity {
+  keyId: string | null;
+  limits: RateLimits;
+  carbonBudget: CarbonBudget | null;
+}
+
 /** Who is calling the inference API: a key (with its limits), or anyone while the API is open. */
-export type Caller = { ok: true; keyId: string | null; limits: RateLimits } | { ok: false; response: Response };
+export type Caller = ({ ok: true } & Identity) | { ok: false; response: Response };
 
 /** The predictor's key for callers without an API key. */
 export const ANONYMOUS = "anonymous";
@@ -34,7 +42,7 @@ export async function authenticateCaller(request: Request, env: Env, keys: Recor
   const access = inferenceAccess(env);
   if (access instanceof Response) return { ok: false, response: access };
   const token = bearerToken(request);
-  if (token === null && access === "open") return { ok: true, keyId: null, limits: NO_LIMITS };
+  if (token === null && access === "open") return { ok: true, keyId: null, limits: NO_LIMITS, carbonBudget: null };
   if (token === null) {
     const none = Object.keys(keys).length === 0 ? " No API key exists yet: an operator creates one with POST /admin/v1/keys." : "";
     return { ok: false, response: invalidKey(`This API needs an API key.${none}`) };
@@ -42,7 +50,7 @@ export async function authenticateCaller(request: Request, env: Env, keys: Recor
   const id = parseApiKey(token)?.id;
   const record = id !== undefined && Object.hasOwn(keys, id) ? keys[id] : undefined;
   if (!id || !record || !constantTimeEqual(record.hash, await sha256Hex(token))) return { ok: false, response: invalidKey("Incorrect API key provided.") };
-  return { ok: true, keyId: id, limits: { requestsPerMinute: record.requestsPerMinute, tokensPerMinute: record.tokensPerMinute ?? null } };
+  return { ok: true, keyId: id, limits: { requestsPerMinute: record.requestsPerMinute, tokensPerMinute: record.tokensPerMinute ?? null }, carbonBudget: record.carbonBudget ?? null };
 }
 
 /** Whether a key has any limit (only then is its RateLimiterDO asked). */

@@ -1,10 +1,14 @@
 import type { z } from "zod";
+import { carbonLedger } from "../../durable-objects/carbon-ledger-do.ts";
 import { controlStub } from "../../durable-objects/control-do.ts";
+import { sitesPricedOut } from "../core/budget/carbon-pacing.ts";
+import type { RoutingSnapshot } from "../core/routing/routing-snapshot.ts";
+import type { CarbonBudget } from "../core/schemas/carbon-budget.ts";
 import { classifyRequest, expectedOutputTokens } from "../core/classify/classify-request.ts";
 import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { estimateInputTokens, type PromptShape } from "../core/classify/token-estimate.ts";
 import { SLO_HEADER } from "../core/schemas/slo-header.ts";
-import { ANONYMOUS, authenticateCaller, hasLimits, rateLimit, settleTokens } from "./auth.ts";
+import { ANONYMOUS, authenticateCaller, hasLimits, rateLimit, settleTokens, type Identity } from "./auth.ts";
 import { edgeRegions } from "./edge-region.ts";
 import { siteIdleTimeoutMs } from "./env.ts";
 import { parseBody, readJson } from "./json-body.ts";
@@ -16,7 +20,7 @@ import { respond } from "./respond.ts";
 import { sha256Hex } from "./secrets.ts";
 import { forward, type SiteClient } from "./site-client.ts";
 import { siteHopHeaders } from "./site-signer.ts";
-import type { SnapshotCache } from "./snapshot-cache.ts";
+import type { EdgeState, SnapshotCache } from "./snapshot-cache.ts";
 
 /** What the inference handlers share across requests of one isolate. */
 export interface EdgeContext {
@@ -71,14 +75,40 @@ export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>
 }
 
 async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext, background: (work: Promise<unknown>) => void): Promise<Response> {
-  const { snapshot, router } = await edge.cache.get(env);
-  const caller = await authenticateCaller(request, env, snapshot.apiKeys);
+  const state = await edge.cache.get(env);
+  const caller = await authenticateCaller(request, env, state.snapshot.apiKeys);
   if (!caller.ok) return caller.response;
   const raw = await readJson(request, edge.maxBodyBytes);
   if (!raw.ok) return raw.response;
   const parsed = parseBody(endpoint.schema, raw.value);
   if (!parsed.ok) return parsed.response;
-  const body = parsed.value as z.output<S> & Body;
+  return serve(endpoint, parsed.value, { caller, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background }, env, edge, state);
+}
+
+/** How a parsed request is to be served besides its body. */
+export interface Dispatch {
+  caller: Identity;
+  /** The class the client named (x-greenference-class), if any. */
+  explicitClass?: string | undefined;
+  edgeRegions: readonly string[];
+  background(work: Promise<unknown>): void;
+  /**
+   * Work that can wait (a batch line): routed only to instances with spare capacity, among
+   * `sites` when given, and not counted against the key's per-minute rate limits.
+   */
+  deferred?: { sites: ReadonlySet<string> | null; avoid?: ReadonlySet<string> };
+}
+
+/**
+ * Serves a parsed request: checks the model, classifies, applies the key's rate limits and carbon
+ * budget (refusing an exhausted one, steering an over-pace one to cleaner sites), routes, signs,
+ * proxies and answers with routing headers and a receipt, whose gCO2e is booked to the key.
+ * Interactive requests and batch lines both come through here.
+ */
+export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBody: z.output<S>, dispatch: Dispatch, env: Env, edge: EdgeContext, state: EdgeState): Promise<Response> {
+  const { snapshot, router } = state;
+  const { caller, background } = dispatch;
+  const body = parsedBody as z.output<S> & Body;
   const routing = snapshot.routing;
   if (!routing || !router || !routing.models.includes(body.model as never)) {
     const why = routing ? "" : " (no fleet is configured)";
@@ -89,25 +119,29 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const inputTokens = estimateInputTokens(endpoint.shape(body));
   const maxTokens = endpoint.maxTokens(body);
   const key = caller.keyId ?? ANONYMOUS;
-  const classified = classifyRequest({ scheme: routing.scheme, inputTokens, explicitClass: request.headers.get(H.class) ?? undefined, maxTokens, key, model: body.model }, edge.predictor);
+  const classified = classifyRequest({ scheme: routing.scheme, inputTokens, explicitClass: dispatch.explicitClass, maxTokens, key, model: body.model }, edge.predictor);
   if (!classified.ok) return openAiError(400, classified.message, { param: H.class, code: "invalid_class" });
   const cls = classified.value;
 
   // Tokens per minute are admitted on the most the request may use and settled on what it used.
   const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(routing.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
-  const limited = caller.keyId !== null && hasLimits(caller.limits) ? await rateLimit(env, caller.keyId, caller.limits, admittedTokens) : null;
+  const paced = caller.keyId !== null && caller.carbonBudget !== null ? await paceCarbon(env, caller.keyId, caller.carbonBudget, routing, edge.now()) : null;
+  if (paced instanceof Response) return paced;
+  const rateLimited = caller.keyId !== null && !dispatch.deferred && hasLimits(caller.limits);
+  const limited = rateLimited ? await rateLimit(env, caller.keyId!, caller.limits, admittedTokens) : null;
   if (limited) return limited;
   let settled = false;
   const settleUsed = (usedTokens: number) => {
     if (settled) return;
     settled = true;
-    if (caller.keyId !== null && caller.limits.tokensPerMinute !== null) background(settleTokens(env, caller.keyId, caller.limits, usedTokens - admittedTokens));
+    if (rateLimited && caller.limits.tokensPerMinute !== null) background(settleTokens(env, caller.keyId!, caller.limits, usedTokens - admittedTokens));
   };
 
   const stream = body.stream === true;
   const upstreamBody = JSON.stringify(stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body);
   const bodySha256Hex = await sha256Hex(upstreamBody);
-  const regions = edgeRegions(request);
+  const regions = dispatch.edgeRegions;
+  const steered = excludedSites(routing, paced?.pricedOut ?? null, dispatch.deferred ?? null);
   const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
     path: endpoint.path,
@@ -124,7 +158,14 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
       if (!keys) return `the edge holds no ingress secret for it (an operator issues one: POST /admin/v1/sites/${site}/ingress-secret)`;
       return siteHopHeaders(keys, { method: "POST", path: endpoint.path, bodySha256Hex, headers }, edge.now());
     },
-    route: (exclude) => router.select({ classId: cls.classId, model: body.model, edgeRegions: regions, nowMs: edge.now(), excludeSites: exclude }),
+    route: (exclude) => {
+      const query = { classId: cls.classId, model: body.model, edgeRegions: regions, nowMs: edge.now(), spareOnly: dispatch.deferred !== undefined };
+      const preferred = steered.size > 0 ? router.select({ ...query, excludeSites: new Set([...exclude, ...steered]) }) : null;
+      // Carbon pacing steers and never refuses: with no cleaner site left a request goes where it
+      // would have gone; deferred work stays within the sites it was released to.
+      if (preferred && (preferred.ok || dispatch.deferred?.sites)) return preferred;
+      return router.select({ ...query, excludeSites: exclude });
+    },
     client: edge.siteClient,
     firstByteTimeoutMs: edge.firstByteTimeoutMs,
     onRetry: (site) => edge.metrics.count("greenference_retries_total", { site }),
@@ -153,6 +194,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
     settle: (receipt, used) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
+      if (caller.keyId !== null) background(carbonLedger(env, caller.keyId).record(receipt.gco2e, edge.now()));
       settleUsed(used.input + used.output);
     },
     failed: () => edge.metrics.count("greenference_broken_responses_total", { site: choice.site }),
@@ -160,15 +202,53 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   // An error answer (the site's 4xx, or a 502 for a body that failed) used no tokens.
   if (answer.status >= 400) settleUsed(0);
   answer.headers.set(H.attempts, String(forwarded.attempts));
+  if (paced) answer.headers.set(H.carbonPrice, paced.price.toFixed(3));
   return answer;
 }
+
+/**
+ * A budgeted key's carbon pace: a 429 carbon_budget_exceeded (Retry-After at the period's end)
+ * once the budget is spent, else its price and the sites that price leaves out.
+ */
+async function paceCarbon(env: Env, keyId: string, budget: CarbonBudget, routing: RoutingSnapshot, nowMs: number): Promise<Response | { price: number; pricedOut: Set<string> }> {
+  const pace = await carbonLedger(env, keyId).pace(budget, nowMs);
+  if (pace.exhausted) {
+    const response = openAiError(429, `This API key has spent its carbon budget: ${round1(pace.spentG)} of ${pace.budgetG} gCO2e this ${budget.period} (UTC). It refills when the period ends, in ${pace.retryAfterS} s.`, { code: "carbon_budget_exceeded" });
+    response.headers.set("retry-after", String(pace.retryAfterS));
+    return response;
+  }
+  const sites = Object.values(routing.sites).map((s) => ({ id: s.id, gPerKwh: s.carbon.gPerKwh }));
+  return { price: pace.price, pricedOut: sitesPricedOut(sites, pace.price) };
+}
+
+/**
+ * Sites a request should avoid: those its key's carbon price leaves out and, for deferred work,
+ * those it was not released to and those that failed it before.
+ */
+function excludedSites(routing: RoutingSnapshot, pricedOut: Set<string> | null, deferred: Dispatch["deferred"] | null): Set<string> {
+  const out = new Set([...(pricedOut ?? []), ...(deferred?.avoid ?? [])]);
+  if (deferred?.sites) for (const id of Object.keys(routing.sites)) if (!deferred.sites.has(id)) out.add(id);
+  return out;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /** `GET /v1/models`: the fleet's models in OpenAI's list shape, to the same callers as inference. */
 export async function listModels(request: Request, env: Env, edge: EdgeContext): Promise<Response> {
   const { snapshot } = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
-  const data = (snapshot.routing?.models ?? []).map((id) => ({ id, object: "model", created: 0, owned_by: "greenference" }));
+  const data = (snapshot.routing?.models ?? []).map(modelObject);
   return Response.json({ object: "list", data });
 }
 
+const modelObject = (id: string) => ({ id, object: "model", created: 0, owned_by: "greenference" });
+
+/** `GET /v1/models/{id}`: one model of the fleet, or 404 model_not_found in OpenAI's error shape. */
+export async function retrieveModel(request: Request, env: Env, edge: EdgeContext, id: string): Promise<Response> {
+  const { snapshot } = await edge.cache.get(env);
+  const caller = await authenticateCaller(request, env, snapshot.apiKeys);
+  if (!caller.ok) return caller.response;
+  if (!(snapshot.routing?.models ?? []).includes(id as never)) return openAiError(404, `The model \`${id.slice(0, 64)}\` does not exist.`, { param: "model", code: "model_not_found" });
+  return Response.json(modelObject(id));
+}

@@ -21,16 +21,25 @@ export async function readJson(request: Request, maxBytes: number): Promise<Pars
     await request.body?.cancel();
     return { ok: false, response: openAiError(415, "The request body must be JSON, sent with 'Content-Type: application/json'.", { code: "unsupported_media_type" }) };
   }
+  const bytes = await readBounded(request, maxBytes);
+  return bytes ? decodeJson(bytes) : tooLarge();
+}
+
+/**
+ * The body's bytes, or null when it is longer than `maxBytes` (by Content-Length or while
+ * reading, without reading past the limit).
+ */
+export async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | null> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) {
     await request.body?.cancel();
-    return tooLarge();
+    return null;
   }
   if (declared >= 0 && request.body && !request.headers.has("transfer-encoding")) {
     // A declared length within the limit: one native read of the whole body, which HTTP framing
     // bounds to that length (checked again for a Request built in process with a wrong header).
     const bytes = new Uint8Array(await request.arrayBuffer());
-    return bytes.byteLength > maxBytes ? tooLarge() : decodeJson(bytes);
+    return bytes.byteLength > maxBytes ? null : bytes;
   }
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -42,7 +51,7 @@ export async function readJson(request: Request, maxBytes: number): Promise<Pars
       length += value.byteLength;
       if (length > maxBytes) {
         await reader.cancel();
-        return tooLarge();
+        return null;
       }
       chunks.push(value);
     }
@@ -53,7 +62,7 @@ export async function readJson(request: Request, maxBytes: number): Promise<Pars
     bytes.set(c, offset);
     offset += c.byteLength;
   }
-  return decodeJson(bytes);
+  return bytes;
 }
 
 /** Decoding is stateless without `stream`, so one decoder serves every request of the isolate. */

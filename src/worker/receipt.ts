@@ -21,6 +21,8 @@ export const H = {
   receipt: "x-greenference-receipt",
   /** Sites tried for the request: 2 when the first failed before its first byte and it was retried. */
   attempts: "x-greenference-attempts",
+  /** A budgeted key's carbon price when it was routed (0 on pace; above 0 steers it to cleaner sites). */
+  carbonPrice: "x-greenference-carbon-price",
 } as const;
 
 /** `usage.greenference` in responses. */

@@ -105,7 +105,7 @@ describe("admin API: API keys and metrics", () => {
     expect(key.key).toMatch(new RegExp(`^gfk_${key.id}_[0-9a-f]{64}$`));
     expect(key.hash).toBeUndefined();
     const list = (await (await edge.admin("GET", "/admin/v1/keys")).json()) as Record<string, unknown>[];
-    expect(list).toEqual([{ id: key.id, name: "team-a", requestsPerMinute: 100, tokensPerMinute: null, createdAtMs: expect.any(Number) }]);
+    expect(list).toEqual([{ id: key.id, name: "team-a", requestsPerMinute: 100, tokensPerMinute: null, carbonBudget: null, createdAtMs: expect.any(Number) }]);
     expect((await edge.admin("POST", "/admin/v1/keys", { name: "" })).status).toBe(400);
     expect((await edge.admin("DELETE", `/admin/v1/keys/${key.id}`)).status).toBe(200);
     expect((await edge.admin("DELETE", `/admin/v1/keys/${key.id}`)).status).toBe(404);

@@ -95,6 +95,13 @@ describe("Router overflow", () => {
     expect(picks.map((p) => p.site)).toEqual(["a", "a", "b", "a"]);
     expect(picks.every((p) => p.pool === "SS" && p.saturated)).toBe(true);
   });
+
+  it("never queues work that can wait (spareOnly): spare instances, overflow included, or no route", () => {
+    const full = fixtureSnapshot([status("a", { saturated: ["i0" as never] }), status("b", { saturated: ["i0" as never] })]);
+    expect(choice(new Router(full, OPTIONS).select(query("SS", { edgeRegions: FROM_AMS, spareOnly: true })))).toMatchObject({ site: "a", instance: "i1", saturated: false });
+    const all = fixtureSnapshot([status("a", { saturated: ["i0", "i1"] as never[] }), status("b", { saturated: ["i0", "i1"] as never[] })]);
+    expect(new Router(all, OPTIONS).select(query("SS", { edgeRegions: FROM_AMS, spareOnly: true }))).toEqual({ ok: false, reason: "no site has spare capacity for class SS" });
+  });
 });
 
 describe("Router during a plan change", () => {

@@ -11,6 +11,8 @@ export interface RouteQuery {
   nowMs: number;
   /** Sites already tried for this request (a retry goes to the next choice elsewhere). */
   excludeSites?: ReadonlySet<string>;
+  /** Only instances ready and not saturated (work that can wait, e.g. batch lines): no saturated or starting fallback. */
+  spareOnly?: boolean;
 }
 
 export interface RouteChoice {
@@ -90,7 +92,9 @@ export class Router {
     const cls = this.snapshot.classes[query.classId];
     if (!cls) return { ok: false, reason: `unknown class "${query.classId}"` };
     const overflow = this.overflowOf(query.classId);
-    return this.pick(query, cls.ttftMs, overflow, "none") ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
+    const spare = this.pick(query, cls.ttftMs, overflow, "none");
+    if (query.spareOnly) return spare ?? { ok: false, reason: `no site has spare capacity for class ${query.classId}` };
+    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
   }
 
   /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */

@@ -1,0 +1,55 @@
+import type { BatchLine } from "../../core/schemas/batch.ts";
+import type { Identity } from "../auth.ts";
+import { CHAT, COMPLETIONS, serve, type EdgeContext } from "../inference.ts";
+import { H } from "../receipt.ts";
+import { newRequestId } from "../request-id.ts";
+import type { EdgeState } from "../snapshot-cache.ts";
+import { hex } from "./stored-files.ts";
+
+/** What became of one line: answered (into the output or error file), or to run again later. */
+export type LineOutcome =
+  | { kind: "done"; ok: boolean; text: string }
+  | { kind: "retry"; countsAsAttempt: boolean; why: string; failedSite: string | null }
+  | { kind: "budget"; retryAfterS: number };
+
+/**
+ * Runs one batch line through the same path as an interactive request (`serve`: model check,
+ * classification, carbon budget, routing, signing, receipt), as deferred work: spare instances
+ * only, among the released sites. A 2xx answer goes to the output file and any other 4xx to the
+ * error file, each as OpenAI's batch output line; a key over its carbon budget waits; anything
+ * else (no spare capacity, a site failing before or after its first byte) runs again later, away
+ * from the sites in `release.avoid` (those that failed it before).
+ */
+export async function runBatchLine(line: BatchLine, caller: Identity, release: { sites: ReadonlySet<string> | null; avoid: ReadonlySet<string> }, env: Env, edge: EdgeContext, state: EdgeState): Promise<LineOutcome> {
+  const endpoint = line.url === CHAT.path ? CHAT : COMPLETIONS;
+  const background: Promise<unknown>[] = [];
+  const parsed = endpoint.schema.safeParse(line.body);
+  if (!parsed.success) return done(line, 400, { error: { message: `invalid body: ${parsed.error.issues[0]?.message ?? "invalid"}`, type: "invalid_request_error", param: null, code: "invalid_value" } }, "invalid_request");
+  const response = await serve(endpoint as typeof CHAT, parsed.data as never, { caller, edgeRegions: [], background: (work) => background.push(work), deferred: release }, env, edge, state);
+  const text = await response.text();
+  await Promise.allSettled(background);
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Kept as text: the output line says what the site sent.
+  }
+  const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  if (response.status === 429 && code === "carbon_budget_exceeded") return { kind: "budget", retryAfterS: Number(response.headers.get("retry-after") ?? 60) };
+  if (response.status === 503 && code === "no_capacity") return { kind: "retry", countsAsAttempt: false, why: "no spare capacity", failedSite: null };
+  if (response.status >= 500 || response.status === 429 || response.status === 408) return { kind: "retry", countsAsAttempt: true, why: `HTTP ${response.status}`, failedSite: response.headers.get(H.site) };
+  return done(line, response.status, body, typeof code === "string" ? code : null);
+}
+
+/** One line of an output or error file, as OpenAI writes them. */
+function done(line: BatchLine, status: number, body: unknown, errorCode: string | null): LineOutcome {
+  const ok = status >= 200 && status < 300;
+  const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
+  const error = ok ? null : { code: errorCode ?? `http_${status}`, message: typeof message === "string" ? message : `HTTP ${status}` };
+  return { kind: "done", ok, text: JSON.stringify({ id: `batch_req_${hex(12)}`, custom_id: line.custom_id, response: { status_code: status, request_id: newRequestId(), body }, error }) };
+}
+
+/** The error line of a line that never got an answer (too many failed attempts, the batch expired). */
+export function unansweredLine(line: BatchLine, code: string, message: string): LineOutcome & { kind: "done" } {
+  return { kind: "done", ok: false, text: JSON.stringify({ id: `batch_req_${hex(12)}`, custom_id: line.custom_id, response: null, error: { code, message } }) };
+}

@@ -1,0 +1,81 @@
+import type { IRequest, RouterType } from "itty-router";
+import { batchStub } from "../../../durable-objects/batch-do.ts";
+import { BATCH_LIMITS, CreateBatchRequest, type BatchObject } from "../../core/schemas/batch.ts";
+import type { EdgeContext } from "../inference.ts";
+import { parseBody, readJson } from "../json-body.ts";
+import { openAiError } from "../openai-error.ts";
+import { checkBatchFile } from "./batch-file.ts";
+import { callerOwner } from "./files-api.ts";
+import { fileKey, hex, ownedFile } from "./stored-files.ts";
+
+const BATCH_ID = /^batch_[0-9a-f]{27}$/;
+/** Far enough ahead that `LATEST - now` keeps 11 hex digits for centuries. */
+const LATEST_MS = 0xfffffffffff;
+
+/** A new batch id: newest sorts first (the time part counts down), then random. */
+function newBatchId(nowMs: number): string {
+  return `batch_${(LATEST_MS - nowMs).toString(16).padStart(11, "0")}${hex(8)}`;
+}
+
+/** Batches are listed per owner from an R2 index of empty objects, `batch-index/<owner>/<id>`, newest first. */
+const indexKey = (owner: string, id: string) => `batch-index/${owner}/${id}`;
+
+const notFound = (id: string) => openAiError(404, `No such Batch object: ${id.slice(0, 64)}`, { param: "batch_id", code: "not_found" });
+
+/** The Batch API: create, retrieve, list (limit/after), cancel. Batches are their owners' only. */
+export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
+  router.post("/v1/batches", async (request: IRequest, env: Env) => {
+    const owner = await callerOwner(request, env, edge);
+    if (owner instanceof Response) return owner;
+    const raw = await readJson(request, 64 * 1024);
+    if (!raw.ok) return raw.response;
+    const parsed = parseBody(CreateBatchRequest, raw.value);
+    if (!parsed.ok) return parsed.response;
+    const body = parsed.value;
+    const file = await ownedFile(env.FILES, body.input_file_id, owner);
+    if (!file || file.meta.purpose !== "batch") return openAiError(404, `No batch input file ${body.input_file_id.slice(0, 64)}`, { param: "input_file_id", code: "not_found" });
+    if (file.meta.endpoint !== body.endpoint) {
+      return openAiError(400, `The input file's lines call ${file.meta.endpoint || "both endpoints"}, not ${body.endpoint}; a batch runs one endpoint.`, { param: "endpoint", code: "invalid_value" });
+    }
+    const content = await env.FILES.get(fileKey(body.input_file_id));
+    if (!content) return openAiError(404, `No batch input file ${body.input_file_id.slice(0, 64)}`, { param: "input_file_id", code: "not_found" });
+    const checked = checkBatchFile(new Uint8Array(await content.arrayBuffer()));
+    if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "input_file_id", code: "invalid_batch_file" });
+    const nowMs = Date.now();
+    const id = newBatchId(nowMs);
+    const created = await batchStub(env, id).create(id, owner, body, checked.lines, nowMs);
+    await env.FILES.put(indexKey(owner, id), "");
+    return Response.json(created);
+  });
+
+  router.get("/v1/batches", async (request: IRequest, env: Env) => {
+    const owner = await callerOwner(request, env, edge);
+    if (owner instanceof Response) return owner;
+    const query = new URL(request.url).searchParams;
+    const limitRaw = query.get("limit") ?? "20";
+    const limit = /^\d{1,3}$/.test(limitRaw) ? Number(limitRaw) : NaN;
+    if (!(limit >= 1 && limit <= BATCH_LIMITS.listLimit)) return openAiError(400, `limit must be a whole number from 1 to ${BATCH_LIMITS.listLimit}`, { param: "limit", code: "invalid_value" });
+    const after = query.get("after");
+    if (after !== null && !BATCH_ID.test(after)) return openAiError(400, "after must be a batch id", { param: "after", code: "invalid_value" });
+    const listed = await env.FILES.list({ prefix: `batch-index/${owner}/`, limit: limit + 1, ...(after ? { startAfter: indexKey(owner, after) } : {}) });
+    const ids = listed.objects.map((o) => o.key.slice(`batch-index/${owner}/`.length));
+    const data = (await Promise.all(ids.slice(0, limit).map((id) => batchStub(env, id).get(owner)))).filter((b): b is BatchObject => b !== null);
+    return Response.json({ object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: ids.length > limit });
+  });
+
+  router.get("/v1/batches/:id", async (request: IRequest, env: Env) => {
+    const owner = await callerOwner(request, env, edge);
+    if (owner instanceof Response) return owner;
+    const id = request.params.id!;
+    const batch = BATCH_ID.test(id) ? await batchStub(env, id).get(owner) : null;
+    return batch ? Response.json(batch) : notFound(id);
+  });
+
+  router.post("/v1/batches/:id/cancel", async (request: IRequest, env: Env) => {
+    const owner = await callerOwner(request, env, edge);
+    if (owner instanceof Response) return owner;
+    const id = request.params.id!;
+    const batch = BATCH_ID.test(id) ? await batchStub(env, id).cancel(owner, Date.now()) : null;
+    return batch ? Response.json(batch) : notFound(id);
+  });
+}

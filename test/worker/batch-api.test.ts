@@ -1,0 +1,197 @@
+import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { batchStub } from "../../durable-objects/batch-do.ts";
+import type { BatchObject } from "../../src/core/schemas/batch.ts";
+import { useBatchSiteClient } from "../../src/worker/batch/batch-site-client.ts";
+import { completion, Edge, errorOf, MODEL, takeDown, telemetry } from "./edge-fixture.ts";
+
+const edge = new Edge();
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  await edge.setUp(1);
+  useBatchSiteClient(edge.sites.client);
+  alice = await createKey("alice");
+  bob = await createKey("bob");
+});
+afterAll(() => useBatchSiteClient(null));
+
+async function createKey(name: string): Promise<string> {
+  const r = await edge.admin("POST", "/admin/v1/keys", { name });
+  return ((await r.json()) as { key: string }).key;
+}
+
+const as = (key: string, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } });
+
+function chatLine(customId: string, content = "Hello") {
+  return { custom_id: customId, method: "POST", url: "/v1/chat/completions", body: { model: MODEL, messages: [{ role: "user", content }], max_tokens: 16 } };
+}
+
+async function upload(key: string, lines: unknown[] | string, purpose = "batch"): Promise<Response> {
+  const form = new FormData();
+  form.append("purpose", purpose);
+  form.append("file", new File([typeof lines === "string" ? lines : lines.map((l) => JSON.stringify(l)).join("\n")], "input.jsonl"));
+  return edge.fetch("/v1/files", as(key, { method: "POST", body: form }));
+}
+
+async function uploadOk(key: string, lines: unknown[]): Promise<string> {
+  const r = await upload(key, lines);
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { id: string }).id;
+}
+
+const json = (body: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+async function createBatch(key: string, fileId: string): Promise<BatchObject> {
+  const r = await edge.fetch("/v1/batches", as(key, json({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" })));
+  expect(r.status).toBe(200);
+  return (await r.json()) as BatchObject;
+}
+
+/** Runs the batch's alarms until it ends (the runtime may run some by itself), within a deadline. */
+async function settle(key: string, id: string): Promise<BatchObject> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    await runDurableObjectAlarm(batchStub(env, id));
+    const batch = (await (await edge.fetch(`/v1/batches/${id}`, as(key))).json()) as BatchObject;
+    if (["completed", "cancelled", "expired", "failed"].includes(batch.status)) return batch;
+    if (Date.now() > deadline) throw new Error(`batch ${id} still ${batch.status} after 20 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function content(key: string, fileId: string): Promise<{ custom_id: string; response: { status_code: number; request_id: string; body: { usage?: { greenference?: { site: string } } } } | null; error: { code: string } | null }[]> {
+  const r = await edge.fetch(`/v1/files/${fileId}/content`, as(key));
+  expect(r.status).toBe(200);
+  return (await r.text()).trim().split("\n").map((l) => JSON.parse(l));
+}
+
+describe("Batch API: files", () => {
+  it("stores a checked JSONL file its key can read back, and that another key cannot see (404)", async () => {
+    const id = await uploadOk(alice, [chatLine("a"), chatLine("b")]);
+    const meta = (await (await edge.fetch(`/v1/files/${id}`, as(alice))).json()) as Record<string, unknown>;
+    expect(meta).toMatchObject({ id, object: "file", purpose: "batch", filename: "input.jsonl", status: "processed", bytes: expect.any(Number) });
+    expect((await (await edge.fetch(`/v1/files/${id}/content`, as(alice))).text()).split("\n")).toHaveLength(2);
+    for (const [method, path] of [["GET", `/v1/files/${id}`], ["GET", `/v1/files/${id}/content`], ["DELETE", `/v1/files/${id}`]] as const) {
+      const r = await edge.fetch(path, as(bob, { method }));
+      expect(r.status, `${method} ${path}`).toBe(404);
+    }
+    const stolen = await edge.fetch("/v1/batches", as(bob, json({ input_file_id: id, endpoint: "/v1/chat/completions", completion_window: "24h" })));
+    expect(stolen.status).toBe(404);
+    expect(await errorOf(stolen)).toMatchObject({ param: "input_file_id" });
+    expect(await (await edge.fetch(`/v1/files/${id}`, as(alice, { method: "DELETE" }))).json()).toEqual({ id, object: "file", deleted: true });
+    expect((await edge.fetch(`/v1/files/${id}`, as(alice))).status).toBe(404);
+  });
+
+  it("refuses a bad file with a 400 that names the line, and stores nothing", async () => {
+    const cases: [unknown[] | string, RegExp][] = [
+      [`${JSON.stringify(chatLine("a"))}\n{oops`, /line 2: not valid JSON/],
+      [[chatLine("a"), chatLine("a")], /line 2: custom_id "a" is used by an earlier line/],
+      [[chatLine("a"), { ...chatLine("b"), body: { model: MODEL } }], /line 2: 'body.messages'/],
+      [[{ ...chatLine("a"), body: { ...chatLine("a").body, stream: true } }], /line 1: 'body.stream' must not be true/],
+      [[{ ...chatLine("a"), url: "/v1/embeddings" }], /line 1: 'url'/],
+      ["\n\n", /no request lines/],
+    ];
+    for (const [lines, message] of cases) {
+      const r = await upload(alice, lines);
+      expect(r.status).toBe(400);
+      expect(await errorOf(r)).toMatchObject({ param: "file", code: "invalid_batch_file", message: expect.stringMatching(message) });
+    }
+    const wrongPurpose = await upload(alice, [chatLine("a")], "fine-tune");
+    expect(await errorOf(wrongPurpose)).toMatchObject({ param: "purpose" });
+    const notMultipart = await edge.fetch("/v1/files", as(alice, json({ purpose: "batch" })));
+    expect(notMultipart.status).toBe(415);
+    const listed = await env.FILES.list({ prefix: "files/" });
+    expect(listed.objects.every((o) => o.customMetadata?.owner !== undefined)).toBe(true);
+  });
+});
+
+describe("Batch API: batches", () => {
+  it("runs every line once through the sites and writes one answer per line, in order; another key sees no batch", async () => {
+    const lines = Array.from({ length: 9 }, (_, i) => chatLine(`req-${i}`, `question ${i}`));
+    const created = await createBatch(alice, await uploadOk(alice, lines));
+    expect(created).toMatchObject({ object: "batch", status: "validating", completion_window: "24h", request_counts: { total: 9, completed: 0, failed: 0 } });
+    expect(created.expires_at - created.created_at).toBe(24 * 3600);
+    expect((await edge.fetch(`/v1/batches/${created.id}`, as(bob))).status).toBe(404);
+    expect((await edge.fetch(`/v1/batches/${created.id}/cancel`, as(bob, { method: "POST" }))).status).toBe(404);
+
+    const done = await settle(alice, created.id);
+    expect(done).toMatchObject({ status: "completed", request_counts: { total: 9, completed: 9, failed: 0 }, error_file_id: null, output_file_id: expect.stringMatching(/^file-/) });
+    expect(done.in_progress_at).not.toBeNull();
+    expect(done.finalizing_at).not.toBeNull();
+    const output = await content(alice, done.output_file_id!);
+    expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
+    expect(output.every((l) => l.response?.status_code === 200 && /^req_/.test(l.response.request_id) && l.error === null)).toBe(true);
+    expect((await edge.fetch(`/v1/files/${done.output_file_id}/content`, as(bob))).status).toBe(404);
+    // Batch lines go to the sites as ordinary signed requests of the class the edge classified.
+    const sent = edge.sites.calls.filter((c) => JSON.stringify(c.body).includes("question"));
+    expect(new Set(sent.map((c) => c.body.messages && (c.body.messages as { content: string }[])[0]!.content)).size).toBe(9);
+  });
+
+  it("lists a key's batches newest first with limit and after", async () => {
+    const file = await uploadOk(bob, [chatLine("x")]);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await createBatch(bob, file)).id);
+    const first = (await (await edge.fetch("/v1/batches?limit=2", as(bob))).json()) as { data: BatchObject[]; has_more: boolean; last_id: string };
+    expect(first.data.map((b) => b.id)).toEqual([ids[2], ids[1]]);
+    expect(first.has_more).toBe(true);
+    const rest = (await (await edge.fetch(`/v1/batches?limit=2&after=${first.last_id}`, as(bob))).json()) as { data: BatchObject[]; has_more: boolean };
+    expect(rest.data.map((b) => b.id)).toEqual([ids[0]]);
+    expect(rest.has_more).toBe(false);
+    expect((await edge.fetch("/v1/batches?limit=0", as(bob))).status).toBe(400);
+    for (const id of ids) await settle(bob, id);
+  });
+
+  it("refuses a batch whose endpoint or window is wrong, naming the parameter", async () => {
+    const file = await uploadOk(alice, [chatLine("x")]);
+    const body = { input_file_id: file, endpoint: "/v1/chat/completions", completion_window: "24h" };
+    for (const [over, param] of [[{ completion_window: "1h" }, "completion_window"], [{ endpoint: "/v1/completions" }, "endpoint"], [{ endpoint: "/v1/embeddings" }, "endpoint"]] as const) {
+      const r = await edge.fetch("/v1/batches", as(alice, json({ ...body, ...over })));
+      expect(r.status).toBe(400);
+      expect((await errorOf(r)).param).toBe(param);
+    }
+  });
+
+  it("cancels: the batch ends cancelled with the answers it had, and a cancelled batch stays so", async () => {
+    const created = await createBatch(alice, await uploadOk(alice, Array.from({ length: 30 }, (_, i) => chatLine(`c-${i}`))));
+    const cancelling = (await (await edge.fetch(`/v1/batches/${created.id}/cancel`, as(alice, { method: "POST" }))).json()) as BatchObject;
+    expect(["cancelling", "cancelled"]).toContain(cancelling.status);
+    const done = await settle(alice, created.id);
+    expect(done.status).toBe("cancelled");
+    expect(done.cancelled_at).not.toBeNull();
+    expect(done.request_counts.completed).toBeLessThan(30);
+    const answered = done.output_file_id ? await content(alice, done.output_file_id) : [];
+    expect(answered).toHaveLength(done.request_counts.completed);
+    expect(((await (await edge.fetch(`/v1/batches/${created.id}/cancel`, as(alice, { method: "POST" }))).json()) as BatchObject).status).toBe("cancelled");
+  });
+
+  it("re-runs the lines of a site that died mid-batch elsewhere, and writes each line once", async () => {
+    // eu-a holds its answers until the test has taken it down, then breaks each one after its head.
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const broken: string[] = [];
+    edge.sites.on("eu-a", async (call) => {
+      broken.push(JSON.stringify(call.body.messages));
+      await gate;
+      const body = new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('{"id":')), c.error(new Error("site died"))) });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    });
+    const lines = Array.from({ length: 10 }, (_, i) => chatLine(`d-${i}`, `death ${i}`));
+    const created = await createBatch(alice, await uploadOk(alice, lines));
+    const round = runDurableObjectAlarm(batchStub(env, created.id));
+    const deadline = Date.now() + 10_000;
+    while (broken.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(broken.length).toBeGreaterThan(0);
+    await takeDown("eu-a");
+    open();
+    await round;
+    const done = await settle(alice, created.id);
+    expect(done.request_counts).toEqual({ total: 10, completed: 10, failed: 0 });
+    const output = await content(alice, done.output_file_id!);
+    expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
+    expect(output.every((l) => l.response!.body.usage!.greenference!.site !== "eu-a")).toBe(true);
+    edge.sites.on("eu-a", () => completion());
+    await env.SITE.get(env.SITE.idFromName("eu-a")).heartbeat(telemetry("eu-a"));
+  });
+});
