@@ -4,6 +4,7 @@ import { addAdminRoutes } from "./admin-api.ts";
 import { addAgentRoutes } from "./agent-api.ts";
 import { addDashboardRoutes } from "./dashboard-api.ts";
 import { CHAT, COMPLETIONS, handleInference, listModels, type EdgeContext } from "./inference.ts";
+import { FailingSites } from "./failing-sites.ts";
 import { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
 import type { SiteClient } from "./site-client.ts";
@@ -51,6 +52,7 @@ export function createApp(options: AppOptions): EdgeApp {
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
     idleTimeoutMs: options.idleTimeoutMs,
+    failing: new FailingSites(),
   };
   // Router, not AutoRouter: AutoRouter wraps every request in a Proxy (withParams) whose reads
   // cost on the inference hot path; handlers read route parameters from `request.params`.

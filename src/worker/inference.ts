@@ -6,7 +6,8 @@ import { estimateInputTokens, type PromptShape } from "../core/classify/token-es
 import { SLO_HEADER } from "../core/schemas/slo-header.ts";
 import { ANONYMOUS, authenticateCaller, hasLimits, rateLimit, settleTokens } from "./auth.ts";
 import { edgeRegions } from "./edge-region.ts";
-import { siteIdleTimeoutMs } from "./env.ts";
+import { siteFailureHoldMs, siteIdleTimeoutMs } from "./env.ts";
+import type { FailingSites } from "./failing-sites.ts";
 import { parseBody, readJson } from "./json-body.ts";
 import type { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
@@ -29,6 +30,8 @@ export interface EdgeContext {
   firstByteTimeoutMs: number;
   /** How long a site may send nothing after its head; unset: the SITE_IDLE_TIMEOUT_S var (60 s without it). */
   idleTimeoutMs?: number | undefined;
+  /** Sites this isolate saw fail, which routing passes over for SITE_FAILURE_HOLD_S. */
+  failing: FailingSites;
 }
 
 /** The largest JSON answer the edge reads whole to add its receipt (answers are a few KiB). */
@@ -108,6 +111,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const upstreamBody = JSON.stringify(stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body);
   const bodySha256Hex = await sha256Hex(upstreamBody);
   const regions = edgeRegions(request);
+  const holdMs = siteFailureHoldMs(env);
   const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
     path: endpoint.path,
@@ -124,10 +128,19 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
       if (!keys) return `the edge holds no ingress secret for it (an operator issues one: POST /admin/v1/sites/${site}/ingress-secret)`;
       return siteHopHeaders(keys, { method: "POST", path: endpoint.path, bodySha256Hex, headers }, edge.now());
     },
-    route: (exclude) => router.select({ classId: cls.classId, model: body.model, edgeRegions: regions, nowMs: edge.now(), excludeSites: exclude }),
+    route: (exclude) => {
+      const nowMs = edge.now();
+      const select = (excludeSites: ReadonlySet<string>) => router.select({ classId: cls.classId, model: body.model, edgeRegions: regions, nowMs, excludeSites });
+      const avoided = edge.failing.avoided(nowMs);
+      // Sites that just failed are passed over while another can serve, and tried when none can.
+      const routed = avoided.size === 0 ? select(exclude) : ((r) => (r.ok ? r : select(exclude)))(select(new Set([...exclude, ...avoided])));
+      if (routed.ok) edge.failing.routed(routed.choice.site, nowMs);
+      return routed;
+    },
     client: edge.siteClient,
     firstByteTimeoutMs: edge.firstByteTimeoutMs,
     onRetry: (site) => edge.metrics.count("greenference_retries_total", { site }),
+    onSiteFailed: (site) => edge.failing.failed(site, edge.now(), holdMs),
   });
   if (!forwarded.ok) {
     settleUsed(0);
@@ -141,6 +154,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
+  let broke = false;
   const answer = await respond(forwarded.response, {
     routed: { site: choice.site, instance: choice.instance, classId: cls.classId, pool: choice.pool, planVersion: routing.planVersion },
     carbon: site.carbon,
@@ -154,8 +168,13 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
       settleUsed(used.input + used.output);
+      if (!broke) edge.failing.served(choice.site);
     },
-    failed: () => edge.metrics.count("greenference_broken_responses_total", { site: choice.site }),
+    failed: () => {
+      broke = true;
+      edge.failing.failed(choice.site, edge.now(), holdMs);
+      edge.metrics.count("greenference_broken_responses_total", { site: choice.site });
+    },
   });
   // An error answer (the site's 4xx, or a 502 for a body that failed) used no tokens.
   if (answer.status >= 400) settleUsed(0);
