@@ -74,7 +74,7 @@ function headers(ctx: FuzzContext): fc.Arbitrary<Record<string, string>> {
   return fc.record(
     {
       "content-type": fc.oneof({ weight: 4, arbitrary: fc.constant("application/json") }, fc.constantFrom("application/json; charset=utf-8", "text/plain", "application/jsonp", "", "application/x-www-form-urlencoded"), printable),
-      authorization: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ctx.tokens).map((t) => `Bearer ${t}`) }, printable.map((t) => `Bearer ${t}`), printable),
+      authorization: fc.oneof({ weight: ctx.tokens.length > 0 ? 3 : 0, arbitrary: fc.constantFrom("", ...ctx.tokens).map((t) => `Bearer ${t}`) }, printable.map((t) => `Bearer ${t}`), printable),
       "x-greenference-class": fc.oneof(fc.constantFrom("SS", "SM", "LL", "MM", ...HOSTILE_NAMES.filter((n) => /^[\x20-\x7e]*$/.test(n))), printable),
       "x-greenference-slo": printable,
       "x-greenference-instance": printable,

@@ -3,12 +3,13 @@ import { agentBenchTable, runAgentBench, type AgentBenchResult } from "../../ben
 import { runE2eBench } from "../../bench/e2e-bench.ts";
 import { runEdgeBench } from "../../bench/edge-bench.ts";
 import { runEdgeStartBench } from "../../bench/edge-start-bench.ts";
+import { faultsBenchTable, runFaultsBench, type FaultsBenchResult } from "../../bench/faults-bench.ts";
 import { runSimBench } from "../../bench/sim-bench.ts";
 import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference bench <sim|edge|edge-start|agent|e2e> [--data DIR] [--policy KIND] [--devtools-network] [--json]
+const usage = `usage: greenference bench <sim|edge|edge-start|agent|e2e|faults> [--data DIR] [--policy KIND] [--devtools-network] [--json]
 
 Benchmarks; each prints its figures, the last line as JSON.
   sim   fleet simulator on a synthetic week of 4 Heron-sized sites, and engine-simulator speed
@@ -18,7 +19,10 @@ Benchmarks; each prints its figures, the last line as JSON.
   e2e   the local stack (wrangler dev, 3 agents) on a fleet policy (--policy: ${PolicyKind.options.join(", ")}; default
         greenference) under load, a site's power dropped mid-slot and one agent killed: plans and Planner-S corrections
         made, what the applied plans held, lost, retried, recovery, edge hop latency
-        (--devtools-network: with wrangler's DevTools network capture left on, as plain \`wrangler dev\` has it)`;
+        (--devtools-network: with wrangler's DevTools network capture left on, as plain \`wrangler dev\` has it)
+  faults  hostile input and faults on the local stack: the table of bad inputs, fast-check fuzzing of the edge, a site
+        gateway and an agent's local API (no 5xx, no state change), and the fault matrix (agent killed mid-stream,
+        restarts on each power-ladder rung, a site stalling after the head, carbon provider down or hanging, clock skew)`;
 
 interface BenchFlags {
   data: string;
@@ -31,12 +35,14 @@ const benches: Record<string, (f: BenchFlags) => Promise<object>> = {
   edge: (f) => runEdgeBench(f.data),
   "edge-start": () => runEdgeStartBench(),
   agent: () => runAgentBench(),
+  faults: (f) => runFaultsBench({ dataDir: f.data, log: (l) => console.error(l) }),
   e2e: (f) => runE2eBench({ dataDir: f.data, devtoolsNetworkCapture: f.devtoolsNetwork, ...(f.policy ? { policy: f.policy } : {}), log: (l) => console.error(l) }),
 };
 
 /** Short tables for people; with --json they go to stderr so stdout holds only the JSON. */
 const tables: Record<string, (result: object) => string> = {
   agent: (r) => agentBenchTable(r as AgentBenchResult),
+  faults: (r) => faultsBenchTable(r as FaultsBenchResult),
 };
 
 /** `greenference bench <name>`. */
