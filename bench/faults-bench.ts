@@ -6,7 +6,8 @@ import { runFaultMatrix } from "./faults/fault-matrix.ts";
 import { edgeRequest, fuzzOnce, gatewayRequest, localApiRequest, type FuzzRequest } from "./faults/fuzz-requests.ts";
 import { edgeSnapshot, siteSnapshot } from "./faults/http-state.ts";
 import { runBadInputCases, type Send, type Snapshot } from "./faults/run-cases.ts";
-import { gatewaySender, mostlySigned, plainSender } from "./faults/site-senders.ts";
+import { httpSend } from "./faults/http-send.ts";
+import { gatewaySender, mostlySigned } from "./faults/site-senders.ts";
 import type { FaultRow } from "./faults/traffic.ts";
 
 export interface FaultsBenchOptions {
@@ -42,7 +43,7 @@ export async function runFaultsBench(o: FaultsBenchOptions): Promise<FaultsBench
     dataDir: o.dataDir,
     edgePort: 0,
     engineSpeed: 10,
-    maxOutputTokens: 64,
+    maxOutputTokens: 400,
     siteIdleTimeoutS: 5,
     sites: [
       { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 4 },
@@ -56,14 +57,14 @@ export async function runFaultsBench(o: FaultsBenchOptions): Promise<FaultsBench
     const id = site!.site.id;
     log("bad inputs");
     const cases = badInputCases({ model: config.model, site: id, siteToken: stack.siteToken(id), otherSite: other!.site.id, adminToken: stack.adminToken });
-    const edgeSend: Send = (r) => fetch(`${stack.edgeUrl}${r.path}`, { method: r.method, headers: r.headers, ...(r.body === undefined ? {} : { body: r.body }) });
+    const edgeSend = httpSend(stack.edgeUrl);
     const table = await runBadInputCases(cases, edgeSend, edgeSnapshot(stack));
     const sites = stack.sites.map((s) => s.site.id);
     const fuzzCtx = { model: config.model, sites };
     const doors: [string, fc.Arbitrary<FuzzRequest>, number, Send, Snapshot][] = [
       ["edge", edgeRequest({ ...fuzzCtx, tokens: [stack.adminToken, stack.siteToken(id)] }), runs.edge, edgeSend, edgeSnapshot(stack)],
       ["gateway", gatewayRequest({ ...fuzzCtx, tokens: [] }), runs.gateway, gatewaySender(site!.ingressUrl, stack.ingressSecret(id), mostlySigned), siteSnapshot(site!)],
-      ["local_api", localApiRequest({ ...fuzzCtx, tokens: [site!.readToken, site!.controlToken] }), runs.localApi, plainSender(site!.localApiUrl), siteSnapshot(site!)],
+      ["local_api", localApiRequest({ ...fuzzCtx, tokens: [site!.readToken, site!.controlToken] }), runs.localApi, httpSend(site!.localApiUrl), siteSnapshot(site!)],
     ];
     const byDoor: FaultsBenchResult["fuzz"]["by_door"] = {};
     const failures: string[] = [];

@@ -23,11 +23,11 @@ interface MatrixOptions {
 export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promise<FaultRow[]> {
   const victim = stack.sites.find((s) => s.site.id === VICTIM)!;
   const rows: FaultRow[] = [];
-  const traffic = (stream: (i: number) => boolean) => new Traffic(stack.load!, { intervalMs: 100, outputTokens: 48, stream }).start();
+  const traffic = (stream: (i: number) => boolean, outputTokens: number) => new Traffic(stack.load!, { intervalMs: 100, outputTokens, stream }).start();
   /** Traffic for beforeS, the fault, traffic for afterS; the row of that window. */
-  const measure = async (name: string, inject: () => Promise<string | void>, stream: (i: number) => boolean = (i) => i % 2 === 0) => {
+  const measure = async (name: string, inject: () => Promise<string | void>, stream: (i: number) => boolean = (i) => i % 2 === 0, outputTokens = 48) => {
     o.log(`fault: ${name}`);
-    const t = traffic(stream);
+    const t = traffic(stream, outputTokens);
     await sleep(o.beforeS * 1000);
     const faultAtMs = Date.now();
     const note = await inject();
@@ -42,19 +42,21 @@ export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promi
   await setWeightedPlan(stack, ALL);
   await measure("agent SIGKILLed mid-stream", async () => {
     victim.process!.killNow();
-    return `SIGKILL to the agent of ${VICTIM} (its engines with it) while it streamed`;
-  }, () => true);
+    return `SIGKILL to the agent of ${VICTIM} (its engines with it) while it streamed 400-token answers`;
+  }, () => true, 400);
   await restart(stack, victim);
   await healthy();
 
   for (const rung of POWER_LADDER_STEPS) {
     await measure(`agent restarted at power-ladder rung ${rung}`, async () => {
-      // A power cap far under the site's idle draw: the ladder climbs a rung a check; the agent is killed on the rung.
-      if (rung !== "none") await setWeightedPlan(stack, ALL, { powerCapW: { [VICTIM]: 200 } });
+      // A power cap far under the site's idle draw: the ladder climbs a rung a check (a second), so
+      // the rung is watched while the plan goes out and the agent is killed the moment it stands on it.
+      const planned = rung === "none" ? Promise.resolve() : setWeightedPlan(stack, ALL, { powerCapW: { [VICTIM]: 200 } }).then(() => undefined);
       await waitForRung(victim, rung);
       victim.process!.killNow();
       const killedAt = Date.now();
       await restart(stack, victim);
+      await planned;
       return `SIGKILL on rung ${rung}; agent back in ${((Date.now() - killedAt) / 1000).toFixed(1)} s`;
     });
     await setWeightedPlan(stack, ALL);

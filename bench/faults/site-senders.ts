@@ -1,5 +1,6 @@
 import { signSiteHop } from "../../host-agent/gateway/ingress-auth.ts";
 import type { FuzzRequest } from "./fuzz-requests.ts";
+import { httpSend } from "./http-send.ts";
 import type { Send } from "./run-cases.ts";
 
 /**
@@ -8,16 +9,11 @@ import type { Send } from "./run-cases.ts";
  * scheduling) when `signed` says so. The answer's head is enough: callers cancel the body.
  */
 export function gatewaySender(ingressUrl: string, secret: string, signed: (r: FuzzRequest) => boolean): Send {
+  const send = httpSend(ingressUrl);
   return (r) => {
-    const body = r.body === undefined ? undefined : typeof r.body === "string" ? Buffer.from(r.body) : Buffer.from(r.body);
-    const headers = signed(r) ? { ...r.headers, ...signSiteHop(secret, r.method, new URL(r.path, ingressUrl).pathname, r.headers, body ?? "") } : r.headers;
-    return fetch(new URL(r.path, ingressUrl), { method: r.method, headers, ...(body === undefined ? {} : { body }) });
+    const body = r.body === undefined ? "" : Buffer.from(r.body);
+    return send(signed(r) ? { ...r, headers: { ...r.headers, ...signSiteHop(secret, r.method, new URL(r.path, ingressUrl).pathname, r.headers, body) } } : r);
   };
-}
-
-/** Sends a fuzzed request to an agent's local API over HTTP. */
-export function plainSender(baseUrl: string): Send {
-  return (r) => fetch(new URL(r.path, baseUrl), { method: r.method, headers: r.headers, ...(r.body === undefined ? {} : { body: r.body }) });
 }
 
 /** Whether to sign a fuzzed gateway request: three in four are, decided by the request itself (replayable). */

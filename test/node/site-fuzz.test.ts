@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fuzzOnce, gatewayRequest, localApiRequest } from "../../bench/faults/fuzz-requests.ts";
-import { gatewaySender, mostlySigned, plainSender } from "../../bench/faults/site-senders.ts";
+import { httpSend } from "../../bench/faults/http-send.ts";
+import { gatewaySender, mostlySigned } from "../../bench/faults/site-senders.ts";
 import { Agent } from "../../host-agent/agent/agent.ts";
 import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts";
 import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
@@ -64,7 +65,7 @@ describe("fuzzing a real agent's doors over HTTP", () => {
   });
 
   it("the local API answers no request with a 5xx, and no refused one changes a clock or the plan", async () => {
-    const send = plainSender(localApiUrl);
+    const send = httpSend(localApiUrl);
     const baseline = { text: await siteState() };
     const statuses = new Set<number>();
     await fc.assert(
