@@ -63,6 +63,8 @@ export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promi
     await healthy();
   }
 
+  // Most traffic at the victim, so the stall is met; the others keep a share to route around it with.
+  await setWeightedPlan(stack, { ...ALL, [VICTIM]: 20 });
   const proxy = await StallProxy.start(victim.ingressUrl);
   try {
     await pointFleetAt(stack, VICTIM, proxy.url);

@@ -11,6 +11,9 @@ export interface FaultRow {
   errored_with_reason: number;
   /** Seconds from the fault until every request sent from then on was served (0: none failed; null: never within the window). */
   recovery_s: number | null;
+  /** Requests served per site, and the distinct reasons given for those that failed (the first five). */
+  by_site: Record<string, number>;
+  reasons: string[];
   note?: string;
 }
 
@@ -49,5 +52,8 @@ export function faultRow(name: string, outcomes: RequestOutcome[], faultAtMs: nu
   let lastFailed = -1;
   after.forEach((o, i) => (lastFailed = o.ok ? lastFailed : i));
   const recovery = lastFailed === -1 ? 0 : lastFailed === after.length - 1 ? null : (after[lastFailed + 1]!.startedMs - faultAtMs) / 1000;
-  return { name, requests: outcomes.length, served, lost: lostCount, errored_with_reason: outcomes.length - served - lostCount, recovery_s: recovery === null ? null : Math.round(recovery * 10) / 10, ...(note ? { note } : {}) };
+  const bySite: Record<string, number> = {};
+  for (const o of outcomes) if (o.ok) bySite[o.site ?? "?"] = (bySite[o.site ?? "?"] ?? 0) + 1;
+  const reasons = [...new Set(outcomes.filter((o) => !o.ok).map((o) => `${o.status} ${(o.error ?? "no reason").slice(0, 160)}`))].slice(0, 5);
+  return { name, requests: outcomes.length, served, lost: lostCount, errored_with_reason: outcomes.length - served - lostCount, recovery_s: recovery === null ? null : Math.round(recovery * 10) / 10, by_site: bySite, reasons, ...(note ? { note } : {}) };
 }

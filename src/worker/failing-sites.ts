@@ -1,5 +1,7 @@
 /** Most sites one isolate remembers as failing (more than any fleet has; a bound on memory all the same). */
 const MAX_SITES = 1024;
+/** A site that keeps failing its probes is held at most this many times the base hold. */
+const MAX_BACKOFF = 16;
 
 interface Hold {
   /** Until when routing passes the site over. */
@@ -12,7 +14,8 @@ interface Hold {
  * failure after the head): routing passes them over for `holdMs` while another site can serve,
  * so a dead, stalled or signature-refusing site stops taking requests at once rather than at its
  * heartbeat timeout. When the hold ends one request is let through as a probe and the site stays
- * passed over until it ends: served, the site is back; failed, it is held again. A probe that
+ * passed over until it ends: served, the site is back; failed, it is held twice as long (at most
+ * 16 times), so a site that stays broken costs ever fewer requests. A probe that
  * never ends stops counting after another `holdMs`. Each isolate learns on its own; ControlDO's
  * health still takes a silent site out everywhere.
  *
@@ -35,10 +38,13 @@ export class FailingSites {
     if (h && nowMs >= h.untilMs) h.untilMs = nowMs + h.holdMs;
   }
 
+  /** `site` failed a request: held for `holdMs`, or twice its last hold (up to 16 x `holdMs`) when it was held already (its probe failed). */
   failed(site: string, nowMs: number, holdMs: number): void {
+    const last = this.holds.get(site);
+    const hold = last ? Math.min(last.holdMs * 2, holdMs * MAX_BACKOFF) : holdMs;
     this.holds.delete(site);
     if (this.holds.size >= MAX_SITES) this.holds.delete(this.holds.keys().next().value!);
-    this.holds.set(site, { untilMs: nowMs + holdMs, holdMs });
+    this.holds.set(site, { untilMs: nowMs + hold, holdMs: hold });
   }
 
   /** A request at `site` was served whole: the site routes as before. */

@@ -51,4 +51,16 @@ describe("FailingSites", () => {
     f.served("a");
     expect([...f.avoided(1500)]).toEqual([]);
   });
+
+  it("doubles the hold of a site whose probe fails, up to 16 times the base", () => {
+    const f = new FailingSites();
+    f.failed("a", 0, 1000);
+    f.routed("a", 1000);
+    f.failed("a", 1100, 1000); // the probe failed: held 2 s
+    expect([...f.avoided(3099)]).toEqual(["a"]);
+    expect([...f.avoided(3100)]).toEqual([]);
+    for (let i = 0; i < 10; i++) f.failed("a", 10_000, 1000);
+    expect([...f.avoided(10_000 + 16_000 - 1)]).toEqual(["a"]);
+    expect([...f.avoided(10_000 + 16_000)]).toEqual([]);
+  });
 });
