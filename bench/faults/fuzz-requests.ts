@@ -132,12 +132,13 @@ export interface FuzzVerdict {
 }
 
 /**
- * Sends one request: a 5xx is a server error, and a refused request (4xx) that changed the
- * snapshot is a state change. An accepted one (2xx, 3xx) may change state: the caller moves its
- * baseline (`rebase`).
+ * Sends one request: a 5xx or no answer at all (status 0) is a server error, and a refused request
+ * (4xx) that changed the snapshot is a state change. An accepted one (2xx, 3xx) may change state:
+ * the baseline moves to the state after it.
  */
 export async function fuzzOnce(request: FuzzRequest, send: Send, snapshot: Snapshot, baseline: { text: string }): Promise<FuzzVerdict> {
-  const response = await send(request);
+  const response = await send(request).catch(() => null);
+  if (response === null) return { status: 0, serverError: true, stateChanged: false };
   await response.body?.cancel();
   const after = await snapshot();
   const refused = response.status >= 400;

@@ -38,7 +38,7 @@ export async function runBadInputCases(cases: BadInputCase[], send: Send, snapsh
   const verdicts: CaseVerdict[] = [];
   for (const c of cases) {
     const before = await snapshot();
-    const got = await errorShape(await send(c));
+    const got = await send(c).then(errorShape, (e: unknown) => ({ status: 0, code: `no answer: ${e instanceof Error ? e.message : String(e)}`, hasMessage: false }));
     const stateChanged = (await snapshot()) !== before;
     const correct = got.status === c.expect.status && got.code === c.expect.code && got.hasMessage && !stateChanged;
     verdicts.push({ name: c.name, expected: c.expect, got, stateChanged, correct });
