@@ -7,6 +7,8 @@ interface Hold {
   /** Until when routing passes the site over. */
   untilMs: number;
   holdMs: number;
+  /** Whether a request was let through since the hold ended (its failure doubles the hold). */
+  probed: boolean;
 }
 
 /**
@@ -35,16 +37,18 @@ export class FailingSites {
   /** A request was routed to `site`: if its hold has ended, this request is its probe, and the site is held while it runs. */
   routed(site: string, nowMs: number): void {
     const h = this.holds.get(site);
-    if (h && nowMs >= h.untilMs) h.untilMs = nowMs + h.holdMs;
+    if (!h || nowMs < h.untilMs) return;
+    h.untilMs = nowMs + h.holdMs;
+    h.probed = true;
   }
 
-  /** `site` failed a request: held for `holdMs`, or twice its last hold (up to 16 x `holdMs`) when it was held already (its probe failed). */
+  /** `site` failed a request: held for `holdMs`; when a probe failed, for twice the last hold (up to 16 x `holdMs`). Failures within one hold (requests already in flight) do not lengthen it. */
   failed(site: string, nowMs: number, holdMs: number): void {
     const last = this.holds.get(site);
-    const hold = last ? Math.min(last.holdMs * 2, holdMs * MAX_BACKOFF) : holdMs;
+    const hold = !last ? holdMs : last.probed ? Math.min(last.holdMs * 2, holdMs * MAX_BACKOFF) : last.holdMs;
     this.holds.delete(site);
     if (this.holds.size >= MAX_SITES) this.holds.delete(this.holds.keys().next().value!);
-    this.holds.set(site, { untilMs: nowMs + hold, holdMs: hold });
+    this.holds.set(site, { untilMs: nowMs + hold, holdMs: hold, probed: false });
   }
 
   /** A request at `site` was served whole: the site routes as before. */

@@ -59,8 +59,16 @@ describe("FailingSites", () => {
     f.failed("a", 1100, 1000); // the probe failed: held 2 s
     expect([...f.avoided(3099)]).toEqual(["a"]);
     expect([...f.avoided(3100)]).toEqual([]);
-    for (let i = 0; i < 10; i++) f.failed("a", 10_000, 1000);
-    expect([...f.avoided(10_000 + 16_000 - 1)]).toEqual(["a"]);
-    expect([...f.avoided(10_000 + 16_000)]).toEqual([]);
+    // Failures of requests already in flight do not lengthen the hold; failed probes double it, up to 16 s.
+    f.failed("a", 1200, 1000);
+    expect([...f.avoided(3200)]).toEqual([]);
+    let t = 3200;
+    for (let i = 0; i < 6; i++) {
+      t += 20_000;
+      f.routed("a", t);
+      f.failed("a", t, 1000);
+    }
+    expect([...f.avoided(t + 16_000 - 1)]).toEqual(["a"]);
+    expect([...f.avoided(t + 16_000)]).toEqual([]);
   });
 });
