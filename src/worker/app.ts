@@ -24,6 +24,8 @@ export interface AppOptions {
   firstByteTimeoutMs?: number;
   /** How long a site may send nothing after its head (default: the SITE_IDLE_TIMEOUT_S var, else 60 s). */
   idleTimeoutMs?: number;
+  /** How long routing passes over a site that failed a request (default: the SITE_FAILURE_HOLD_S var; 0: not at all). */
+  failureHoldMs?: number;
   /** How often an isolate flushes its counters to ControlDO (default 5 s). */
   metricsFlushMs?: number;
 }
@@ -53,6 +55,7 @@ export function createApp(options: AppOptions): EdgeApp {
     firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
     idleTimeoutMs: options.idleTimeoutMs,
     failing: new FailingSites(),
+    failureHoldMs: options.failureHoldMs,
   };
   // Router, not AutoRouter: AutoRouter wraps every request in a Proxy (withParams) whose reads
   // cost on the inference hot path; handlers read route parameters from `request.params`.

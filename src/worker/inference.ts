@@ -32,6 +32,8 @@ export interface EdgeContext {
   idleTimeoutMs?: number | undefined;
   /** Sites this isolate saw fail, which routing passes over for SITE_FAILURE_HOLD_S. */
   failing: FailingSites;
+  /** Overrides SITE_FAILURE_HOLD_S (tests of one request's retries set 0). */
+  failureHoldMs?: number | undefined;
 }
 
 /** The largest JSON answer the edge reads whole to add its receipt (answers are a few KiB). */
@@ -111,7 +113,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const upstreamBody = JSON.stringify(stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body);
   const bodySha256Hex = await sha256Hex(upstreamBody);
   const regions = edgeRegions(request);
-  const holdMs = siteFailureHoldMs(env);
+  const holdMs = edge.failureHoldMs ?? siteFailureHoldMs(env);
   const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
     path: endpoint.path,
