@@ -10,6 +10,7 @@ declare namespace Cloudflare {
 		DASHBOARD_ACCESS: "admin";
 		INFERENCE_ACCESS: "closed";
 		SITE_IDLE_TIMEOUT_S: "60";
+		SITE_FAILURE_HOLD_S: "10";
 		PLANNER_S_PERIOD_S: "5";
 		CADENCE_SPEEDUP: "1";
 		SITE: DurableObjectNamespace<import("./src/index").SiteDO>;
@@ -25,7 +26,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "HEARTBEAT_TIMEOUT_S" | "DASHBOARD_ACCESS" | "INFERENCE_ACCESS" | "SITE_IDLE_TIMEOUT_S" | "PLANNER_S_PERIOD_S" | "CADENCE_SPEEDUP">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "HEARTBEAT_TIMEOUT_S" | "DASHBOARD_ACCESS" | "INFERENCE_ACCESS" | "SITE_IDLE_TIMEOUT_S" | "SITE_FAILURE_HOLD_S" | "PLANNER_S_PERIOD_S" | "CADENCE_SPEEDUP">> {}
 }
 declare module "*.js" {
 	const value: string;

@@ -20,3 +20,9 @@ export function siteIdleTimeoutMs(env: Env, fallbackMs: number): number {
   const s = Number(env.SITE_IDLE_TIMEOUT_S);
   return Number.isFinite(s) && s > 0 ? s * 1000 : fallbackMs;
 }
+
+/** SITE_FAILURE_HOLD_S in milliseconds: how long routing passes over a site that failed a request (10 s when unset or not a positive number). */
+export function siteFailureHoldMs(env: Env): number {
+  const s = Number(env.SITE_FAILURE_HOLD_S);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : 10_000;
+}
