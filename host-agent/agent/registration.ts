@@ -1,4 +1,4 @@
-import type { AgentRegistration } from "../../src/worker/agent-messages.ts";
+import type { AgentRegistration } from "../../src/core/schemas/agent-messages.ts";
 import { backoffMs, sleep, type Backoff } from "../util/backoff.ts";
 import type { EdgeClient } from "../protocol/edge-client.ts";
 

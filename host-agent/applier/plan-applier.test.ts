@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
-import type { AppliedReport } from "../../src/worker/agent-messages.ts";
+import type { AppliedReport } from "../../src/core/schemas/agent-messages.ts";
 import { launchKey, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch } from "../engines/engine.ts";
 import { SimulatedGpuBackend } from "../gpu/index.ts";
 import { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";

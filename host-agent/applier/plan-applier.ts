@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
-import type { AppliedReport } from "../../src/worker/agent-messages.ts";
+import type { AppliedReport } from "../../src/core/schemas/agent-messages.ts";
 import type { Engine, EngineDriver } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import { claimedVersion, SitePlanSlice } from "../protocol/plan-slice.ts";

@@ -5,8 +5,10 @@ import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts
 import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts";
 import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
-import { H as RECEIPT_HEADERS } from "../../src/worker/receipt.ts";
-import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
+import { GATEWAY_HEADERS, ROUTING_HEADERS } from "../../src/core/schemas/gateway-headers.ts";
+import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
+import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
+import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
 import { launchKey, type Engine, type EngineLaunch } from "../engines/engine.ts";
 import { classIdOf } from "../telemetry/request-log.ts";
 import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracker.ts";
@@ -47,18 +49,6 @@ export interface SiteGatewayOptions {
   maxHeldBytes?: number;
 }
 
-/** Headers the gateway adds to the responses it passes through. */
-export const GATEWAY_HEADERS = {
-  replica: "x-greenference-replica",
-  rerouted: "x-greenference-rerouted",
-  reroutedWhy: "x-greenference-rerouted-reason",
-  decodeRule: "x-greenference-ecoroute-rule",
-  queueMs: "x-greenference-queue-ms",
-} as const;
-
-/** An edge-chosen instance, and the predicted output length the edge may send. */
-const INSTANCE = "x-greenference-instance";
-const OUTPUT_TOKENS = "x-greenference-output-tokens";
 /** Bodies over this are refused (413): twice the edge's own limit, which re-serialising a body cannot reach. */
 const BODY_LIMIT = 8 * 1024 * 1024;
 /** Distinct request classes the gateway keys tables by (schemes have a handful: 3x3 has 9). */
@@ -176,7 +166,7 @@ export class SiteGateway {
     const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
     if (!parsed.success) return this.reject(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, "invalid_request", parsed.error.issues[0]?.path.join(".") || null);
     const request = parsed.data;
-    const named = header(req.headers[INSTANCE]);
+    const named = header(req.headers[ROUTING_HEADERS.instance]);
     const classId = this.knownClass(classIdOf(req.headers["x-greenference-class"]));
     const query: TargetQuery = { model: request.model, ...(named ? { instance: named } : {}), ...(classId ? { classId } : {}) };
     const target = resolveTarget(this.options.view, query);
@@ -184,7 +174,7 @@ export class SiteGateway {
 
     const inputTokens = estimateInputTokens(kind === "chat" ? chatPromptShape(request as ChatCompletionRequest) : completionPromptShape(request as CompletionRequest));
     const maxTokens = kind === "chat" ? ((request as ChatCompletionRequest).max_completion_tokens ?? request.max_tokens) : (request.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
-    const outputTokens = positiveInt(header(req.headers[OUTPUT_TOKENS])) ?? maxTokens ?? this.options.defaultOutputTokens;
+    const outputTokens = positiveInt(header(req.headers[ROUTING_HEADERS.outputTokens])) ?? maxTokens ?? this.options.defaultOutputTokens;
     const isolatedMs = this.options.predict(target.replicas[0]!.launch).isolatedMs(inputTokens, outputTokens);
     const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, tracked: undefined, attempts: 0, tried: new Set(), failures: [] };
     const refused = this.queue.offer(pending);

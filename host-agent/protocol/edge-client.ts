@@ -1,5 +1,5 @@
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
-import type { AgentRegistration, AppliedReport } from "../../src/worker/agent-messages.ts";
+import type { AgentRegistration, AppliedReport } from "../../src/core/schemas/agent-messages.ts";
 
 /** A failed call to the edge: `status` null when it could not be reached at all. */
 export class EdgeError extends Error {

@@ -2,12 +2,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
 import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts";
-import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
+import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
+import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
+import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
 import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
 import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
-import { ENERGY_HEADER, SseWriter } from "./sse-writer.ts";
+import { SseWriter } from "./sse-writer.ts";
 
 /** What the OpenAI routes of a simulated engine need. */
 export interface CompletionContext {
@@ -93,7 +95,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     const total = combined(results);
     record(total);
     if (stream) writer.finish(total);
-    else sendJson(res, 200, writer.completeBody(generated, finishReason, total), { [ENERGY_HEADER]: String(round3(total.energyJ)) });
+    else sendJson(res, 200, writer.completeBody(generated, finishReason, total), { [RECEIPT_HEADERS.energyJ]: String(round3(total.energyJ)) });
   };
   try {
     for (let index = 0; index < choices; index++) {

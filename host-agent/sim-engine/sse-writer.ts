@@ -1,8 +1,6 @@
 import type { ServerResponse } from "node:http";
+import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import type { SimRequestResult } from "./request-ledger.ts";
-
-/** Where a site reports a request's measured energy (the edge reads it; see src/worker/receipt.ts). */
-export const ENERGY_HEADER = "x-greenference-energy-j";
 
 const WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor"];
 
@@ -47,7 +45,7 @@ export class SseWriter {
   open(): void {
     if (this.opened || this.res.headersSent) return;
     this.opened = true;
-    this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", trailer: ENERGY_HEADER });
+    this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", trailer: RECEIPT_HEADERS.energyJ });
   }
 
   /** Output tokens `from` .. `from + count - 1` of choice `index`. */
@@ -69,7 +67,7 @@ export class SseWriter {
     if (this.includeUsage) this.send({ ...this.chunk([]), usage: usageOf(result) });
     this.write("data: [DONE]\n\n");
     if (this.writable()) {
-      this.res.addTrailers({ [ENERGY_HEADER]: String(Math.round(result.energyJ * 1e3) / 1e3) });
+      this.res.addTrailers({ [RECEIPT_HEADERS.energyJ]: String(Math.round(result.energyJ * 1e3) / 1e3) });
       this.res.end();
     }
   }

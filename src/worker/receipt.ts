@@ -1,43 +1,9 @@
 import type { EnergyReceipt } from "../core/routing/energy-receipt.ts";
+import { RECEIPT_HEADERS as H, type UsageReceipt } from "../core/schemas/receipt.ts";
 
-/**
- * The receipt protocol between sites, edge and clients.
- *
- * A site reports a request's measured energy either in the response header `x-greenference-energy-j`
- * (non-streaming) or as `usage.greenference.energy_j` in the final usage object (both modes). The
- * edge answers with the headers below on every proxied response, estimated at the start for
- * streams, and with `usage.greenference` (see UsageReceipt) in the JSON body or the final SSE
- * usage chunk.
- */
-export const H = {
-  site: "x-greenference-site",
-  instance: "x-greenference-instance",
-  class: "x-greenference-class",
-  pool: "x-greenference-pool",
-  plan: "x-greenference-plan",
-  energyJ: "x-greenference-energy-j",
-  gco2e: "x-greenference-gco2e",
-  carbonIntensity: "x-greenference-carbon-intensity",
-  receipt: "x-greenference-receipt",
-  /** Sites tried for the request: 2 when the first failed before its first byte and it was retried. */
-  attempts: "x-greenference-attempts",
-  /** A budgeted key's carbon price when it was routed (0 on pace; above 0 steers it to cleaner sites). */
-  carbonPrice: "x-greenference-carbon-price",
-} as const;
+// The edge's side of the receipt protocol (src/core/schemas/receipt.ts): its headers and `usage.greenference`.
 
-/** `usage.greenference` in responses. */
-export interface UsageReceipt {
-  site: string;
-  class: string;
-  plan_version: number | null;
-  energy_j: number;
-  gco2e: number;
-  carbon_intensity_g_per_kwh: number;
-  carbon_intensity_origin: EnergyReceipt["carbonOrigin"];
-  /** "site" when the site measured the energy, "estimate" when the edge estimated it from tokens. */
-  energy_source: EnergyReceipt["source"];
-}
-
+/** Where the edge routed a request, as its receipt names it. */
 export interface RoutedAs {
   site: string;
   classId: string;

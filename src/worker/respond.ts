@@ -1,7 +1,8 @@
 import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receipt.ts";
 import type { SiteCarbon } from "../core/routing/carbon.ts";
 import { openAiError } from "./openai-error.ts";
-import { H, receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
+import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
+import { receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
 import { SseUsageTapper } from "./sse-usage-tap.ts";
 import { guardSse, readBodyWithin } from "./upstream-guard.ts";
 import { replaceTopLevelUsage } from "./usage-splice.ts";

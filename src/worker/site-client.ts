@@ -1,4 +1,5 @@
 import type { RouteChoice, RouteResult } from "../core/routing/router.ts";
+import { ROUTING_HEADERS } from "../core/schemas/gateway-headers.ts";
 
 /**
  * How the edge reaches a site's ingress: `fetch` in production; tests pass a fake that builds
@@ -64,7 +65,7 @@ export async function forward(req: ForwardRequest): Promise<ForwardResult> {
 
 /** The response, or why the site failed before its first byte. */
 async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Response | string> {
-  const headers = { ...req.headers, "x-greenference-instance": choice.instance };
+  const headers = { ...req.headers, [ROUTING_HEADERS.instance]: choice.instance };
   const signed = await req.sign(choice.site, headers);
   if (typeof signed === "string") return signed;
   const abort = new AbortController();

@@ -13,3 +13,7 @@ export * from "./json-limits.ts";
 export * from "./clock-skew.ts";
 export * from "./mig.ts";
 export * from "./plan-slice.ts";
+export * from "./agent-messages.ts";
+export * from "./openai-request.ts";
+export * from "./receipt.ts";
+export * from "./gateway-headers.ts";

@@ -1,5 +1,5 @@
 import { BATCH_LIMITS, BatchLine } from "../../core/schemas/batch.ts";
-import { ChatCompletionRequest, CompletionRequest } from "../openai-schemas.ts";
+import { ChatCompletionRequest, CompletionRequest } from "../../core/schemas/openai-request.ts";
 
 const BODY_SCHEMAS = { "/v1/chat/completions": ChatCompletionRequest, "/v1/completions": CompletionRequest } as const;
 

@@ -1,7 +1,7 @@
 import type { BatchLine } from "../../core/schemas/batch.ts";
 import type { Identity } from "../auth.ts";
 import { CHAT, COMPLETIONS, serve, type EdgeContext } from "../inference.ts";
-import { H } from "../receipt.ts";
+import { RECEIPT_HEADERS as H } from "../../core/schemas/receipt.ts";
 import { newRequestId } from "../request-id.ts";
 import type { EdgeState } from "../snapshot-cache.ts";
 import { hex } from "./stored-files.ts";

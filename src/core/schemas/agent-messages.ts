@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { EpochMs, GpuType, InstanceId } from "../core/schemas/ids.ts";
-import { InstanceState } from "../core/schemas/telemetry.ts";
+import { EpochMs, GpuType, InstanceId } from "./ids.ts";
+import { InstanceState } from "./telemetry.ts";
 
 /** What a host agent says about itself when it starts (`POST /agent/v1/sites/:site/register`). */
 export const AgentRegistration = z.object({
