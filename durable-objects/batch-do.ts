@@ -1,13 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import type { BatchLine, BatchObject, BatchStatus, CreateBatchRequest } from "../src/core/schemas/batch.ts";
-import { ANONYMOUS, type Identity } from "../src/worker/auth.ts";
-import { runBatchLine, unansweredLine, type LineOutcome } from "../src/worker/batch/batch-line-run.ts";
-import { batchSiteClient } from "../src/worker/batch/batch-site-client.ts";
-import { releaseBatchWork } from "../src/worker/batch/release.ts";
-import { newFileId, putFile } from "../src/worker/batch/stored-files.ts";
-import { createEdgeContext } from "../src/worker/edge-context.ts";
-import { heartbeatTimeoutMs } from "../src/worker/env.ts";
-import { controlStub } from "./control-do.ts";
+import { releaseBatchWork } from "../src/core/deferral/batch-release.ts";
+import { unansweredLine } from "../src/edge/batch-output-line.ts";
+import { heartbeatTimeoutMs } from "../src/edge/env.ts";
+import { ANONYMOUS, type Identity } from "../src/edge/identity.ts";
+import { newFileId, putFile } from "../src/edge/stored-files.ts";
+import type { BatchServing, LineOutcome } from "./batch-serving.ts";
 
 /** What the object stores besides its lines and answers. */
 interface BatchState {
@@ -36,13 +34,13 @@ const secondsOf = (ms: number) => Math.floor(ms / 1000);
  * One batch of the Batch API (`idFromName(batchId)`): its request lines (copied from the input
  * file at creation), each line's answer once it has one, and the OpenAI batch object. Its alarm
  * dispatches: each round asks `releaseBatchWork` how many lines to run where, runs them through
- * the edge's own serving path, stores each answer under the line's index, and sets the next
+ * the edge's own serving path (`serving`, which the Worker supplies: see BatchServing), stores each answer under the line's index, and sets the next
  * alarm. Everything is in storage, so a restarted Worker or evicted object resumes where it was;
  * a line whose site died (before or after its first byte) has no answer yet and runs again at the
  * next round elsewhere; answers are keyed by line, so none appears twice in the output.
  */
-export class BatchDO extends DurableObject<Env> {
-  private readonly edge = createEdgeContext({ siteClient: batchSiteClient });
+export abstract class BatchDurableObject extends DurableObject<Env> {
+  protected abstract readonly serving: BatchServing;
   /** Per answered line index, whether it went to the output file (loaded from storage once per object). */
   private answered: Map<number, boolean> | undefined;
 
@@ -117,19 +115,19 @@ export class BatchDO extends DurableObject<Env> {
     if (nowMs >= b.expires_at * 1000) return this.finalize(state, "expired", nowMs);
     if (pending.length === 0) return this.finalize(state, "completed", nowMs);
 
-    const edgeState = await this.edge.cache.get(this.env);
-    const release = releaseBatchWork({ batchId: b.id, pendingLines: pending.length, deadlineMs: b.expires_at * 1000 }, edgeState.snapshot.routing, nowMs, 2 * heartbeatTimeoutMs(this.env));
-    const caller = this.callerOf(state, edgeState.snapshot.apiKeys);
+    const round = await this.serving.round(this.env);
+    const release = releaseBatchWork({ batchId: b.id, pendingLines: pending.length, deadlineMs: b.expires_at * 1000 }, round.routing, nowMs, 2 * heartbeatTimeoutMs(this.env));
+    const caller = this.callerOf(state, round.apiKeys);
     let nextMs = nowMs + IDLE_RETRY_MS;
     if (caller && release.lines > 0) {
       const taken = pending.slice(0, release.lines);
       const lines = await this.ctx.storage.get<BatchLine>(taken.map((i) => `line:${i}`));
-      const sites = Object.keys(edgeState.snapshot.routing?.sites ?? {});
+      const sites = Object.keys(round.routing?.sites ?? {});
       const avoid = (i: number) => {
         const failed = new Set(state.failedAt?.[i] ?? []);
         return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
       };
-      const outcomes = await Promise.all(taken.map((i) => runBatchLine(lines.get(`line:${i}`)!, caller, { sites: release.sites, avoid: avoid(i) }, this.env, this.edge, edgeState)));
+      const outcomes = await Promise.all(taken.map((i) => round.serve(lines.get(`line:${i}`)!, caller, { sites: release.sites, avoid: avoid(i) })));
       let progressed = false;
       for (const [k, outcome] of outcomes.entries()) {
         const i = taken[k]!;
@@ -141,10 +139,10 @@ export class BatchDO extends DurableObject<Env> {
         if (outcome.kind === "budget") nextMs = Math.max(nextMs, nowMs + outcome.retryAfterS * 1000);
       }
       if (progressed && !outcomes.some((o) => o.kind === "budget")) nextMs = Date.now();
-      await this.edge.metrics.flush(controlStub(this.env)).catch(() => undefined);
+      await this.serving.flush(this.env).catch(() => undefined);
     } else if (!caller) {
       // The key that made the batch was revoked: its remaining lines cannot run.
-      for (const i of pending) await this.store(i, unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked."));
+      for (const i of pending) await this.store(i, { ok: false, text: unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked.") });
       nextMs = Date.now();
     }
     state.object.request_counts = this.counts(answered, b.request_counts.total);
@@ -168,8 +166,7 @@ export class BatchDO extends DurableObject<Env> {
     const attempts = (state.attempts[i] ?? 0) + 1;
     state.attempts[i] = attempts;
     if (attempts < MAX_LINE_ATTEMPTS) return null;
-    const failed = unansweredLine(line, "line_failed", `The line failed at ${attempts} attempts; the last: ${outcome.why}.`);
-    return { ok: false, text: failed.text };
+    return { ok: false, text: unansweredLine(line, "line_failed", `The line failed at ${attempts} attempts; the last: ${outcome.why}.`) };
   }
 
   /** Writes the output and error files (lines in input order) and ends the batch in `status`. */
@@ -186,7 +183,7 @@ export class BatchDO extends DurableObject<Env> {
       for (let i = 0; i < b.request_counts.total; i++) {
         if (answers.has(i)) continue;
         const line = (await this.ctx.storage.get<BatchLine>(`line:${i}`))!;
-        answers.set(i, { ok: false, text: unansweredLine(line, "batch_expired", "This line was not run before the batch's completion window ended.").text });
+        answers.set(i, { ok: false, text: unansweredLine(line, "batch_expired", "This line was not run before the batch's completion window ended.") });
       }
     }
     const ordered = [...answers.entries()].sort(([a], [c]) => a - c).map(([, a]) => a);

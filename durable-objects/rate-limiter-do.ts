@@ -1,11 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { refill, type Bucket } from "../src/core/routing/token-bucket.ts";
-
-/** A key's limits; null for no limit of that kind. */
-export interface RateLimits {
-  requestsPerMinute: number | null;
-  tokensPerMinute: number | null;
-}
+import type { RateLimits } from "../src/edge/identity.ts";
 
 /** The verdict on one request. */
 export interface RateDecision {

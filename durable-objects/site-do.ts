@@ -6,7 +6,7 @@ import type { ForecastPoint } from "../src/core/schemas/forecast.ts";
 import { Telemetry } from "../src/core/schemas/telemetry.ts";
 import { sameRouting, siteStatusOf, type SiteStatus } from "../src/core/routing/site-status.ts";
 import { AgentRegistration, AppliedReport } from "../src/core/schemas/agent-messages.ts";
-import { constantTimeEqual } from "../src/worker/secrets.ts";
+import { constantTimeEqual } from "../src/edge/secrets.ts";
 import { controlStub } from "./control-do.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 

@@ -5,7 +5,7 @@ export { SiteDO } from "../durable-objects/site-do.ts";
 export { ControlDO } from "../durable-objects/control-do.ts";
 export { RateLimiterDO } from "../durable-objects/rate-limiter-do.ts";
 export { CarbonLedgerDO } from "../durable-objects/carbon-ledger-do.ts";
-export { BatchDO } from "../durable-objects/batch-do.ts";
+export { BatchDO } from "./worker/batch/batch-do.ts";
 
 /** One app per isolate: its snapshot cache, predictor and counters live as long as the isolate. */
 const app = createApp({ siteClient: (url, init) => fetch(url, init) });

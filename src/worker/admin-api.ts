@@ -4,13 +4,13 @@ import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runPlannerLong } from "../../functions/planner-long.ts";
 import type { Outcome } from "../../durable-objects/outcome.ts";
 import { requireAdmin, requireReader } from "./auth.ts";
-import type { EdgeEnv } from "./env.ts";
+import type { EdgeEnv } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { renderPrometheus } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
 import { DEFAULT_INGRESS_OVERLAP_S, MAX_INGRESS_OVERLAP_S } from "../../durable-objects/ingress-secret-store.ts";
-import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "./secrets.ts";
+import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "../edge/secrets.ts";
 
 /** Fleets and plans of large deployments (64 sites x 9 classes) stay well under this. */
 export const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;

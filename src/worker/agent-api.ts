@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { planEtag } from "../core/schemas/plan-slice.ts";
 import { requireSite } from "./auth.ts";
-import { heartbeatTimeoutMs } from "./env.ts";
+import { heartbeatTimeoutMs } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { openAiError } from "./openai-error.ts";

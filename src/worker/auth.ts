@@ -1,22 +1,11 @@
 import type { ApiKeyCheck } from "../../durable-objects/api-key-store.ts";
-import type { RateLimits } from "../../durable-objects/rate-limiter-do.ts";
-import type { CarbonBudget } from "../core/schemas/carbon-budget.ts";
-import type { EdgeEnv } from "./env.ts";
+import type { EdgeEnv } from "../edge/env.ts";
+import type { Identity, RateLimits } from "../edge/identity.ts";
 import { openAiError } from "./openai-error.ts";
-import { bearerToken, constantTimeEqual, parseApiKey, parseSiteToken, sha256Hex } from "./secrets.ts";
-
-/** An authenticated caller: its key id (null while the API is open and it sent none), limits and carbon budget. */
-export interface Identity {
-  keyId: string | null;
-  limits: RateLimits;
-  carbonBudget: CarbonBudget | null;
-}
+import { bearerToken, constantTimeEqual, parseApiKey, parseSiteToken, sha256Hex } from "../edge/secrets.ts";
 
 /** Who is calling the inference API: a key (with its limits), or anyone while the API is open. */
 export type Caller = ({ ok: true } & Identity) | { ok: false; response: Response };
-
-/** The predictor's key for callers without an API key. */
-export const ANONYMOUS = "anonymous";
 
 const NO_LIMITS: RateLimits = { requestsPerMinute: null, tokensPerMinute: null };
 

@@ -8,7 +8,7 @@ import { seriesKey } from "../core/forecast/forecast-store.ts";
 import { requireReader } from "./auth.ts";
 import { dashboardHtml } from "./dashboard-page.ts";
 import { echartsAsset } from "./dashboard-vendor.ts";
-import { heartbeatTimeoutMs, type EdgeEnv } from "./env.ts";
+import { heartbeatTimeoutMs, type EdgeEnv } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { openAiError } from "./openai-error.ts";
 

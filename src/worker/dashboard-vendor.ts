@@ -1,7 +1,7 @@
 // echarts' "common" browser build (line, bar, tooltip, legend, mark lines; canvas and SVG), imported as
 // text through the Text rule in wrangler.toml. It is addressed by path: the package's exports hide dist/.
 import echartsSource from "../../node_modules/echarts/dist/echarts.common.min.js";
-import { sha256Hex } from "./secrets.ts";
+import { sha256Hex } from "../edge/secrets.ts";
 
 /** A file the dashboard serves under /dashboard/assets/, named by its content hash. */
 export interface DashboardAsset {

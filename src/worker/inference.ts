@@ -8,9 +8,10 @@ import { classifyRequest, expectedOutputTokens } from "../core/classify/classify
 import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { estimateInputTokens, type PromptShape } from "../core/classify/token-estimate.ts";
 import { SLO_HEADER } from "../core/schemas/slo-header.ts";
-import { ANONYMOUS, authenticateCaller, hasLimits, rateLimit, settleTokens, type Identity } from "./auth.ts";
+import { authenticateCaller, hasLimits, rateLimit, settleTokens } from "./auth.ts";
+import { ANONYMOUS, type Identity } from "../edge/identity.ts";
 import { edgeRegions } from "./edge-region.ts";
-import { siteFailureHoldMs, siteIdleTimeoutMs } from "./env.ts";
+import { siteFailureHoldMs, siteIdleTimeoutMs } from "../edge/env.ts";
 import type { FailingSites } from "./failing-sites.ts";
 import { parseBody, readJson } from "./json-body.ts";
 import type { EdgeMetrics } from "./metrics.ts";
@@ -19,7 +20,7 @@ import { chatPromptShape, completionPromptShape } from "../core/classify/prompt-
 import { ChatCompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS, CompletionRequest } from "../core/schemas/openai-request.ts";
 import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
 import { respond } from "./respond.ts";
-import { sha256Hex } from "./secrets.ts";
+import { sha256Hex } from "../edge/secrets.ts";
 import { forward, type SiteClient } from "./site-client.ts";
 import { siteHopHeaders } from "./site-signer.ts";
 import type { EdgeState, SnapshotCache } from "./snapshot-cache.ts";

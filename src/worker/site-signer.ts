@@ -1,5 +1,5 @@
 import { formatSiteHopSignature, SITE_HOP_HEADERS, siteHopCanonical, type SiteSigningKeys } from "../core/schemas/site-hop.ts";
-import { randomHex } from "./secrets.ts";
+import { randomHex } from "../edge/secrets.ts";
 
 /** The request as it goes to the site: what the signature covers. */
 export interface SiteHopRequest {

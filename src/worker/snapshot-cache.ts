@@ -1,6 +1,6 @@
 import { controlStub, type EdgeSnapshot } from "../../durable-objects/control-do.ts";
 import { Router } from "../core/routing/router.ts";
-import { heartbeatTimeoutMs } from "./env.ts";
+import { heartbeatTimeoutMs } from "../edge/env.ts";
 
 /** The cached snapshot and a router over it (null before a fleet exists). */
 export interface EdgeState {

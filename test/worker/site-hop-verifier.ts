@@ -1,5 +1,5 @@
 import { isFreshSiteHop, parseSiteHopHead, siteHopCanonical } from "../../src/core/schemas/site-hop.ts";
-import { sha256Hex } from "../../src/worker/secrets.ts";
+import { sha256Hex } from "../../src/edge/secrets.ts";
 import { hmacSha256Hex } from "../../src/worker/site-signer.ts";
 
 /**

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SITE_HOP_VECTOR as V } from "../../src/core/schemas/site-hop-vector.test-helper.ts";
 import { SITE_HOP_HEADERS, siteHopCanonical } from "../../src/core/schemas/site-hop.ts";
-import { sha256Hex } from "../../src/worker/secrets.ts";
+import { sha256Hex } from "../../src/edge/secrets.ts";
 import { hmacSha256Hex } from "../../src/worker/site-signer.ts";
 import { chatBody, Edge, errorOf, fleet, plan, telemetry } from "./edge-fixture.ts";
 import { verifySiteHop } from "./site-hop-verifier.ts";

@@ -1,16 +1,11 @@
+import type { LineOutcome, LineRelease } from "../../../durable-objects/batch-serving.ts";
 import type { BatchLine } from "../../core/schemas/batch.ts";
-import type { Identity } from "../auth.ts";
+import { batchOutputLine } from "../../edge/batch-output-line.ts";
+import type { Identity } from "../../edge/identity.ts";
 import { CHAT, COMPLETIONS, serve, type EdgeContext } from "../inference.ts";
 import { RECEIPT_HEADERS as H } from "../../core/schemas/receipt.ts";
 import { newRequestId } from "../request-id.ts";
 import type { EdgeState } from "../snapshot-cache.ts";
-import { hex } from "./stored-files.ts";
-
-/** What became of one line: answered (into the output or error file), or to run again later. */
-export type LineOutcome =
-  | { kind: "done"; ok: boolean; text: string }
-  | { kind: "retry"; countsAsAttempt: boolean; why: string; failedSite: string | null }
-  | { kind: "budget"; retryAfterS: number };
 
 /**
  * Runs one batch line through the same path as an interactive request (`serve`: model check,
@@ -20,7 +15,7 @@ export type LineOutcome =
  * else (no spare capacity, a site failing before or after its first byte) runs again later, away
  * from the sites in `release.avoid` (those that failed it before).
  */
-export async function runBatchLine(line: BatchLine, caller: Identity, release: { sites: ReadonlySet<string> | null; avoid: ReadonlySet<string> }, env: Env, edge: EdgeContext, state: EdgeState): Promise<LineOutcome> {
+export async function runBatchLine(line: BatchLine, caller: Identity, release: LineRelease, env: Env, edge: EdgeContext, state: EdgeState): Promise<LineOutcome> {
   const endpoint = line.url === CHAT.path ? CHAT : COMPLETIONS;
   const background: Promise<unknown>[] = [];
   const parsed = endpoint.schema.safeParse(line.body);
@@ -41,15 +36,10 @@ export async function runBatchLine(line: BatchLine, caller: Identity, release: {
   return done(line, response.status, body, typeof code === "string" ? code : null);
 }
 
-/** One line of an output or error file, as OpenAI writes them. */
+/** A line answered: into the output file (2xx) or the error file, as OpenAI writes them. */
 function done(line: BatchLine, status: number, body: unknown, errorCode: string | null): LineOutcome {
   const ok = status >= 200 && status < 300;
   const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
   const error = ok ? null : { code: errorCode ?? `http_${status}`, message: typeof message === "string" ? message : `HTTP ${status}` };
-  return { kind: "done", ok, text: JSON.stringify({ id: `batch_req_${hex(12)}`, custom_id: line.custom_id, response: { status_code: status, request_id: newRequestId(), body }, error }) };
-}
-
-/** The error line of a line that never got an answer (too many failed attempts, the batch expired). */
-export function unansweredLine(line: BatchLine, code: string, message: string): LineOutcome & { kind: "done" } {
-  return { kind: "done", ok: false, text: JSON.stringify({ id: `batch_req_${hex(12)}`, custom_id: line.custom_id, response: null, error: { code, message } }) };
+  return { kind: "done", ok, text: batchOutputLine(line, status, body, error, newRequestId()) };
 }

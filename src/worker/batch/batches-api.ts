@@ -6,7 +6,7 @@ import { parseBody, readJson } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
 import { callerOwner } from "./files-api.ts";
-import { fileKey, hex, ownedFile } from "./stored-files.ts";
+import { fileKey, hex, ownedFile } from "../../edge/stored-files.ts";
 
 const BATCH_ID = /^batch_[0-9a-f]{27}$/;
 /** Far enough ahead that `LATEST - now` keeps 11 hex digits for centuries. */

@@ -1,11 +1,12 @@
 import type { IRequest, RouterType } from "itty-router";
 import { BATCH_LIMITS } from "../../core/schemas/batch.ts";
-import { ANONYMOUS, authenticateCaller } from "../auth.ts";
+import { authenticateCaller } from "../auth.ts";
+import { ANONYMOUS } from "../../edge/identity.ts";
 import type { EdgeContext } from "../inference.ts";
 import { readBounded } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
-import { fileKey, fileObject, newFileId, ownedFile, putFile } from "./stored-files.ts";
+import { fileKey, fileObject, newFileId, ownedFile, putFile } from "../../edge/stored-files.ts";
 
 /** Room for the multipart framing and the purpose field around the file. */
 const MULTIPART_OVERHEAD = 64 * 1024;

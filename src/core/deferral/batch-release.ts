@@ -1,4 +1,4 @@
-import type { RoutingSnapshot } from "../../core/routing/routing-snapshot.ts";
+import type { RoutingSnapshot } from "../routing/routing-snapshot.ts";
 
 /** One batch's waiting work, as the release decision sees it. */
 export interface BatchBacklog {
