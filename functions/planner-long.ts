@@ -39,7 +39,7 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
   const profile = fleetRows(ctx.fleet, await control.profileRows());
   if (profile.length === 0) return { status: "skipped", message: `${name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
   const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs });
-  if (!assembled.ok) return { status: "skipped", message: `${name}: ${assembled.message}` };
+  if (!assembled.ok) return { status: "skipped", message: `${name}: ${assembled.message}; the current plan stays` };
 
   let plan;
   try {

@@ -1,10 +1,9 @@
 import { z } from "zod";
-import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import edge from "../../src/index.ts";
 import { workerHighsSolver } from "../../src/solver/highs-worker-solver.ts";
-import { benchPlannerL, benchPlannerS, planBenchInput, planBenchProfile, type BenchClocks } from "../plan-bench.ts";
+import { benchPlannerL, benchPlannerS, planBenchInstance, planBenchProfile, type BenchClocks, type PlanBenchInstance } from "../plan-bench.ts";
 
 export { BatchDO, CarbonLedgerDO, ControlDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
 
@@ -17,7 +16,7 @@ const Query = z.object({
 // In local workerd the clock advances while code runs (deployed, it would not: Spectre mitigation).
 const clocks: BenchClocks = { wall: () => performance.now() };
 const profiles = new Map<number, ProfileRow[]>();
-const instances = new Map<string, { input: PlanningInput; plan?: Plan }>();
+const instances = new Map<string, { instance: PlanBenchInstance; plan?: Plan }>();
 
 /**
  * The edge Worker with one route more, for `greenference plan --bench --in-worker` alone (never
@@ -42,17 +41,17 @@ export default {
     if (step === "prepare") {
       if (!profiles.has(seed)) profiles.set(seed, planBenchProfile(seed));
       const profile = profiles.get(seed)!;
-      instances.set(key, { input: planBenchInput(sites, seed, profile) });
+      instances.set(key, { instance: planBenchInstance(sites, seed, profile) });
       return Response.json({ profile_rows: profile.length });
     }
-    const instance = instances.get(key);
-    if (!instance) return Response.json({ error: `no instance of ${sites} sites (seed ${seed}) in this isolate: run step=prepare first` }, { status: 409 });
+    const held = instances.get(key);
+    if (!held) return Response.json({ error: `no instance of ${sites} sites (seed ${seed}) in this isolate: run step=prepare first` }, { status: 409 });
     if (step === "l") {
-      const { timing, plan } = benchPlannerL(instance.input, solver, clocks);
-      instance.plan = plan;
+      const { timing, plan } = benchPlannerL(held.instance.input, solver, clocks);
+      held.plan = plan;
       return Response.json(timing);
     }
-    if (!instance.plan) return Response.json({ error: `no Planner-L plan of ${sites} sites in this isolate: run step=l first` }, { status: 409 });
-    return Response.json(benchPlannerS(instance.input, instance.plan, solver, clocks, 1));
+    if (!held.plan) return Response.json({ error: `no Planner-L plan of ${sites} sites in this isolate: run step=l first` }, { status: 409 });
+    return Response.json(benchPlannerS(held.instance, held.plan, solver, clocks, 1));
   },
 } satisfies ExportedHandler<Env>;

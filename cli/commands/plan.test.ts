@@ -56,10 +56,29 @@ describe("greenference plan --fleet", () => {
     expect(plan.shortfall).toEqual({});
   }, 60_000);
 
+  it("plans a wind site on its power forecast, and at 0 W with a note without one, as the edge's planner cron does", async () => {
+    const { Plan } = await import("../../src/core/schemas/plan.ts");
+    const args = ["plan", "--fleet", "docs/fleets/example.json", "--policy", "heron-planner-l", "--demand", "SS=2,MM=1", "--json"];
+    const forecast = await runCli([...args, "--forecasts", "docs/fleets/example-forecasts.json"]);
+    expect(forecast.err).toEqual([]);
+    const powered = Plan.parse(forecast.last().plan);
+    // The forecast's 0.45 MW, not a share of the farm's 4 MW peak.
+    expect(powered.sites.find((s) => s.site === "wind-north")?.powerCapW).toBe(450_000);
+    expect(powered.sites.find((s) => s.site === "wind-north")?.instances.length).toBeGreaterThan(0);
+    expect(powered.notes.filter((n) => n.includes("no power forecast"))).toEqual([]);
+
+    const unforecast = await runCli(args);
+    expect(unforecast.code).toBe(0);
+    const dark = Plan.parse(unforecast.last().plan);
+    expect(dark.sites.find((s) => s.site === "wind-north")?.instances ?? []).toEqual([]);
+    expect(dark.notes).toContain("site wind-north: no power forecast for its wind farm, planned at 0 W");
+    expect(dark.shortfall).toEqual({});
+  }, 60_000);
+
   it("plans the example fleet with the combined policy: EcoFreq bounds, and the load on the site --carbon says is cleaner", async () => {
     const { Plan } = await import("../../src/core/schemas/plan.ts");
     // Without --carbon the wind site counts at its life-cycle 11 gCO2/kWh and the grid site conservatively.
-    const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "greenference", "--demand", "SS=2,MM=1", "--carbon", "wind-north=2000,grid-west=5", "--json"]);
+    const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--forecasts", "docs/fleets/example-forecasts.json", "--policy", "greenference", "--demand", "SS=2,MM=1", "--carbon", "wind-north=2000,grid-west=5", "--json"]);
     expect(r.err).toEqual([]);
     expect(r.code).toBe(0);
     const plan = Plan.parse(r.last().plan);
@@ -71,6 +90,9 @@ describe("greenference plan --fleet", () => {
     const bad = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "greenference", "--carbon", "grid-west"]);
     expect(bad.code).toBe(1);
     expect(bad.err.join("\n")).toContain("--carbon takes SITE=GCO2_PER_KWH pairs");
+    const stranger = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "greenference", "--carbon", "elsewhere=5"]);
+    expect(stranger.code).toBe(1);
+    expect(stranger.err.join("\n")).toContain("--carbon names sites the fleet does not have: elsewhere");
   }, 60_000);
 
   it("names the offending field of an invalid fleet file, and refuses an unknown policy", async () => {

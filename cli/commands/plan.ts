@@ -1,18 +1,22 @@
 import { runPlanBench, type PlanBenchRow } from "../../bench/plan-bench.ts";
+import { z } from "zod";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
+import { assemblePlanningInput } from "../../src/core/planning/fleet-input.ts";
+import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
 import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
 import type { PlannerResult } from "../../src/core/planning/planner.ts";
 import { planWithPolicy, POLICIES } from "../../src/core/policies/registry.ts";
 import { Fleet, PolicyKind } from "../../src/core/schemas/fleet.ts";
+import { Forecast } from "../../src/core/schemas/forecast.ts";
 import { highsSolver } from "../../src/solver/highs-solver.ts";
 import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
-import { fleetPlanningInput } from "../plan/fleet-planning-input.ts";
+import { fleetVirtualProfile } from "../plan/fleet-profile.ts";
 import { CliError } from "../cli-error.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 
-const usage = `usage: greenference plan --fleet FILE --policy KIND [--demand SS=3,MM=1.5 | --rps N] [--carbon SITE=G,...] [--solver highs|jslp] [--seed N] [--json]
+const usage = `usage: greenference plan --fleet FILE --policy KIND [--forecasts FILE] [--demand SS=3,MM=1.5 | --rps N] [--carbon SITE=G,...] [--solver highs|jslp] [--seed N] [--json]
        greenference plan --bench [--sites 4,16,64] [--solver highs|jslp | --in-worker] [--seed N] [--json]
 
 --solver picks the LP solver behind the port: HiGHS compiled to WebAssembly (default) or
@@ -20,11 +24,16 @@ javascript-lp-solver.
 
 --fleet prints the plan a policy of the registry (KIND: ${PolicyKind.options.join(", ")}) or a planner
 (KIND: ${Object.keys(plannerFactories).join(", ")}, default settings) makes for a fleet file (see
-docs/fleets/example.json), planning over a virtual profile of the fleet's model; demand per class
-from --demand, or --rps split evenly (default 10 req/s). Carbon intensity per site (gCO2/kWh) from
---carbon, else a fixed carbon source's value or a wind site's life-cycle intensity; carbon-aware
-policies count a site with neither conservatively. A policy plans with the fleet file's weights when
-the file names that policy, else with the policy's default weights.
+docs/fleets/example.json), planning over a virtual profile of the fleet's model. The input is the
+one the edge's planner cron builds from the same fleet: --forecasts FILE holds the forecasts the
+edge would hold (a list, as POST /admin/v1/forecasts takes it, e.g. docs/fleets/example-forecasts.json):
+power available at wind sites (a wind site without one is planned at 0 W, and the plan's notes say
+so), carbon intensity of grid sites, load per class. Demand per class from --demand, or --rps split
+evenly (default 10 req/s), or a load forecast's peak where that is larger. --carbon SITE=G counts a
+site at a fixed G gCO2/kWh; without it a site's intensity is its fixed carbon source's value, a wind
+site's life-cycle intensity or its carbon forecast's mean, and carbon-aware policies count a site
+with none of these conservatively. A policy plans with the fleet file's weights when the file names
+that policy, else with the policy's default weights.
 
 --bench runs Heron's Planner-L (min-latency) and Planner-S on Heron-shaped instances of each size
 (n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
@@ -39,7 +48,7 @@ export const plan: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { bench: { type: "boolean", default: false }, "in-worker": { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
+      { bench: { type: "boolean", default: false }, "in-worker": { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, forecasts: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
       usage,
     );
     if (values.help) return void console.log(usage);
@@ -53,7 +62,7 @@ export const plan: Command = {
       return 0;
     }
     const solver = await solverNamed(values.solver);
-    if (values.fleet) return planFleet(values.fleet, values.policy, { demand: values.demand, rps: values.rps, carbon: values.carbon }, solver, positiveInt(values.seed, "--seed"), values.json);
+    if (values.fleet) return planFleet(values.fleet, values.policy, { demand: values.demand, rps: values.rps, carbon: values.carbon, forecasts: values.forecasts }, solver, positiveInt(values.seed, "--seed"), values.json);
     if (!values.bench) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
     const sizes = benchSizes(values.sites);
     const clocks = { wall: () => performance.now(), cpu: () => processCpuMs() };
@@ -87,43 +96,62 @@ async function solverNamed(name: string): Promise<LpSolver> {
   throw new CliError(`--solver must be highs or jslp, got '${name}'`);
 }
 
-async function planFleet(file: string, policy: string | undefined, o: { demand?: string; rps: string; carbon?: string }, solver: LpSolver, seed: number, json: boolean): Promise<number> {
+async function planFleet(file: string, policy: string | undefined, o: { demand?: string; rps: string; carbon?: string; forecasts?: string }, solver: LpSolver, seed: number, json: boolean): Promise<number> {
   const kinds = [...PolicyKind.options, ...Object.keys(plannerFactories)];
   if (!policy || !kinds.includes(policy)) throw new CliError(`--policy must be one of ${kinds.join(", ")}`);
+  const carbon = o.carbon ? parseRates(o.carbon, "--carbon", "SITE=GCO2_PER_KWH pairs, e.g. grid-west=250") : {};
+  const fleet = withFixedCarbon(await readJsonFile(file, Fleet), carbon);
+  const forecasts = o.forecasts ? await readJsonFile(o.forecasts, z.array(Forecast).min(1)) : [];
+  const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(o.rps) / fleet.classes.length]));
+  const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: demandRps, profile: fleetVirtualProfile(fleet, seed), nowMs: Date.now() });
+  if (!assembled.ok) throw new CliError(`${file}: ${assembled.message}`);
+  // What one planner run costs (the profile is made before): what the Worker's cron pays per run, with --solver jslp.
+  const cpuBefore = process.cpuUsage();
+  const startedMs = performance.now();
+  const result = planFor(policy, fleet, assembled.input, solver);
+  const planMs = performance.now() - startedMs;
+  const cpu = process.cpuUsage(cpuBefore);
+  const planCpuMs = (cpu.user + cpu.system) / 1000;
+  const plan = { ...result.plan, notes: [...result.plan.notes, ...assembled.notes] };
+  const out = { simulated_profile: true, policy, plan_ms: Math.round(planMs), plan_cpu_ms: Math.round(planCpuMs), stats: result.stats ?? null, plan };
+  printResult(out, json, () =>
+    [
+      markdownTable(
+        ["site", "entries", "GPUs", "power cap W"],
+        plan.sites.map((s) => [s.site, String(s.instances.length), String(s.instances.reduce((n, i) => n + i.tp * i.replicas, 0)), s.powerCapW.toFixed(0)]),
+      ),
+      ...plan.notes.map((note) => `note: ${note}`),
+      `planned in ${out.plan_ms} ms (${out.plan_cpu_ms} ms of CPU), the process's first run of this planner`,
+    ].join("\n"),
+  );
+  return 0;
+}
+
+/** A JSON file parsed with `schema`; a bad one is a CliError naming the file and the offending field. */
+async function readJsonFile<T>(file: string, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown;
   try {
     raw = JSON.parse(await readDataFile(file));
   } catch (error) {
     throw new CliError(`${file}: ${(error as Error).message}`);
   }
-  const parsed = Fleet.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new CliError(`${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   }
-  const fleet = parsed.data;
-  const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(o.rps) / fleet.classes.length]));
-  const carbon = o.carbon ? parseRates(o.carbon, "--carbon", "SITE=GCO2_PER_KWH pairs, e.g. grid-west=250") : {};
-  const input = fleetPlanningInput(fleet, demandRps, seed, carbon);
-  // What one planner run costs (the profile is made before): what the Worker's cron pays per run, with --solver jslp.
-  const cpuBefore = process.cpuUsage();
-  const startedMs = performance.now();
-  const result = planFor(policy, fleet, input, solver);
-  const planMs = performance.now() - startedMs;
-  const cpu = process.cpuUsage(cpuBefore);
-  const planCpuMs = (cpu.user + cpu.system) / 1000;
-  const out = { simulated_profile: true, policy, plan_ms: Math.round(planMs), plan_cpu_ms: Math.round(planCpuMs), stats: result.stats ?? null, plan: result.plan };
-  printResult(out, json, () =>
-    `${markdownTable(
-      ["site", "entries", "GPUs", "power cap W"],
-      result.plan.sites.map((s) => [s.site, String(s.instances.length), String(s.instances.reduce((n, i) => n + i.tp * i.replicas, 0)), s.powerCapW.toFixed(0)]),
-    )}\nplanned in ${out.plan_ms} ms (${out.plan_cpu_ms} ms of CPU), the process's first run of this planner`,
-  );
-  return 0;
+  return parsed.data;
+}
+
+/** The fleet with the sites `--carbon` names counted at a fixed intensity (a wind site's life-cycle figure included). */
+function withFixedCarbon(fleet: Fleet, carbon: Record<string, number>): Fleet {
+  const unknown = Object.keys(carbon).filter((id) => !fleet.sites.some((s) => s.id === id));
+  if (unknown.length > 0) throw new CliError(`--carbon names sites the fleet does not have: ${unknown.join(", ")}`);
+  return { ...fleet, sites: fleet.sites.map((s) => (Object.hasOwn(carbon, s.id) ? { ...s, carbon: { kind: "fixed", gPerKwh: carbon[s.id]!, signal: "average" } } : s)) };
 }
 
 /** The plan of a registry policy (with the fleet's weights when the fleet names it) or of a planner kind. */
-function planFor(kind: string, fleet: Fleet, input: ReturnType<typeof fleetPlanningInput>, solver: LpSolver): PlannerResult {
+function planFor(kind: string, fleet: Fleet, input: PlanningInput, solver: LpSolver): PlannerResult {
   const policy = PolicyKind.safeParse(kind);
   if (!policy.success) return createPlanner(PlannerConfig.parse({ kind })).plan(input, solver);
   const entry = POLICIES[policy.data];

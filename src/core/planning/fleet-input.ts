@@ -6,6 +6,7 @@ import { siteCarbonIntensity } from "../routing/carbon.ts";
 import type { Fleet, Site } from "../schemas/fleet.ts";
 import type { Forecast } from "../schemas/forecast.ts";
 import type { Plan } from "../schemas/plan.ts";
+import type { VariantId } from "../schemas/ids.ts";
 import type { ProfileRow } from "../schemas/profile.ts";
 import { PlannerSInput } from "./heron/planner-s.ts";
 import { PLANNER_L_PERIOD_MS, PlanningInput, type PlanningSite } from "./planning-input.ts";
@@ -23,20 +24,26 @@ export interface PlanningSources {
 export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] } | { ok: false; message: string };
 
 /**
- * A fleet planner's input for the next 15 minutes from what ControlDO holds: the fleet's first
- * model, its variants (with their quality) and the first as the default, per site its GPUs, the
- * power it can count on over the slot (`siteConditions`), its carbon intensity and its round trip
- * from the edge, per class the larger of measured demand and the load forecast's peak; the plan in
- * force as the previous one when the same policy made it.
+ * THE fleet planner's input for the next 15 minutes from a fleet and its forecasts: the cron's (from
+ * what ControlDO holds), `greenference plan --fleet`'s and the plan bench's. The fleet's first model,
+ * those of its variants the profile has rows for (with their quality; the first is the default),
+ * per site its GPUs, the power it can count on over the slot, its carbon intensity and its round
+ * trip from the edge (`siteConditions`), per class the larger of measured demand and the load
+ * forecast's peak; the plan in force as the previous one when the same policy made it.
+ *
+ * @example
+ * const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: { SS: 2 }, profile, nowMs });
+ * if (assembled.ok) planWithPolicy(entry, fleet.policy, assembled.input, solver);
  */
 export function assemblePlanningInput(src: PlanningSources): AssembledInput {
   const { fleet, nowMs } = src;
   const notes: string[] = [];
   const model = fleet.models[0]!.id;
-  const variants = fleet.variants.filter((v) => v.model === model).map((v) => ({ id: v.id, quality: v.quality }));
+  const variants = profiledVariants(fleet, model, src.profile);
+  if (variants.length === 0) return { ok: false, message: `the profile table has no rows for model ${model}'s variants (${fleet.variants.filter((v) => v.model === model).map((v) => v.id).join(", ")})` };
   const sites = siteConditions(fleet, src.forecasts, nowMs, nowMs + PLANNER_L_PERIOD_MS, notes);
   const demand = slotDemand(fleet.classes.map((c) => c.id), src.measured, src.forecasts, nowMs, PLANNER_L_PERIOD_MS);
-  if (Object.values(demand).every((rps) => rps === 0)) return { ok: false, message: "no demand measured or forecast yet; the current plan stays" };
+  if (Object.values(demand).every((rps) => rps === 0)) return { ok: false, message: "no demand measured or forecast yet" };
   const parsed = PlanningInput.safeParse({
     version: (src.plan?.version ?? 0) + 1,
     nowMs,
@@ -60,11 +67,11 @@ export function assemblePlanningInput(src: PlanningSources): AssembledInput {
  */
 export function assemblePlannerSInput(src: { fleet: Fleet; plan: Plan; forecasts: readonly Forecast[]; demandRps: Record<string, number>; profile: ProfileRow[]; nowMs: number; windowMs: number; pendingSites: readonly string[] }): PlannerSInput {
   const model = src.fleet.models[0]!.id;
-  const variants = src.fleet.variants.filter((v) => v.model === model);
+  const variants = profiledVariants(src.fleet, model, src.profile);
   return PlannerSInput.parse({
     nowMs: src.nowMs,
     model,
-    variant: variants[0]!.id,
+    variant: (variants[0] ?? src.fleet.variants.find((v) => v.model === model)!).id,
     sites: siteConditions(src.fleet, src.forecasts, src.nowMs, src.nowMs + src.windowMs, []),
     classes: src.fleet.classes.map((c) => ({ ...c, demandRps: src.demandRps[c.id] ?? 0 })),
     profile: src.profile,
@@ -73,12 +80,20 @@ export function assemblePlannerSInput(src: { fleet: Fleet; plan: Plan; forecasts
   });
 }
 
+/** The model's variants (id and quality) the profile table has rows for, in the fleet's order. */
+function profiledVariants(fleet: Fleet, model: string, profile: readonly ProfileRow[]): { id: VariantId; quality: number }[] {
+  const profiled = new Set<string>(profile.filter((r) => r.model === model).map((r) => r.variant));
+  return fleet.variants.filter((v) => v.model === model && profiled.has(v.id)).map((v) => ({ id: v.id, quality: v.quality }));
+}
+
 /**
  * Each site as planners see it over [fromMs, toMs): its GPUs; the power it can count on (the
  * minimum of its power forecast; else its fixed or grid cap; else, without a cap, all its GPUs at
- * TDP with server overhead; a wind site without a forecast gets 0 W and a note); its carbon
- * intensity (the fleet's figure for fixed-carbon and wind sites, else the mean of its carbon
- * forecast); its mean round trip from the edge regions the fleet lists.
+ * TDP with server overhead; a wind site without a forecast gets 0 W and a note: its power is what
+ * its forecast says, and without one nothing is promised, not a share of its peak, since Heron
+ * §2.2 finds a farm's low percentiles far under that share of peak); its carbon intensity (the
+ * fleet's figure for fixed-carbon and wind sites, else the mean of its carbon forecast); its mean
+ * round trip from the edge regions the fleet lists.
  */
 export function siteConditions(fleet: Fleet, forecasts: readonly Forecast[], fromMs: number, toMs: number, notes: string[]): PlanningSite[] {
   return fleet.sites.map((site) => {
