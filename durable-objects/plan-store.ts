@@ -127,6 +127,18 @@ export class PlanStore {
     this.summaries = summaries;
     return success(summary);
   }
+
+  /** Drops the summaries of plans stored before `sinceMs`, the current plan's excepted; returns how many. */
+  async compactSummaries(sinceMs: number): Promise<number> {
+    const current = this.current?.version;
+    const kept = this.summaries.filter((s) => s.storedAtMs >= sinceMs || s.version === current);
+    const dropped = this.summaries.length - kept.length;
+    if (dropped > 0) {
+      await this.storage.put("planSummaries", kept);
+      this.summaries = kept;
+    }
+    return dropped;
+  }
 }
 
 function summarize(plan: Plan, nowMs: number): PlanSummary {

@@ -1,0 +1,46 @@
+import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
+import type { ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
+import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
+import type { Fleet } from "../src/core/schemas/fleet.ts";
+import type { Forecast } from "../src/core/schemas/forecast.ts";
+import type { Plan } from "../src/core/schemas/plan.ts";
+import type { CorrectionRecord } from "./planner-s-loop.ts";
+
+// The shapes ControlDO's RPC methods take and return that no store owns.
+
+/** How long history is kept; see ControlDO.compactHistory. */
+export interface HistoryRetention {
+  forecasts: SampleRetention;
+  cronRunsMs: number;
+  planSummariesMs: number;
+  carbonTriggersMs: number;
+}
+
+/** What a compaction removed. */
+export interface HistoryCompaction extends ForecastCompaction {
+  cronRunsDropped: number;
+  planSummariesDropped: number;
+  carbonTriggersDropped: number;
+}
+
+/** What the long-horizon planner reads, in one round trip. */
+export interface PlanningContext {
+  fleet: Fleet | null;
+  plan: Plan | null;
+  forecasts: Forecast[];
+  metricTotals: Record<string, number>;
+  demandSample: DemandSample | null;
+}
+
+/** What the dashboard reads, in one round trip. */
+export interface DashboardContext {
+  fleet: Fleet | null;
+  plan: Plan | null;
+  planStoredAtMs: number | null;
+  carbon: Record<string, number>;
+  metricTotals: Record<string, number>;
+  /** By series key: the power and carbon forecasts of fleet sites in force over the asked window (see forecastsOver). */
+  forecasts: Record<string, Forecast[]>;
+  /** Planner-S corrections of the plan in force and before, newest first. */
+  corrections: CorrectionRecord[];
+}
