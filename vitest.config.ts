@@ -19,7 +19,7 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          include: ["host-agent/**/*.test.ts", "cli/**/*.test.ts", "test/node/**/*.test.ts"],
+          include: ["host-agent/**/*.test.ts", "cli/**/*.test.ts", "lib/**/*.test.ts", "bench/**/*.test.ts", "test/node/**/*.test.ts"],
           testTimeout: 60_000,
         },
       },

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { markdownTable } from "../cli/markdown-table.ts";
-import type { StackConfig } from "../cli/stack/stack-config.ts";
+import { markdownTable } from "../lib/report/markdown-table.ts";
+import type { StackConfig } from "../lib/stack/stack-config.ts";
 import { runAtSubmission } from "../src/core/deferral/at-submission.ts";
 import { batchOperatingPoint, type BatchOperatingPoint } from "../src/core/deferral/batch-operating-point.ts";
 import type { DeferralRun, DeferralWorld } from "../src/core/deferral/deferral-world.ts";

@@ -1,9 +1,9 @@
-import { LocalStack } from "../cli/stack/local-stack.ts";
-import { chatCompletionRequest } from "../cli/stack/openai-request.ts";
-import { summariseOutcomes } from "../cli/stack/outcome-summary.ts";
-import { isLost } from "../cli/stack/request-outcome.ts";
-import { StackConfig } from "../cli/stack/stack-config.ts";
-import { waitFor } from "../cli/stack/weighted-plan.ts";
+import { LocalStack } from "../lib/stack/local-stack.ts";
+import { chatCompletionRequest } from "../lib/stack/openai-request.ts";
+import { summariseOutcomes } from "../lib/stack/outcome-summary.ts";
+import { isLost } from "../lib/stack/request-outcome.ts";
+import { StackConfig } from "../lib/stack/stack-config.ts";
+import { waitFor } from "../lib/stack/weighted-plan.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
 import type { PolicyKind } from "../src/core/schemas/fleet.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
@@ -21,7 +21,7 @@ export interface E2eBenchOptions {
   beforeKillS?: number;
   afterKillS?: number;
   loadRps?: number;
-  /** Leave wrangler dev's DevTools network capture on (see cli/stack/devtools-network.ts). */
+  /** Leave wrangler dev's DevTools network capture on (see lib/stack/devtools-network.ts). */
   devtoolsNetworkCapture?: boolean;
   log?: (line: string) => void;
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import { LocalStack } from "../cli/stack/local-stack.ts";
-import { StackConfig } from "../cli/stack/stack-config.ts";
+import { LocalStack } from "../lib/stack/local-stack.ts";
+import { StackConfig } from "../lib/stack/stack-config.ts";
 import { badInputCases } from "./faults/bad-input-cases.ts";
 import { runFaultMatrix } from "./faults/fault-matrix.ts";
 import { edgeRequest, fuzzOnce, gatewayRequest, localApiRequest, type FuzzRequest } from "./faults/fuzz-requests.ts";

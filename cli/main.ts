@@ -1,8 +1,8 @@
 import { isAbsolute, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { commands } from "./commands/index.ts";
-import { CliError } from "./cli-error.ts";
-import type { Command } from "./command.ts";
+import { CliError } from "../lib/cli-error.ts";
+import type { Command } from "../lib/command.ts";
 
 const PACKAGE_ROOT = fileURLToPath(new URL("..", import.meta.url));
 

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
-import { localFleet, stackSitePowerW, windScaling } from "../../cli/stack/local-fleet.ts";
-import type { StackConfig } from "../../cli/stack/stack-config.ts";
-import { stackProfileTable } from "../../cli/stack/stack-profile.ts";
+import { localFleet, stackSitePowerW, windScaling } from "../../lib/stack/local-fleet.ts";
+import type { StackConfig } from "../../lib/stack/stack-config.ts";
+import { stackProfileTable } from "../../lib/stack/stack-profile.ts";
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { carbonSeries, windSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpec, type GpuSpec } from "../../src/core/model/gpu-specs.ts";
@@ -38,7 +38,7 @@ export interface BatchDay {
 }
 
 /**
- * The local stack's default sites (`cli/stack`) over `hours` hours of the 2022H1 grid series
+ * The local stack's default sites (`lib/stack`) over `hours` hours of the 2022H1 grid series
  * from `startMs`: wind farms right-sized at their percentile (each farm's whole series) and capped
  * at the site's full power, counted at wind's life-cycle intensity; the grid site at its full
  * power and its balancing authority's average intensity. The profile is the stack's (cached), or a

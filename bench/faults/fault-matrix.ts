@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import type { LocalStack, StackSiteHandle } from "../../cli/stack/local-stack.ts";
-import { setWeightedPlan, waitFor } from "../../cli/stack/weighted-plan.ts";
+import type { LocalStack, StackSiteHandle } from "../../lib/stack/local-stack.ts";
+import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
 import { POWER_LADDER_STEPS, type PowerLadderStep } from "../../host-agent/controllers/power-ladder.ts";
 import { StallProxy } from "./stall-proxy.ts";
 import { faultRow, Traffic, type FaultRow } from "./traffic.ts";

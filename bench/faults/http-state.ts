@@ -1,4 +1,4 @@
-import type { LocalStack, StackSiteHandle } from "../../cli/stack/local-stack.ts";
+import type { LocalStack, StackSiteHandle } from "../../lib/stack/local-stack.ts";
 
 /**
  * The edge state a refused request must not touch, read through the admin API: the fleet, the

@@ -1,5 +1,5 @@
-import type { LoadGenerator } from "../../cli/stack/load-generator.ts";
-import { STREAM_CUT, type RequestOutcome } from "../../cli/stack/request-outcome.ts";
+import type { LoadGenerator } from "../../lib/stack/load-generator.ts";
+import { STREAM_CUT, type RequestOutcome } from "../../lib/stack/request-outcome.ts";
 
 /** One row of the fault matrix. */
 export interface FaultRow {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { barChart, lineChart } from "../../cli/sim/plots.ts";
-import { markdownTable } from "../../cli/markdown-table.ts";
+import { barChart, lineChart } from "../../lib/report/plots.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import { carbonSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";

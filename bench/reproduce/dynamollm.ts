@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { markdownTable } from "../../cli/markdown-table.ts";
-import { barChart } from "../../cli/sim/plots.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
+import { barChart } from "../../lib/report/plots.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import { carbonSeries } from "../../src/core/data/grid-series.ts";
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { barChart, lineChart } from "../../cli/sim/plots.ts";
-import { markdownTable } from "../../cli/markdown-table.ts";
+import { barChart, lineChart } from "../../lib/report/plots.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
 import { loadAzureTrace, loadFreesh } from "../../host-agent/data/read-data-file.ts";
 import { llmSpecs } from "../../src/core/model/llm-specs.ts";
 import { linearPercentile, sortedAscending } from "../../src/core/stats/percentile.ts";

@@ -1,5 +1,5 @@
-import { barChart, lineChart } from "../../cli/sim/plots.ts";
-import { markdownTable } from "../../cli/markdown-table.ts";
+import { barChart, lineChart } from "../../lib/report/plots.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
 import type { EngineRequest } from "../../src/core/engine/engine-simulator.ts";
 import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
 import { greenServeOnRequests, type GreenServeExperiment, type ServingResult } from "../../src/core/planning/greenserve/experiment.ts";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { markdownTable } from "../../cli/markdown-table.ts";
-import { barChart, lineChart } from "../../cli/sim/plots.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
+import { barChart, lineChart } from "../../lib/report/plots.ts";
 import type { z } from "zod";
 import type { PlannerConfig } from "../../src/core/planning/registry.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";

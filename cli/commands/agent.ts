@@ -3,8 +3,8 @@ import { AgentStartError } from "../../host-agent/agent/hardware.ts";
 import { CONFIG_KEYS, envOf, flagOf, SECRET_KEYS, type AgentConfigKey, type SecretFileKey } from "../../host-agent/config/agent-config.ts";
 import { ConfigError, loadAgentConfig, redactedConfig } from "../../host-agent/config/load-agent-config.ts";
 import { SECRET_FILE_KEYS } from "../../host-agent/config/secret-files.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, printResult, type Command } from "../command.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, printResult, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference agent --site ID --edge URL --token-file PATH [options]
 

@@ -5,7 +5,7 @@ import { calibrationReport } from "../../src/core/calibration/calibration-report
 import { parseSplitwise } from "../../src/core/calibration/splitwise-rows.ts";
 import { parseAzureTrace } from "../../src/core/data/azure-trace.ts";
 import { parseFreeshProfiles } from "../../src/core/data/freesh-profiles.ts";
-import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
+import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference calibrate [--data DIR] [--seed N] [--requests N] [--json]
 

@@ -1,8 +1,8 @@
 import type { ClassScheme } from "../../src/core/schemas/request-class.ts";
 import { CLASS_PERCENTILE_METHOD, classCounts, classShares, schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, printResult, type Command } from "../command.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, printResult, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference classes --trace FILE [--input-percentiles 33,66] [--output-percentiles 33,66] [--json]
 

@@ -3,8 +3,8 @@ import { llmSpec } from "../../src/core/model/llm-specs.ts";
 import { energyOptimalConfig } from "../../src/core/calibration/energy-optimal-config.ts";
 import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
 import { defaultClocks } from "../../src/core/profiling/virtual-profiler.ts";
-import { markdownTable } from "../markdown-table.ts";
-import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
+import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference demo [--model ID] [--gpu a100|h100] [--tokens-per-second N] [--seed N] [--json]
 

@@ -1,20 +1,19 @@
-import { runPlanBench, type PlanBenchRow } from "../../bench/plan-bench.ts";
 import { z } from "zod";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, positiveInt, printResult, type Command } from "../../lib/command.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
+import { solverFlag } from "../../lib/solver-flag.ts";
 import { assemblePlanningInput } from "../../src/core/planning/fleet-input.ts";
 import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
-import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
 import type { PlannerResult } from "../../src/core/planning/planner.ts";
+import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
 import { planWithPolicy, POLICIES } from "../../src/core/policies/registry.ts";
+import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { Fleet, PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { Forecast } from "../../src/core/schemas/forecast.ts";
-import { highsSolver } from "../../src/solver/highs-solver.ts";
-import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
-import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
+import { benchCommand } from "../bench-commands.ts";
 import { fleetVirtualProfile } from "../plan/fleet-profile.ts";
-import { CliError } from "../cli-error.ts";
-import { markdownTable } from "../markdown-table.ts";
-import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 
 const usage = `usage: greenference plan --fleet FILE --policy KIND [--forecasts FILE] [--demand SS=3,MM=1.5 | --rps N] [--carbon SITE=G,...] [--solver highs|jslp] [--seed N] [--json]
        greenference plan --bench [--sites 4,16,64] [--solver highs|jslp | --in-worker] [--seed N] [--json]
@@ -35,66 +34,22 @@ site's life-cycle intensity or its carbon forecast's mean, and carbon-aware poli
 with none of these conservatively. A policy plans with the fleet file's weights when the file names
 that policy, else with the policy's default weights.
 
---bench runs Heron's Planner-L (min-latency) and Planner-S on Heron-shaped instances of each size
-(n wind sites of 1016 H100s, power-bound; 9 classes; TP 2/4/8 x 7 clocks x 6 loads of a virtual
-Llama2-70B profile) and prints solve time (wall and CPU; Planner-S: the median of 5 runs), size
-and the gap to the LP bound.
---in-worker runs them inside local workerd instead: the edge Worker bundled by wrangler with a
-bench route, solving on the cron's solver (HiGHS from the Worker's WebAssembly module); CPU times
-are the workerd process's.`;
+--bench benchmarks Heron's planners on Heron-shaped fleets (bench/; \`greenference plan --bench --help\`).`;
 
-/** \`greenference plan\`: the plan a registered policy makes for a fleet file, or planner benchmarks. */
+/** `greenference plan`: the plan a registered policy makes for a fleet file; `--bench` is bench/'s planner benchmark. */
 export const plan: Command = {
   async run(argv) {
     const { values } = parseFlags(
       argv,
-      { bench: { type: "boolean", default: false }, "in-worker": { type: "boolean", default: false }, sites: { type: "string", default: "4,16,64" }, fleet: { type: "string" }, forecasts: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
+      { bench: { type: "boolean", default: false }, "in-worker": { type: "boolean", default: false }, sites: { type: "string" }, fleet: { type: "string" }, forecasts: { type: "string" }, solver: { type: "string", default: "highs" }, policy: { type: "string" }, demand: { type: "string" }, carbon: { type: "string" }, rps: { type: "string", default: "10" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } },
       usage,
     );
+    if (values.bench || values["in-worker"]) return (await benchCommand("plan")).run(argv);
     if (values.help) return void console.log(usage);
-    if (values["in-worker"]) {
-      if (!values.bench) throw new CliError(`--in-worker goes with --bench\n${usage}`);
-      if (values.solver !== "highs") throw new CliError(`--in-worker solves with HiGHS's WebAssembly as a Worker module; leave --solver out`);
-      // Loaded only here: it bundles the Worker with wrangler, a development dependency the package leaves out.
-      const { runPlanBenchInWorker } = await import("../../bench/edge/plan-in-worker.ts");
-      const result = await runPlanBenchInWorker(benchSizes(values.sites), positiveInt(values.seed, "--seed"));
-      printResult(result, values.json, () => `${benchTable(result.sizes)}\nin workerd: loading HiGHS in a fresh isolate ${result.solver_load_ms.toFixed(0)} ms (CPU ${result.solver_load_cpu_ms ?? "?"} ms); first solve of ${result.sizes[0]?.sites} sites (not in the rows) ${result.first_solve_ms.toFixed(0)} ms`);
-      return 0;
-    }
-    const solver = await solverNamed(values.solver);
-    if (values.fleet) return planFleet(values.fleet, values.policy, { demand: values.demand, rps: values.rps, carbon: values.carbon, forecasts: values.forecasts }, solver, positiveInt(values.seed, "--seed"), values.json);
-    if (!values.bench) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
-    const sizes = benchSizes(values.sites);
-    const clocks = { wall: () => performance.now(), cpu: () => processCpuMs() };
-    const result = { solver: values.solver, ...runPlanBench(sizes, clocks, solver, positiveInt(values.seed, "--seed")) };
-    printResult(result, values.json, () => `${benchTable(result.sizes)}\nfirst solve of ${sizes[0]} sites in this process (JIT, solver start-up; not in the rows): ${result.first_solve_ms.toFixed(0)} ms`);
-    return 0;
+    if (!values.fleet) throw new CliError(`give --fleet FILE --policy KIND, or --bench\n${usage}`);
+    return planFleet(values.fleet, values.policy, { demand: values.demand, rps: values.rps, carbon: values.carbon, forecasts: values.forecasts }, await solverFlag(values.solver), positiveInt(values.seed, "--seed"), values.json);
   },
 };
-
-function benchSizes(text: string): number[] {
-  return text.split(",").map((s) => positiveInt(s.trim(), "--sites"));
-}
-
-/** User + system CPU time of this process, ms. */
-function processCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
-function benchTable(rows: readonly PlanBenchRow[]): string {
-  const ms = (x: number | null) => (x === null ? "?" : x.toFixed(0));
-  return markdownTable(
-    ["sites", "variables", "Planner-L ms", "CPU ms", "gap", "method", "Planner-S ms", "CPU ms", "Planner-S gap"],
-    rows.map((r) => [String(r.sites), String(r.variables), ms(r.solve_ms), ms(r.solve_cpu_ms), `${(100 * r.gap).toFixed(2)}%`, r.method, ms(r.planner_s_ms), ms(r.planner_s_cpu_ms), `${(100 * r.planner_s_gap).toFixed(2)}%`]),
-  );
-}
-
-async function solverNamed(name: string): Promise<LpSolver> {
-  if (name === "highs") return highsSolver();
-  if (name === "jslp") return javascriptLpSolver();
-  throw new CliError(`--solver must be highs or jslp, got '${name}'`);
-}
 
 async function planFleet(file: string, policy: string | undefined, o: { demand?: string; rps: string; carbon?: string; forecasts?: string }, solver: LpSolver, seed: number, json: boolean): Promise<number> {
   const kinds = [...PolicyKind.options, ...Object.keys(plannerFactories)];

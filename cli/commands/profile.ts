@@ -6,8 +6,8 @@ import { classLengthsFromScheme, DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, printResult, positiveInt, type Command } from "../command.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--trace FILE] [--scheduling prefill-first|chunked] [--requests N] [--seed N] [--json]
 

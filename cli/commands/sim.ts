@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { SingleBar, Presets } from "cli-progress";
 import { simulateFleet } from "../../src/core/sim/fleet/fleet-simulator.ts";
 import type { FleetResult } from "../../src/core/sim/fleet/fleet-result.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, printResult, type Command } from "../command.ts";
-import { markdownTable } from "../markdown-table.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, printResult, type Command } from "../../lib/command.ts";
+import { markdownTable } from "../../lib/report/markdown-table.ts";
 import { loadScenario } from "../sim/load-scenario.ts";
-import { writePlots } from "../sim/plots.ts";
+import { writePlots } from "../../lib/report/plots.ts";
 
 const usage = `usage: greenference sim --scenario FILE [--out DIR] [--json]
 

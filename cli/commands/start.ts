@@ -1,14 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { PolicyKind } from "../../src/core/schemas/fleet.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, printResult, type Command } from "../command.ts";
-import { LocalStack } from "../stack/local-stack.ts";
-import { summariseOutcomes } from "../stack/outcome-summary.ts";
-import { isLost } from "../stack/request-outcome.ts";
-import { StackConfig } from "../stack/stack-config.ts";
-import { StackMonitor } from "../stack/stack-monitor.ts";
-import { startBanner } from "../stack/start-banner.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, printResult, type Command } from "../../lib/command.ts";
+import { LocalStack } from "../../lib/stack/local-stack.ts";
+import { summariseOutcomes } from "../../lib/stack/outcome-summary.ts";
+import { isLost } from "../../lib/stack/request-outcome.ts";
+import { StackConfig } from "../../lib/stack/stack-config.ts";
+import { StackMonitor } from "../../lib/stack/stack-monitor.ts";
+import { startBanner } from "../../lib/stack/start-banner.ts";
 
 const SMOKE_DEFAULT_S = 60;
 
@@ -33,7 +33,7 @@ unless the config says otherwise. Prints the URLs, the admin token and how to us
   --devtools-network  keep wrangler's DevTools network capture on (off by default: it adds about
                  4 ms to every request the edge forwards)
 
-Defaults need no file; --config FILE (JSON, keys as in cli/stack/stack-config.ts) overrides them,
+Defaults need no file; --config FILE (JSON, keys as in lib/stack/stack-config.ts) overrides them,
 and flags override the file.`;
 
 /** `greenference start` (npm start): the local end-to-end stack, or a bounded smoke run of it. */

@@ -4,7 +4,7 @@ import { classLengthsFromScheme } from "../../src/core/profiling/class-lengths.t
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import type { Fleet } from "../../src/core/schemas/fleet.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
-import { CliError } from "../cli-error.ts";
+import { CliError } from "../../lib/cli-error.ts";
 
 /** Outer length bounds of a scheme's first and last bins when profiling it: tokens. */
 const SHORTEST = { inputTokens: 16, outputTokens: 8 };

@@ -20,7 +20,7 @@ import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
 import { Scenario } from "../../src/core/sim/scenario/scenario.ts";
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/workload/week-template.ts";
-import { CliError } from "../cli-error.ts";
+import { CliError } from "../../lib/cli-error.ts";
 
 /**
  * Reads a scenario file and everything it names (paths relative to the file), and builds the

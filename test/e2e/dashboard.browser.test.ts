@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalStack } from "../../cli/stack/local-stack.ts";
+import type { LocalStack } from "../../lib/stack/local-stack.ts";
 import { DashboardState } from "../../src/core/dashboard/dashboard-state.ts";
 import { startTestStack } from "./stack.test-helper.ts";
 

@@ -1,8 +1,8 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalStack } from "../../cli/stack/local-stack.ts";
-import type { RequestOutcome } from "../../cli/stack/request-outcome.ts";
-import { setWeightedPlan, waitFor } from "../../cli/stack/weighted-plan.ts";
+import type { LocalStack } from "../../lib/stack/local-stack.ts";
+import type { RequestOutcome } from "../../lib/stack/request-outcome.ts";
+import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
 import { startTestStack } from "./stack.test-helper.ts";
 
 let stack: LocalStack;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalStack } from "../../cli/stack/local-stack.ts";
-import { chatCompletionRequest } from "../../cli/stack/openai-request.ts";
-import { setWeightedPlan } from "../../cli/stack/weighted-plan.ts";
+import type { LocalStack } from "../../lib/stack/local-stack.ts";
+import { chatCompletionRequest } from "../../lib/stack/openai-request.ts";
+import { setWeightedPlan } from "../../lib/stack/weighted-plan.ts";
 import { startTestStack } from "./stack.test-helper.ts";
 
 let stack: LocalStack;

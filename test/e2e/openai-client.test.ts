@@ -1,7 +1,7 @@
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalStack } from "../../cli/stack/local-stack.ts";
-import { setWeightedPlan, waitFor } from "../../cli/stack/weighted-plan.ts";
+import type { LocalStack } from "../../lib/stack/local-stack.ts";
+import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
 import { startTestStack } from "./stack.test-helper.ts";
 
 let stack: LocalStack;

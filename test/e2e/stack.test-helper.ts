@@ -1,5 +1,5 @@
-import { LocalStack } from "../../cli/stack/local-stack.ts";
-import { StackConfig } from "../../cli/stack/stack-config.ts";
+import { LocalStack } from "../../lib/stack/local-stack.ts";
+import { StackConfig } from "../../lib/stack/stack-config.ts";
 
 /** Output of the stack's processes, kept for a failing test's message (printed with GREENFERENCE_E2E_VERBOSE=1). */
 export const stackLog: string[] = [];

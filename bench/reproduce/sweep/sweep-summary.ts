@@ -1,4 +1,4 @@
-import { markdownTable } from "../../../cli/markdown-table.ts";
+import { markdownTable } from "../../../lib/report/markdown-table.ts";
 import { median } from "../../../src/core/stats/percentile.ts";
 import type { ExperimentRow } from "../experiment.ts";
 import { formatFigure } from "../rows.ts";

@@ -2,11 +2,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ExperimentRow, holds } from "../../bench/reproduce/experiment.ts";
-import { experimentRow, guard, headlineRow } from "../../bench/reproduce/rows.ts";
-import type { CellRow } from "../../bench/reproduce/sweep/run-sweep.ts";
-import { sweepRows, withoutConditions } from "../../bench/reproduce/sweep/sweep-summary.ts";
-import { runCli } from "../run-command.test-helper.ts";
+import { ExperimentRow, holds } from "../../reproduce/experiment.ts";
+import { experimentRow, guard, headlineRow } from "../../reproduce/rows.ts";
+import type { CellRow } from "../../reproduce/sweep/run-sweep.ts";
+import { sweepRows, withoutConditions } from "../../reproduce/sweep/sweep-summary.ts";
+import { runCli } from "../../../cli/run-command.test-helper.ts";
 
 describe("headlines judged on both sides of their trade-off", () => {
   const energy = experimentRow({ seed: "dynamollm", metric: "energy vs SinglePool", paper: -0.35, ours: -0.6, baseline: "SinglePool", unit: "fraction", command: "c" });

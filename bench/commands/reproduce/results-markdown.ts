@@ -1,6 +1,6 @@
-import type { ExperimentRow, SeedName, SeedResult } from "../../bench/reproduce/experiment.ts";
-import { formatFigure } from "../../bench/reproduce/rows.ts";
-import { markdownTable } from "../markdown-table.ts";
+import type { ExperimentRow, SeedName, SeedResult } from "../../reproduce/experiment.ts";
+import { formatFigure } from "../../reproduce/rows.ts";
+import { markdownTable } from "../../../lib/report/markdown-table.ts";
 
 /** The seed papers, for headings. */
 const PAPERS: Record<SeedName, string> = {

@@ -1,15 +1,15 @@
 import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
-import { agentBenchTable, runAgentBench, type AgentBenchResult } from "../../bench/agent-bench.ts";
-import { BatchBenchOptions, batchBenchTable, runBatchBench, type BatchBenchResult } from "../../bench/batch-bench.ts";
-import { runE2eBench } from "../../bench/e2e-bench.ts";
-import { runEdgeBench } from "../../bench/edge-bench.ts";
-import { runEdgeStartBench } from "../../bench/edge-start-bench.ts";
-import { faultsBenchTable, runFaultsBench, type FaultsBenchResult } from "../../bench/faults-bench.ts";
-import { runSimBench } from "../../bench/sim-bench.ts";
+import { agentBenchTable, runAgentBench, type AgentBenchResult } from "../agent-bench.ts";
+import { BatchBenchOptions, batchBenchTable, runBatchBench, type BatchBenchResult } from "../batch-bench.ts";
+import { runE2eBench } from "../e2e-bench.ts";
+import { runEdgeBench } from "../edge-bench.ts";
+import { runEdgeStartBench } from "../edge-start-bench.ts";
+import { faultsBenchTable, runFaultsBench, type FaultsBenchResult } from "../faults-bench.ts";
+import { runSimBench } from "../sim-bench.ts";
 import { PolicyKind } from "../../src/core/schemas/fleet.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
-import { StackConfig } from "../stack/stack-config.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, positiveInt, printResult, type Command } from "../../lib/command.ts";
+import { StackConfig } from "../../lib/stack/stack-config.ts";
 
 const usage = `usage: greenference bench <sim|edge|edge-start|agent|e2e|batch|faults> [--data DIR] [--policy KIND] [--devtools-network] [--json]
        greenference bench batch [--start ISO] [--submit-hours H] [--window-hours H] [--interactive-load X] [--batch-volume X]

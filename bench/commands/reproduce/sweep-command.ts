@@ -1,10 +1,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runSweep } from "../../bench/reproduce/sweep/run-sweep.ts";
-import { sweepRows, sweepTable } from "../../bench/reproduce/sweep/sweep-summary.ts";
-import { WORKLOAD_MIXES } from "../../bench/reproduce/sweep/workload-mixes.ts";
-import { CliError } from "../cli-error.ts";
-import { printResult, positiveInt } from "../command.ts";
+import { runSweep } from "../../reproduce/sweep/run-sweep.ts";
+import { sweepRows, sweepTable } from "../../reproduce/sweep/sweep-summary.ts";
+import { WORKLOAD_MIXES } from "../../reproduce/sweep/workload-mixes.ts";
+import { CliError } from "../../../lib/cli-error.ts";
+import { printResult, positiveInt } from "../../../lib/command.ts";
 import { withSection } from "./results-section.ts";
 
 export const SWEEP_DEFAULTS = { seeds: "1,2", mixes: WORKLOAD_MIXES.map((m) => m.name).join(","), windowHours: "48" };

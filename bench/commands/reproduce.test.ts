@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ExperimentRow, holds } from "../../bench/reproduce/experiment.ts";
-import { experimentRow } from "../../bench/reproduce/rows.ts";
-import { runCli } from "../run-command.test-helper.ts";
+import { ExperimentRow, holds } from "../reproduce/experiment.ts";
+import { experimentRow } from "../reproduce/rows.ts";
+import { runCli } from "../../cli/run-command.test-helper.ts";
 
 describe("holds: the paper's direction and at least 80% of its magnitude", () => {
   it("reads fractions by sign and size", () => {

@@ -1,13 +1,13 @@
 import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ExperimentRow, SEEDS, SeedName, type ReproduceOptions } from "../../bench/reproduce/experiment.ts";
-import { REPRODUCTIONS } from "../../bench/reproduce/seeds.ts";
-import { CliError } from "../cli-error.ts";
-import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
-import { resultsMarkdown, rowsTable, type SeedRun } from "../reproduce/results-markdown.ts";
-import { sectionOf } from "../reproduce/results-section.ts";
-import { reproduceSweep, SWEEP_DEFAULTS } from "../reproduce/sweep-command.ts";
+import { ExperimentRow, SEEDS, SeedName, type ReproduceOptions } from "../reproduce/experiment.ts";
+import { REPRODUCTIONS } from "../reproduce/seeds.ts";
+import { CliError } from "../../lib/cli-error.ts";
+import { parseFlags, positiveInt, printResult, type Command } from "../../lib/command.ts";
+import { resultsMarkdown, rowsTable, type SeedRun } from "./reproduce/results-markdown.ts";
+import { sectionOf } from "./reproduce/results-section.ts";
+import { reproduceSweep, SWEEP_DEFAULTS } from "./reproduce/sweep-command.ts";
 import { readFile } from "node:fs/promises";
 
 const DEFAULTS = { data: defaultDataDir(), out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
