@@ -8,7 +8,7 @@ import { DemandWindow } from "../src/core/forecast/demand-window.ts";
 import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
 import { correctionStep } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
-import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
+import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
 import type { Store } from "../src/core/ports/store.ts";
@@ -224,8 +224,7 @@ export class ControlDO extends DurableObject<Env> {
     const pendingSites = [...this.statuses.values()].filter((s) => s.reconfiguring).map((s) => s.site as string);
     let step;
     try {
-      // The cron's solver (functions/cron-deps.ts says why not HiGHS yet).
-      const solver = javascriptLpSolver();
+      const solver = await workerHighsSolver();
       step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs() }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
