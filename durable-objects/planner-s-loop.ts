@@ -4,7 +4,7 @@ import { POLICIES } from "../src/core/policies/registry.ts";
 import type { Fleet } from "../src/core/schemas/fleet.ts";
 import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
-import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
+import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
 import type { AlarmTimers } from "./alarm-timers.ts";
 import type { PlanStore } from "./plan-store.ts";
 
@@ -102,8 +102,7 @@ export class PlannerSLoop {
     const profile = ((await this.world.profileRows()) ?? []).filter((r) => models.has(r.model));
     let step;
     try {
-      // The cron's solver (functions/cron-deps.ts says why not HiGHS yet).
-      const solver = javascriptLpSolver();
+      const solver = await workerHighsSolver();
       step = correctionStep({ entry, fleet, plan, basis: this.basis, forecasts: this.world.forecasts(), profile, demandRps, pendingSites: this.world.pendingSites(), nowMs, windowMs: this.world.periodMs() }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);

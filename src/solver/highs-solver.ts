@@ -40,8 +40,7 @@ export async function highsSolver(load: () => Promise<Highs> = () => highsLoader
         ...(arrays.integrality && { integrality: arrays.integrality }),
       });
       const modelStatus: ModelStatusCode = h.run().modelStatus;
-      const values = { ...zeros };
-      if (numCols > 0) h.getSolution().colValue.forEach((v, j) => (values[names[j]!] = v));
+      const values = numCols > 0 ? valuesByName(Object.keys(model.variables), names, h.getSolution().colValue) : zeros;
       switch (modelStatus) {
         case status.optimal:
           return { status: "optimal", objective: h.getObjectiveValue(), values };
@@ -74,4 +73,15 @@ export async function highsSolver(load: () => Promise<Highs> = () => highsLoader
       return { ...run(model, true, options), relaxationBound: relaxed.objective };
     },
   };
+}
+
+/**
+ * The solution as `{name: value}`, built in one pass. Assigning doubles into an object made with
+ * 0 for every name (Smi fields) makes V8 generalise each field's representation in turn; on a
+ * 939-column plan that took 8-16 s on the first solve of an isolate (0.2 ms once warm).
+ */
+function valuesByName(all: string[], columnNames: string[], columnValues: ArrayLike<number>): Record<string, number> {
+  const solved = new Map<string, number>();
+  for (let j = 0; j < columnNames.length; j++) solved.set(columnNames[j]!, columnValues[j]!);
+  return Object.fromEntries(all.map((n) => [n, solved.get(n) ?? 0]));
 }
