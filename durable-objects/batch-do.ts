@@ -34,10 +34,11 @@ const secondsOf = (ms: number) => Math.floor(ms / 1000);
  * One batch of the Batch API (`idFromName(batchId)`): its request lines (copied from the input
  * file at creation), each line's answer once it has one, and the OpenAI batch object. Its alarm
  * dispatches: each round asks `releaseBatchWork` how many lines to run where, runs them through
- * the edge's own serving path (`serving`, which the Worker supplies: see BatchServing), stores each answer under the line's index, and sets the next
- * alarm. Everything is in storage, so a restarted Worker or evicted object resumes where it was;
- * a line whose site died (before or after its first byte) has no answer yet and runs again at the
- * next round elsewhere; answers are keyed by line, so none appears twice in the output.
+ * the edge's own serving path (`serving`, which the Worker supplies: see BatchServing), stores
+ * each answer under the line's index, and sets the next alarm. Everything is in storage, so a
+ * restarted Worker or evicted object resumes where it was; a line whose site died (before or after
+ * its first byte) has no answer yet and runs again at the next round elsewhere; answers are keyed
+ * by line, so none appears twice in the output.
  */
 export abstract class BatchDurableObject extends DurableObject<Env> {
   protected abstract readonly serving: BatchServing;
