@@ -143,7 +143,7 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const sitePowerW = gpus.reduce((s, g) => s + g.powerW, 0) * this.config.serverOverhead;
-    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status() });
+    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), requestHistograms: this.requestLog.histograms(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status() });
   }
 
   /**

@@ -62,6 +62,7 @@ export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>
 }
 
 async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext): Promise<Response> {
+  const arrivedMs = edge.now();
   const { snapshot, router } = await edge.cache.get(env);
   const caller = await authenticateCaller(request, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
@@ -108,6 +109,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   }
 
   const { choice } = forwarded;
+  edge.metrics.observe("greenference_time_to_first_byte_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
   const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
@@ -121,6 +123,8 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
     settle: (receipt) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
+      edge.metrics.observe("greenference_request_energy_joules", { site: choice.site }, receipt.energyJ);
+      edge.metrics.observe("greenference_e2e_request_latency_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
     },
   });
   answer.headers.set(H.attempts, String(forwarded.attempts));

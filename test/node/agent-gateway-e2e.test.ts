@@ -6,6 +6,7 @@ import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts
 import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
 import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
 import { SimulatedGpuBackend } from "../../host-agent/gpu/index.ts";
+import { PROMTOOL_MISSING, promtoolCheck } from "../../host-agent/util/promtool.test-helper.ts";
 import { parsePrometheusText, sumOf } from "../../host-agent/util/prometheus-text.ts";
 import { startFakeEdge } from "./fake-edge.test-helper.ts";
 
@@ -165,9 +166,17 @@ describe("site ingress with engine processes", () => {
     expect(llama.ttftMs!.p99).toBeLessThan(1500);
     expect(llama.tbtMs!.p50).toBeGreaterThanOrEqual(9);
     expect(llama.tbtMs!.p50).toBeLessThan(100);
-    const metrics = parsePrometheusText(await agent.metricsText());
+    const text = await agent.metricsText();
+    const lint = promtoolCheck(text);
+    if (lint) expect(lint).toEqual({ status: 0, output: "" });
+    else console.warn(PROMTOOL_MISSING);
+    const metrics = parsePrometheusText(text);
     expect(metrics.find((s) => s.name === "greenference_requests_total" && s.labels.instance === "llama")?.value).toBeGreaterThanOrEqual(3);
-    expect(metrics.find((s) => s.name === "greenference_request_ttft_seconds" && s.labels.instance === "llama" && s.labels.quantile === "0.5")?.value).toBeGreaterThanOrEqual(0.7);
+    const ttft = (suffix: string, le?: string) => metrics.find((s) => s.name === `greenference_time_to_first_token_seconds_${suffix}` && s.labels.instance === "llama" && s.labels.le === le)?.value;
+    expect(ttft("count")).toBeGreaterThanOrEqual(3);
+    expect(ttft("bucket", "0.5")).toBe(0);
+    expect(ttft("bucket", "+Inf")).toBe(ttft("count"));
+    expect(ttft("sum")! / ttft("count")!).toBeGreaterThanOrEqual(0.7);
     expect(agent.requests.inFlight).toBe(0);
   });
 });
