@@ -1,13 +1,15 @@
 import type { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
 import type { Hardware } from "../agent/hardware.ts";
+import { EnergyMeter } from "../receipts/energy-meter.ts";
 import type { RequestTracker } from "../telemetry/request-tracker.ts";
 import { serviceModel } from "./service-model.ts";
 import { SiteGateway } from "./site-gateway.ts";
 
 /**
  * Starts the site gateway on `config.ingress` over the applier's engines and plan, with
- * predictions from the performance model in the site's time (simulated sites run faster).
+ * predictions from the performance model in the site's time (simulated sites run faster), and an
+ * energy meter on the GPUs' counters for the receipts of engines that give none (vLLM, SGLang).
  *
  * @example
  * const { gateway, url } = await startAgentGateway(config, { applier, hardware });
@@ -28,6 +30,7 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
       clockOf: (id) => applier.current?.clockOf.get(id),
     }),
     requests: parts.requests,
+    meter: new EnergyMeter({ energyJ: (gpu) => hardware.gpus.totalEnergyJ(gpu) }),
     log: parts.log,
   });
   const [host, port] = splitHostPort(config.ingress);

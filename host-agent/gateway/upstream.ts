@@ -1,4 +1,5 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import type { BodyRewriter } from "../receipts/usage-receipt-rewriter.ts";
 
 /** How one attempt at an engine replica ended. */
 export type UpstreamOutcome =
@@ -26,11 +27,22 @@ export const engineAgent = new HttpAgent({ keepAlive: true });
  * kept); trailers are dropped. Nothing is written to `res` before that head, so a failure up to then can
  * be retried elsewhere; after it, a failure cuts the client's response. `observe`, when given, is
  * shown the head that passes and returns what reads each body chunk after it is passed on.
+ * `rewrite`, when given, may return a rewriter for the body (a receipt put into its usage): each
+ * chunk is read first, then rewritten, the engine's stream paused while a rewrite is pending, and
+ * the body goes out chunked (its length may change).
  *
  * @example
  * const outcome = await forwardToEngine("http://127.0.0.1:8100/v1/chat/completions", req.headers, body, res, { "x-greenference-replica": "a#0" });
  */
-export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>, observe?: (head: IncomingMessage) => (chunk: Buffer) => void): Promise<UpstreamOutcome> {
+export function forwardToEngine(
+  url: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  res: ServerResponse,
+  extraHeaders: Record<string, string>,
+  observe?: (head: IncomingMessage) => (chunk: Buffer) => void,
+  rewrite?: (head: IncomingMessage) => BodyRewriter | undefined,
+): Promise<UpstreamOutcome> {
   return new Promise((resolve) => {
     if (res.destroyed) return resolve({ kind: "client_closed" });
     let settled = false;
@@ -60,10 +72,29 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
     upstream.on("response", (up) => {
       const status = up.statusCode ?? 502;
       if (status >= 500) return void readErrorMessage(up).then((message) => settle({ kind: "failed", reason: `HTTP ${status}${message ? `: ${message}` : ""}` }));
-      res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...(up.headers["content-length"] ? { "content-length": up.headers["content-length"] } : {}), ...extraHeaders });
+      const rewriter = rewrite?.(up);
+      const length = up.headers["content-length"] && !rewriter ? { "content-length": up.headers["content-length"] } : {};
+      res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...length, ...extraHeaders });
       res.flushHeaders();
       const read = observe?.(up);
+      const write = (chunk: Buffer) => {
+        if (res.write(chunk) || res.destroyed) return Promise.resolve();
+        return new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+      };
+      let rewritten = Promise.resolve();
       up.on("data", (chunk: Buffer) => {
+        if (rewriter) {
+          read?.(chunk);
+          up.pause();
+          rewritten = rewritten.then(async () => {
+            try {
+              for (const out of await rewriter.chunk(chunk)) await write(out);
+            } finally {
+              up.resume();
+            }
+          });
+          return;
+        }
         if (!res.write(chunk)) {
           up.pause();
           res.once("drain", () => up.resume());
@@ -71,8 +102,15 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
         read?.(chunk);
       });
       up.on("end", () => {
-        res.end();
-        settle({ kind: "answered", status });
+        const finish = () => {
+          res.end();
+          settle({ kind: "answered", status });
+        };
+        if (!rewriter) return finish();
+        rewritten = rewritten.then(async () => {
+          for (const out of await rewriter.end()) await write(out);
+        });
+        void rewritten.then(finish, finish);
       });
       up.on("close", () => {
         if (up.complete) return;

@@ -1,6 +1,6 @@
 import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receipt.ts";
 import type { SiteCarbon } from "../core/routing/carbon.ts";
-import { H, receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
+import { H, receiptHeaders, reportedEnergyJ, reportedMeasured, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
 import { sseUsageTap } from "./sse-usage-tap.ts";
 import { replaceTopLevelUsage } from "./usage-splice.ts";
 
@@ -39,8 +39,8 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
   const init = { status: upstream.status, statusText: upstream.statusText, headers };
   if (upstream.status >= 400 || !upstream.body) return new Response(upstream.body, init);
 
-  const receiptOf = (inputTokens: number, outputTokens: number, reportedJ: number | undefined) =>
-    energyReceipt({ inputTokens, outputTokens, reportedJ, carbonGPerKwh: p.carbon.gPerKwh, carbonOrigin: p.carbon.origin });
+  const receiptOf = (inputTokens: number, outputTokens: number, reportedJ: number | undefined, measured = false) =>
+    energyReceipt({ inputTokens, outputTokens, reportedJ, reportedMeasured: measured, carbonGPerKwh: p.carbon.gPerKwh, carbonOrigin: p.carbon.origin });
 
   if (type.includes("text/event-stream")) {
     const atStart = receiptOf(p.inputTokens, p.expectedOutputTokens, undefined);
@@ -50,7 +50,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
       dropUsageChunk: !p.clientWantsUsage,
       onUsage(usage) {
         const tokens = usageTokens(usage);
-        final = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage));
+        final = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage), reportedMeasured(usage));
         usage.greenference = usageReceipt(final, p.routed);
         if (tokens.completion !== undefined) p.learn(tokens.completion);
       },
@@ -69,7 +69,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     }
     const usage = typeof body?.usage === "object" && body.usage !== null ? (body.usage as Record<string, unknown>) : null;
     const tokens = usageTokens(usage);
-    const receipt = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage, upstream.headers));
+    const receipt = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage, upstream.headers), reportedMeasured(usage));
     for (const [k, v] of Object.entries(receiptHeaders(receipt))) headers.set(k, v);
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);

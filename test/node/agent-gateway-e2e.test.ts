@@ -157,6 +157,12 @@ describe("site ingress with engine processes", () => {
       fetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama", true), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 6, stream: true, stream_options: { include_usage: true } }) }).then((r) => r.text());
     const answers = await Promise.all([streamed(), streamed(), streamed()]);
     for (const text of answers) expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    // vLLM gives no receipt: the gateway's meter splits the GPUs' measured energy and puts it in usage.
+    for (const text of answers) {
+      const usage = (JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)) as { usage: { greenference?: { energy_j: number; energy_source: string } } }).usage;
+      expect(usage.greenference).toEqual({ energy_j: expect.any(Number), energy_source: "measured" });
+      expect(usage.greenference!.energy_j).toBeGreaterThan(0);
+    }
     // The engine takes 700 ms to its first token, then one token per 10 ms (FAKE_ENGINE_TOKEN_MS).
     const reported = () => edge.state.heartbeats.map((h) => h.instances.find((i) => i.id === "llama")).filter((i) => i?.ttftMs !== undefined).at(-1);
     await expect.poll(reported, { timeout: 5000, interval: 50 }).toBeDefined();
