@@ -8,6 +8,7 @@ import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/f
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
 import type { Store } from "../src/core/ports/store.ts";
 import { Fleet, Policy } from "../src/core/schemas/fleet.ts";
+import { modelIdentities } from "../src/core/model/model-identity.ts";
 import { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import { buildRoutingSnapshot, type RoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
@@ -199,7 +200,10 @@ export class ControlDO extends DurableObject<Env> {
 
   /** One site's part of the current plan (see PlanStore.slice); null before the first plan. */
   planSlice(site: string): SitePlanSlice | null {
-    return this.plans.slice(site);
+    const slice = this.plans.slice(site);
+    if (!slice) return null;
+    const running = new Set<string>(slice.site?.instances.map((i) => i.model) ?? []);
+    return { ...slice, models: modelIdentities((this.fleet?.models ?? []).filter((m) => running.has(m.id))) };
   }
 
   /** A site's routing status from its SiteDO; a change bumps the generation. */

@@ -1,4 +1,5 @@
 import type { Fleet } from "../src/core/schemas/fleet.ts";
+import type { ModelIdentity } from "../src/core/schemas/model-identity.ts";
 import { Plan, type SitePlan } from "../src/core/schemas/plan.ts";
 import { planAgainstFleet } from "../src/core/routing/plan-against-fleet.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
@@ -31,6 +32,8 @@ export interface SitePlanSlice {
   site: SitePlan | null;
   /** Per class, this site's instances and their weights. */
   routing: Plan["routing"];
+  /** Per model the site runs: the name its engine serves, what it loads, its performance-model key. */
+  models?: Record<string, ModelIdentity>;
 }
 
 const planKey = (version: number) => `plan:${String(version).padStart(12, "0")}`;

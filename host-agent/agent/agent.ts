@@ -130,7 +130,8 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder });
+    const controllers = this.controllers.status();
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted });
   }
 
   async status(): Promise<Record<string, unknown>> {

@@ -1,3 +1,5 @@
+import { knownPerfModel } from "../../src/core/model/model-identity.ts";
+import type { ModelIdentity } from "../../src/core/schemas/model-identity.ts";
 import type { ClockSetting, SitePlan } from "../../src/core/schemas/plan.ts";
 import type { EngineDriver, EngineLaunch } from "../engines/engine.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
@@ -21,14 +23,19 @@ export function lockFor(clock: ClockSetting): ClockLock {
   return clock.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock.minMhz, maxMhz: clock.maxMhz };
 }
 
-/** One launch per replica: replica r of an instance runs on GPUs [r*tp, (r+1)*tp) of its list. */
-export function launchesOf(site: SitePlan | null): EngineLaunch[] {
+/**
+ * One launch per replica: replica r of an instance runs on GPUs [r*tp, (r+1)*tp) of its list,
+ * serving and loading its model as the slice's `models` say (by its API id where they say nothing;
+ * the performance-model key then is the id if the model knows it).
+ */
+export function launchesOf(site: SitePlan | null, models: Readonly<Record<string, ModelIdentity>> = {}): EngineLaunch[] {
   if (!site) return [];
   return site.instances.flatMap((inst) =>
     Array.from({ length: inst.replicas }, (_, replica) => ({
       instanceId: inst.id,
       replica,
       model: inst.model,
+      ...identityOf(inst.model, models),
       variant: inst.variant,
       tp: inst.tp,
       gpus: inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp),
@@ -48,7 +55,7 @@ export function checkSlice(slice: SitePlanSlice, host: { site: string; gpuCount:
     const missing = inst.gpus.filter((g) => g >= host.gpuCount);
     if (missing.length > 0) problems.push(`instance ${inst.id} uses GPU ${missing.join(", ")} but this host has ${host.gpuCount} GPU(s)`);
   }
-  for (const launch of launchesOf(slice.site)) {
+  for (const launch of launchesOf(slice.site, slice.models)) {
     if (launch.replica > 0) continue;
     const why = host.driver.check(launch);
     if (why) problems.push(why);
@@ -64,5 +71,11 @@ export function desiredState(slice: SitePlanSlice, source: PlanSource, gpuCount:
     clockOf.set(inst.id, inst.clock);
     for (const g of inst.gpus) clocks[g] = lockFor(inst.clock);
   }
-  return { slice, source, launches: launchesOf(slice.site), clocks, clockOf };
+  return { slice, source, launches: launchesOf(slice.site, slice.models), clocks, clockOf };
+}
+
+function identityOf(model: string, models: Readonly<Record<string, ModelIdentity>>): Pick<EngineLaunch, "servedName" | "weights" | "perfModel"> {
+  const identity = models[model];
+  if (identity) return identity;
+  return knownPerfModel(model) ? { perfModel: model } : {};
 }

@@ -28,7 +28,7 @@ export const AgentConfig = z
     /** Path of nvidia-smi (default: looked up on PATH). */
     nvidiaSmi: z.string().min(1).optional(),
     engine: EngineKind.default("vllm"),
-    /** Command template for vllm/sglang with {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command by default. */
+    /** Command template for vllm/sglang with {weights} {served} {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command (with --served-model-name) by default. */
     engineCommand: z.string().min(1).optional(),
     enginePortBase: z.number().int().min(0).max(65535).default(8100),
     engineHost: z.string().min(1).default("127.0.0.1"),

@@ -5,7 +5,7 @@ import { sleep } from "../util/backoff.ts";
 import { parsePrometheusText } from "../util/prometheus-text.ts";
 import { expandCommand } from "./command-template.ts";
 import type { EngineFlavor } from "./engine-flavors.ts";
-import { EngineError, launchKey, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
+import { EngineError, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
 import { OutputTail } from "./output-tail.ts";
 
 export interface ProcessEngineOptions {
@@ -65,7 +65,7 @@ export class ProcessEngine implements Engine {
   async start(): Promise<void> {
     if (this.child) throw new EngineError(`${this.name} is already started`);
     const { flavor, host, port } = this.options;
-    const argv = expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, port, host, gpus: this.launch.gpus.join(",") });
+    const argv = expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(",") });
     this.state = "starting";
     this.stopping = false;
     const child = spawn(argv[0]!, argv.slice(1), {

@@ -6,7 +6,7 @@ import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
 import { H as RECEIPT_HEADERS } from "../../src/worker/receipt.ts";
 import { ChatCompletionRequest, chatPromptShape, CompletionRequest, completionPromptShape, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/worker/openai-schemas.ts";
-import { launchKey, type Engine, type EngineLaunch } from "../engines/engine.ts";
+import { launchKey, servedNameOf, type Engine, type EngineLaunch } from "../engines/engine.ts";
 import { classIdOf } from "../telemetry/request-log.ts";
 import type { EnergyMeter, MeteredEnergy } from "../receipts/energy-meter.ts";
 import { usageReceiptRewriter } from "../receipts/usage-receipt-rewriter.ts";
@@ -16,6 +16,7 @@ import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import { isAccepting, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { ResponseTap } from "./response-tap.ts";
+import { withServedName } from "./served-name.ts";
 import { forwardToEngine } from "./upstream.ts";
 
 export interface SiteGatewayOptions {
@@ -229,7 +230,8 @@ export class SiteGateway {
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
     const measured = this.measure(p, engine);
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, measured.observe, measured.rewrite);
+    const body = withServedName(p.body, p.query.model, servedNameOf(engine.launch));
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, body, p.res, extra, measured.observe, measured.rewrite);
     if (outcome.kind === "answered") measured.answered(outcome.status);
     else measured.abandon();
     const slot = this.inFlight.get(key)!;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { EpochMs } from "../../src/core/schemas/ids.ts";
+import { ModelIdentity } from "../../src/core/schemas/model-identity.ts";
 import { Routing, SitePlan } from "../../src/core/schemas/plan.ts";
 
 /**
@@ -14,6 +15,8 @@ export const SitePlanSlice = z.object({
   validUntilMs: EpochMs,
   site: SitePlan.nullable(),
   routing: Routing.default({}),
+  /** Per model: served name, weights, performance-model key; a model missing here is served and loaded by its id. */
+  models: z.record(z.string().min(1).max(128), ModelIdentity).default({}),
 });
 export type SitePlanSlice = z.infer<typeof SitePlanSlice>;
 

@@ -2,7 +2,7 @@ import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
 import { llmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
-import { EngineError, launchKey, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
+import { EngineError, launchKey, servedNameOf, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
 import { sleep } from "../util/backoff.ts";
 import type { FrequencyControllerFactory } from "./frequency-controller.ts";
@@ -38,7 +38,7 @@ export class SimEngineDriver implements EngineDriver {
   check(launch: EngineLaunch): string | undefined {
     let llm: LlmSpec;
     try {
-      llm = this.llmOf(launch.model);
+      llm = this.llmOf(launch);
     } catch (error) {
       return `instance ${launch.instanceId}: ${(error as Error).message}`;
     }
@@ -47,11 +47,12 @@ export class SimEngineDriver implements EngineDriver {
   }
 
   create(launch: EngineLaunch): Engine {
-    return new SimEngine(launch, this.llmOf(launch.model), this.options);
+    return new SimEngine(launch, this.llmOf(launch), this.options);
   }
 
-  private llmOf(model: string): LlmSpec {
-    return llmSpec(this.options.models?.[model] ?? model);
+  /** The simulator runs the performance model: the launch's key, else the driver's mapping, else the id. */
+  private llmOf(launch: EngineLaunch): LlmSpec {
+    return llmSpec(this.options.models?.[launch.model] ?? launch.perfModel ?? launch.model);
   }
 }
 
@@ -86,7 +87,7 @@ class SimEngine implements Engine {
     this.state = "starting";
     this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus });
     this.setClock(this.clock);
-    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: this.launch.model, instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
+    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: servedNameOf(this.launch), instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
     this.url = await this.server.start(this.options.host ?? "127.0.0.1", 0);
     this.state = "ready";
   }

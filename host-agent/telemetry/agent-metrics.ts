@@ -76,6 +76,7 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     w.family("greenference_power_ladder_level", "gauge", "Rung of the site power ladder: 0 none, 1 min-clock, 2 power-limit.", [[{ site, step: powerLadder.step }, powerLadder.level]]);
     if (powerLadder.capW !== null) w.family("greenference_site_power_cap_watts", "gauge", "The plan's site power cap.", [[{ site }, powerLadder.capW]]);
     w.family("greenference_controller_clock_mhz", "gauge", "Clock a local controller last set (gpu: the first GPU it controls).", controllers.filter((c) => c.mhz !== null).map((c) => [{ site, instance: c.instance, policy: c.policy, gpu: c.gpus[0]! }, c.mhz!]));
+    w.family("greenference_controller_unstarted", "gauge", "1 for a planned clock controller that could not start (its GPUs stay at the plan's bounds), with the reason.", s.controllers.unstarted.map((c) => [{ site, instance: c.instance, policy: c.policy, reason: c.reason }, 1]));
   }
   return w.text();
 }

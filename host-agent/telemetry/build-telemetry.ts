@@ -19,6 +19,8 @@ export interface TelemetryInput {
   meteredSitePowerW?: number;
   /** Where the agent's power ladder stands. */
   powerLadder?: { level: number; step: string };
+  /** Clock controllers that could not start, and why. */
+  unstartedControllers?: readonly { instance: string; policy: string; reason: string }[];
 }
 
 /**
@@ -56,5 +58,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     })),
     pendingReconfigurations: input.pendingReconfigurations,
     ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
+    ...(input.unstartedControllers?.length ? { controllerFaults: input.unstartedControllers.slice(0, 256).map((c) => ({ instance: c.instance, policy: c.policy, reason: c.reason.slice(0, 500) })) } : {}),
   });
 }

@@ -42,6 +42,10 @@ export const InstanceTelemetry = z.object({
 });
 export type InstanceTelemetry = z.infer<typeof InstanceTelemetry>;
 
+/** A planned clock controller (EcoFreq, MIAD, instance manager) that could not start; its GPUs stay locked to the plan's bounds. */
+export const ControllerFault = z.object({ instance: InstanceId, policy: z.string().min(1).max(32), reason: z.string().min(1).max(500) });
+export type ControllerFault = z.infer<typeof ControllerFault>;
+
 /**
  * A site's heartbeat, pushed by its host agent every few seconds. `appliedPlanVersion` is null until
  * the site has applied a plan.
@@ -61,6 +65,8 @@ export const Telemetry = z
     pendingReconfigurations: z.number().int().nonnegative().default(0),
     /** The agent's power ladder (0 "none"; higher rungs hold clocks or power down while the site exceeds its plan's power cap). */
     powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
+    /** Planned clock controllers that could not start (a model the performance model does not know, no profile), and why. */
+    controllerFaults: z.array(ControllerFault).max(256).optional(),
   })
   .superRefine((t, ctx) => {
     reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");
