@@ -61,9 +61,10 @@ describe("agent bench pieces", () => {
         telemetry: { cycle_ms: stats, requests_logged: 3, inputs: { engines: 4, gpus: 8 } },
         tap: { event_us: stats, streams: 2, inputs: { events_per_stream: 8, event_bytes: 200 } },
         receipts: { mean_abs_rel_error: 0.03, p90_abs_rel_error: 0.07, measured: 100, requests: 100 },
+        profile: { rows_per_minute: 20, rows: 8, stable_rows: 8, seconds: 24, inputs: { sim_speed: 4, grid: { requestsPerPoint: 12 } } },
       },
     } as unknown as AgentBenchResult);
-    expect(table.split("\n")).toHaveLength(6);
+    expect(table.split("\n")).toHaveLength(7);
     expect(table).toMatch(/goal p99 <= 500 us: NOT met/);
     expect(table).toMatch(/goal mean <= 0.05: met/);
   });
