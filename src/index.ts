@@ -4,6 +4,7 @@ import { runScheduled } from "../functions/schedules.ts";
 export { SiteDO } from "../durable-objects/site-do.ts";
 export { ControlDO } from "../durable-objects/control-do.ts";
 export { RateLimiterDO } from "../durable-objects/rate-limiter-do.ts";
+export { PredictorDO } from "../durable-objects/predictor-do.ts";
 
 /** One app per isolate: its snapshot cache, predictor and counters live as long as the isolate. */
 const app = createApp({ siteClient: (url, init) => fetch(url, init) });

@@ -1,11 +1,13 @@
 import { json, Router, type IRequest } from "itty-router";
-import { HistogramOutputPredictor, type OutputLengthPredictor } from "../core/classify/output-predictor.ts";
+import { predictorStub } from "../../durable-objects/predictor-do.ts";
+import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { addAdminRoutes } from "./admin-api.ts";
 import { addAgentRoutes } from "./agent-api.ts";
 import { addDashboardRoutes } from "./dashboard-api.ts";
 import { CHAT, COMPLETIONS, handleInference, listModels, type EdgeContext } from "./inference.ts";
 import { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
+import { SharedOutputPredictor } from "./shared-predictor.ts";
 import type { SiteClient } from "./site-client.ts";
 import { SnapshotCache } from "./snapshot-cache.ts";
 
@@ -14,7 +16,10 @@ export interface AppOptions {
   /** How sites are reached: `fetch` in production. */
   siteClient: SiteClient;
   now?: () => number;
+  /** The output-length predictor; by default the one shared by every isolate through PredictorDO. */
   predictor?: OutputLengthPredictor;
+  /** How often an isolate exchanges what its shared predictor learned with PredictorDO (default 5 s). */
+  predictorSyncMs?: number;
   /** Largest inference request body (default 4 MiB: long prompts and inline images). */
   maxBodyBytes?: number;
   /** How long an isolate routes on its cached snapshot before asking ControlDO (default 1 s). */
@@ -40,10 +45,12 @@ export interface EdgeApp {
  */
 export function createApp(options: AppOptions): EdgeApp {
   const now = options.now ?? (() => Date.now());
+  const shared = options.predictor ? undefined : new SharedOutputPredictor(now, options.predictorSyncMs ?? 5_000);
   const context: EdgeContext = {
     cache: new SnapshotCache(now, options.snapshotTtlMs ?? 1_000),
     metrics: new EdgeMetrics(now, options.metricsFlushMs ?? 5_000),
-    predictor: options.predictor ?? new HistogramOutputPredictor(),
+    predictor: options.predictor ?? shared!,
+    ...(shared ? { syncPredictor: (ctx: ExecutionContext, env: Env) => shared.syncInBackground(ctx, () => predictorStub(env)) } : {}),
     siteClient: options.siteClient,
     now,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,

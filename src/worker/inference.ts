@@ -19,6 +19,8 @@ export interface EdgeContext {
   cache: SnapshotCache;
   metrics: EdgeMetrics;
   predictor: OutputLengthPredictor;
+  /** Exchanges the predictor's observations with PredictorDO in the background, when it is the shared one. */
+  syncPredictor?: (ctx: ExecutionContext, env: Env) => void;
   siteClient: SiteClient;
   now: () => number;
   maxBodyBytes: number;
@@ -58,6 +60,7 @@ export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>
   const response = await answer(endpoint, request, env, edge);
   edge.metrics.count("greenference_requests_total", { site: response.headers.get(H.site) ?? "", class: response.headers.get(H.class) ?? "", status: response.status });
   edge.metrics.flushInBackground(ctx, () => controlStub(env));
+  edge.syncPredictor?.(ctx, env);
   return response;
 }
 
