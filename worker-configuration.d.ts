@@ -7,6 +7,7 @@ declare namespace Cloudflare {
 	}
 	interface Env {
 		HEARTBEAT_TIMEOUT_S: "10";
+		POWER_FORECAST_MAX_AGE_S: "3600";
 		DASHBOARD_ACCESS: "admin";
 		SITE: DurableObjectNamespace<import("./src/index").SiteDO>;
 		CONTROL: DurableObjectNamespace<import("./src/index").ControlDO>;
@@ -19,7 +20,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "HEARTBEAT_TIMEOUT_S" | "DASHBOARD_ACCESS">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "HEARTBEAT_TIMEOUT_S" | "POWER_FORECAST_MAX_AGE_S" | "DASHBOARD_ACCESS">> {}
 }
 declare module "*.js" {
 	const value: string;

@@ -2,6 +2,7 @@ import { classCounts, measuredDemand } from "../src/core/forecast/demand-estimat
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
 import type { PlanSummary } from "../durable-objects/plan-store.ts";
 import type { CronDeps } from "./cron-deps.ts";
+import { powerForecastMaxAgeMs } from "../src/worker/env.ts";
 import { assemblePlanningInput } from "./planning-input.ts";
 
 /** A planner run's outcome, with the stored plan's summary when one was published. */
@@ -28,7 +29,7 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps): P
   if (!entry) return { status: "skipped", message: `no fleet planner is registered for policy ${policy} (registerFleetPlanner in functions/planner-registry.ts)` };
   const profile = await entry.profile(ctx.fleet, await control.profileRows());
   if (!profile || profile.length === 0) return { status: "skipped", message: `${entry.name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
-  const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs });
+  const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs, powerForecastMaxAgeMs: powerForecastMaxAgeMs(env) });
   if (!assembled.ok) return { status: "skipped", message: `${entry.name}: ${assembled.message}` };
 
   let plan;

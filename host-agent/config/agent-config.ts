@@ -40,6 +40,10 @@ export const AgentConfig = z
     readToken: z.string().min(16, "at least 16 characters").optional(),
     controlToken: z.string().min(16, "at least 16 characters").optional(),
     heartbeatMs: ms(5_000),
+    /** A SitePowerForecastSource JSON file (an operator forecast file, or Open-Meteo wind through the turbines' power curve); the agent pushes the site's power forecast from it when set. */
+    powerForecast: z.string().min(1).optional(),
+    /** How often the power forecast is made and pushed, ms. */
+    powerForecastMs: ms(900_000),
     planPollMs: ms(5_000),
     retryBaseMs: ms(1_000),
     retryMaxMs: ms(60_000),
@@ -100,6 +104,7 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "drainTimeoutMs",
   "stopGraceMs",
   "heartbeatMs",
+  "powerForecastMs",
   "planPollMs",
   "retryBaseMs",
   "retryMaxMs",

@@ -6,4 +6,5 @@ export * from "./fleet.ts";
 export * from "./plan.ts";
 export * from "./telemetry.ts";
 export * from "./forecast.ts";
+export * from "./site-power-forecast.ts";
 export * from "./json-schema.ts";
