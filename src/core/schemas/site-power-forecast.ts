@@ -36,7 +36,7 @@ export const SitePowerForecastSource = z.discriminatedUnion("kind", [
     latitude: z.number().min(-90).max(90),
     longitude: z.number().min(-180).max(180),
     /** The forecast height nearest the turbines' hub. */
-    heightM: z.union(OPEN_METEO_HEIGHTS_M.map((h) => z.literal(h)) as [z.ZodLiteral<10>, z.ZodLiteral<80>, z.ZodLiteral<120>, z.ZodLiteral<180>]).default(120),
+    heightM: z.literal(OPEN_METEO_HEIGHTS_M).default(120),
     turbines: z.number().int().positive().max(10_000),
     curve: TurbinePowerCurve,
     /** Share of the turbines' output that reaches the site (wake, electrical losses, availability). */
