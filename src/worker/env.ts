@@ -13,8 +13,8 @@ export function heartbeatTimeoutMs(env: Env): number {
   return Number.isFinite(s) && s > 0 ? s * 1000 : 10_000;
 }
 
-/** POWER_FORECAST_MAX_AGE_S in milliseconds: a site's power forecast older than this is stale (1 h if it is not a positive number). */
-export function powerForecastMaxAgeMs(env: Env): number {
+/** POWER_FORECAST_MAX_AGE_S in milliseconds: a site's power forecast older than this is stale (undefined, the planner's default, if it is not a positive number). */
+export function powerForecastMaxAgeMs(env: Env): number | undefined {
   const s = Number(env.POWER_FORECAST_MAX_AGE_S);
-  return Number.isFinite(s) && s > 0 ? s * 1000 : 3_600_000;
+  return Number.isFinite(s) && s > 0 ? s * 1000 : undefined;
 }
