@@ -9,10 +9,12 @@ import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
 import { correctionStep } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
 import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
+import { powerForecastMaxAgeMs } from "../src/worker/env.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
 import type { Store } from "../src/core/ports/store.ts";
 import { Fleet, Policy } from "../src/core/schemas/fleet.ts";
+import { modelIdentities } from "../src/core/model/model-identity.ts";
 import { Forecast } from "../src/core/schemas/forecast.ts";
 import { MAX_CLOCK_SKEW_MS } from "../src/core/schemas/clock-skew.ts";
 import type { SiteSigningKeys } from "../src/core/schemas/site-hop.ts";
@@ -223,7 +225,7 @@ export class ControlDO extends DurableObject<Env> {
     try {
       // HiGHS, as the cron plans: the solver `plan --bench --in-worker` measures.
       const solver = await workerHighsSolver();
-      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs() }, solver);
+      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs(), powerForecastMaxAgeMs: powerForecastMaxAgeMs(this.env) }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
       return;
@@ -314,7 +316,10 @@ export class ControlDO extends DurableObject<Env> {
 
   /** One site's part of the current plan (see PlanStore.slice); null before the first plan. */
   planSlice(site: string): SitePlanSlice | null {
-    return this.plans.slice(site);
+    const slice = this.plans.slice(site);
+    if (!slice) return null;
+    const running = new Set<string>(slice.site?.instances.map((i) => i.model) ?? []);
+    return { ...slice, models: modelIdentities((this.fleet?.models ?? []).filter((m) => running.has(m.id))) };
   }
 
   /** A site's routing status from its SiteDO; a change bumps the generation. */

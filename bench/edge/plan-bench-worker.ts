@@ -6,7 +6,7 @@ import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import edge from "../../src/index.ts";
 import { benchPlannerL, benchPlannerS, planBenchInput, planBenchProfile, type BenchClocks } from "../plan-bench.ts";
 
-export { ControlDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
+export { BatchDO, CarbonLedgerDO, ControlDO, PredictorDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
 
 const Query = z.object({
   step: z.enum(["load", "prepare", "l", "s"]),

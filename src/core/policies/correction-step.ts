@@ -24,6 +24,8 @@ export interface CorrectionState {
   nowMs: number;
   /** The power a site can count on is read over [nowMs, nowMs + windowMs). */
   windowMs: number;
+  /** A power forecast issued longer ago than this is stale (`siteConditions`' default unless set). */
+  powerForecastMaxAgeMs?: number;
 }
 
 export type CorrectionOutcome = { kind: "idle"; reason: string } | { kind: "corrected"; reason: string; delta: PlanDelta; notes: string[]; basis: CorrectionBasis };
@@ -42,7 +44,7 @@ export function correctionStep(s: CorrectionState, solver: LpSolver): Correction
   if (!corrector) return { kind: "idle", reason: `policy ${s.entry.kind} has no corrector` };
   if (s.profile.length === 0) return { kind: "idle", reason: "no profile table for the fleet" };
   const basis = s.basis?.version === s.plan.version ? s.basis : basisOfPlan(s.plan);
-  const input = assemblePlannerSInput({ fleet: s.fleet, plan: s.plan, forecasts: s.forecasts, demandRps: s.demandRps ?? basis.demandRps, profile: s.profile, nowMs: s.nowMs, windowMs: s.windowMs, pendingSites: s.pendingSites });
+  const input = assemblePlannerSInput({ fleet: s.fleet, plan: s.plan, forecasts: s.forecasts, demandRps: s.demandRps ?? basis.demandRps, profile: s.profile, nowMs: s.nowMs, windowMs: s.windowMs, pendingSites: s.pendingSites, powerForecastMaxAgeMs: s.powerForecastMaxAgeMs });
   const now: CorrectionBasis = { version: s.plan.version, powerW: Object.fromEntries(input.sites.map((x) => [x.id, x.powerW])), demandRps: Object.fromEntries(input.classes.map((c) => [c.id, c.demandRps])) };
   const reason = correctionReason(basis, now);
   if (!reason) return { kind: "idle", reason: "power and demand within tolerance of what the plan in force was made for" };
