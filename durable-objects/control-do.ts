@@ -8,7 +8,7 @@ import { DemandWindow } from "../src/core/forecast/demand-window.ts";
 import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
 import { correctionStep } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
-import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
+import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
 import { powerForecastMaxAgeMs } from "../src/worker/env.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
@@ -153,6 +153,8 @@ export class ControlDO extends DurableObject<Env> {
   private triggers: CarbonTriggerRecord[] = [];
   private corrections: CorrectionRecord[] = [];
   private correctionBasis: CorrectionBasis | null = null;
+  /** Whether the plan in force came from an operator (PUT /admin/v1/plan), which Planner-S leaves as written. */
+  private operatorPlan = false;
   private readonly demandWindow = new DemandWindow(PLANNER_S_DEMAND_WINDOW_MS);
   private readonly timers: AlarmTimers;
   private readonly plans: PlanStore;
@@ -172,9 +174,10 @@ export class ControlDO extends DurableObject<Env> {
     this.profile = new ProfileStore(ctx.storage);
     this.timers = new AlarmTimers(ctx.storage);
     void ctx.blockConcurrencyWhile(async () => {
-      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation", "demandSample", "carbonBaseline", "carbonTriggers", "corrections", "correctionBasis"]);
+      const stored = await ctx.storage.get(["fleet", "fleetRevision", "generation", "demandSample", "carbonBaseline", "carbonTriggers", "corrections", "correctionBasis", "operatorPlan"]);
       this.corrections = (stored.get("corrections") as CorrectionRecord[] | undefined) ?? [];
       this.correctionBasis = (stored.get("correctionBasis") as CorrectionBasis | undefined) ?? null;
+      this.operatorPlan = stored.get("operatorPlan") === true;
       this.demandSample = (stored.get("demandSample") as DemandSample | undefined) ?? null;
       this.baseline = (stored.get("carbonBaseline") as Record<string, number> | undefined) ?? null;
       this.triggers = (stored.get("carbonTriggers") as CarbonTriggerRecord[] | undefined) ?? [];
@@ -223,8 +226,8 @@ export class ControlDO extends DurableObject<Env> {
     const pendingSites = [...this.statuses.values()].filter((s) => s.reconfiguring).map((s) => s.site as string);
     let step;
     try {
-      // HiGHS, as the cron plans: the solver `plan --bench --in-worker` measures.
-      const solver = await workerHighsSolver();
+      // The cron's solver (functions/cron-deps.ts says why not HiGHS yet).
+      const solver = javascriptLpSolver();
       step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs(), powerForecastMaxAgeMs: powerForecastMaxAgeMs(this.env) }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
@@ -246,7 +249,7 @@ export class ControlDO extends DurableObject<Env> {
   /** Schedules the next Planner-S step when the fleet's policy has a corrector and made the plan in force; false (and no timer) otherwise. */
   private async armPlannerS(nowMs = Date.now()): Promise<boolean> {
     const plan = this.plans.planned;
-    const wanted = this.fleet !== null && plan !== null && plan.policy === this.fleet.policy.kind && POLICIES[this.fleet.policy.kind].corrector !== null;
+    const wanted = this.fleet !== null && plan !== null && !this.operatorPlan && plan.policy === this.fleet.policy.kind && POLICIES[this.fleet.policy.kind].corrector !== null;
     if (!wanted) await this.timers.cancel("planner-s");
     else if (this.timers.dueAt("planner-s") === undefined || this.timers.dueAt("planner-s")! <= nowMs) await this.timers.schedule("planner-s", nowMs + this.plannerSPeriodMs());
     return wanted;
@@ -282,11 +285,16 @@ export class ControlDO extends DurableObject<Env> {
     return success(parsed.data);
   }
 
-  /** Validates a plan against the schema and the fleet and makes it current if it is newer. */
-  async putPlan(input: unknown): Promise<Outcome<PlanSummary>> {
+  /**
+   * Validates a plan against the schema and the fleet and makes it current if it is newer. A plan an
+   * operator uploads (`fromOperator`) is served as written: Planner-S corrects only planners' plans.
+   */
+  async putPlan(input: unknown, o: { fromOperator?: boolean } = {}): Promise<Outcome<PlanSummary>> {
     const outcome = await this.plans.put(input, this.fleet, Date.now());
     if (outcome.ok) {
       this.correctionBasis = null;
+      this.operatorPlan = o.fromOperator === true;
+      await this.ctx.storage.put("operatorPlan", this.operatorPlan);
       await this.ctx.storage.delete("correctionBasis");
       await this.armPlannerS();
       await this.bump();

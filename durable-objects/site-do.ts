@@ -111,9 +111,7 @@ export class SiteDO extends DurableObject<Env> {
     const newer = this.telemetry === null || telemetry.sentAtMs >= Math.min(this.telemetry.sentAtMs, now);
     const drawHistory = newer ? appendBounded(this.drawHistory, { tMs: now, value: telemetry.sitePowerW }, DRAW_HISTORY_LIMITS) : this.drawHistory;
     const sloHistory = newer && telemetry.sloCounts ? appendBounded(this.sloHistory, { tMs: now, counts: telemetry.sloCounts }, SLO_HISTORY_LIMITS) : this.sloHistory;
-    if (newer) this.telemetry = telemetry;
-    this.lastSeenMs = now;
-    this.timedOut = false;
+    // Stored first: a heartbeat whose write fails changes nothing (the agent sends the next one).
     await this.ctx.storage.put({
       ...(newer ? { telemetry } : {}),
       ...(drawHistory !== this.drawHistory ? { drawHistory } : {}),
@@ -121,6 +119,9 @@ export class SiteDO extends DurableObject<Env> {
       lastSeenMs: now,
       timedOut: false,
     });
+    if (newer) this.telemetry = telemetry;
+    this.lastSeenMs = now;
+    this.timedOut = false;
     this.drawHistory = drawHistory;
     this.sloHistory = sloHistory;
     await this.ctx.storage.setAlarm(now + this.timeoutMs);

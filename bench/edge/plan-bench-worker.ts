@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import edge from "../../src/index.ts";
+import { workerHighsSolver } from "../../src/solver/highs-worker-solver.ts";
 import { benchPlannerL, benchPlannerS, planBenchInput, planBenchProfile, type BenchClocks } from "../plan-bench.ts";
 
 export { BatchDO, CarbonLedgerDO, ControlDO, PredictorDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
@@ -22,8 +22,8 @@ const instances = new Map<string, { input: PlanningInput; plan?: Plan }>();
 /**
  * The edge Worker with one route more, for `greenference plan --bench --in-worker` alone (never
  * deployed: wrangler.toml's main is src/index.ts). `GET /__bench/plan?step=...&sites=N&seed=S` runs
- * one step of the plan bench in this isolate on the solver the cron plans with
- * (`defaultCronDeps().solver`): `load` loads it, `prepare` builds the instance, `l` runs Planner-L
+ * one step of the plan bench in this isolate on HiGHS's WebAssembly as a Worker module
+ * (`workerHighsSolver`; the cron plans on javascript-lp-solver for now, see docs/deploy.md): `load` loads it, `prepare` builds the instance, `l` runs Planner-L
  * and keeps its plan, `s` runs Planner-S once on that plan. One step per request, so the caller can
  * read workerd's CPU time around each. Every other request goes to the edge Worker.
  */
@@ -36,7 +36,7 @@ export default {
     if (!query.success) return Response.json({ error: query.error.issues[0]!.message }, { status: 400 });
     const { step, sites, seed } = query.data;
     const t = performance.now();
-    const solver = await defaultCronDeps().solver();
+    const solver = await workerHighsSolver();
     if (step === "load") return Response.json({ load_ms: performance.now() - t });
     const key = `${seed}:${sites}`;
     if (step === "prepare") {

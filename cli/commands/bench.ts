@@ -4,13 +4,14 @@ import { BatchBenchOptions, batchBenchTable, runBatchBench, type BatchBenchResul
 import { runE2eBench } from "../../bench/e2e-bench.ts";
 import { runEdgeBench } from "../../bench/edge-bench.ts";
 import { runEdgeStartBench } from "../../bench/edge-start-bench.ts";
+import { faultsBenchTable, runFaultsBench, type FaultsBenchResult } from "../../bench/faults-bench.ts";
 import { runSimBench } from "../../bench/sim-bench.ts";
 import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import { CliError } from "../cli-error.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../command.ts";
 import { StackConfig } from "../stack/stack-config.ts";
 
-const usage = `usage: greenference bench <sim|edge|edge-start|agent|e2e|batch> [--data DIR] [--policy KIND] [--devtools-network] [--json]
+const usage = `usage: greenference bench <sim|edge|edge-start|agent|e2e|batch|faults> [--data DIR] [--policy KIND] [--devtools-network] [--json]
        greenference bench batch [--start ISO] [--submit-hours H] [--window-hours H] [--interactive-load X] [--batch-volume X]
                                 [--forecast stack|persistence|perfect] [--seed N] [--quick] [--json]
 
@@ -31,7 +32,11 @@ Benchmarks; each prints its figures, the last line as JSON.
         --interactive-load  mean interactive load / the fleet's GPU capacity (0.4; peak 1.7x)
         --batch-volume batch requests / interactive requests over the submission hours (0.5)
         --forecast     what the scheduler knows of later slots (stack: carbon as the stack's provider serves it, power held)
-        --quick        small profile, 1 h + 1 h (for tests)`;
+        --quick        small profile, 1 h + 1 h (for tests)
+
+  faults  hostile input and faults on the local stack: the table of bad inputs, fast-check fuzzing of the edge, a site
+        gateway and an agent's local API (no 5xx, no state change), and the fault matrix (agent killed mid-stream,
+        restarts on each power-ladder rung, a site stalling after the head, carbon provider down or hanging, clock skew)`;
 
 interface BenchFlags {
   data: string;
@@ -45,6 +50,7 @@ const benches: Record<string, (f: BenchFlags) => Promise<object>> = {
   edge: (f) => runEdgeBench(f.data),
   "edge-start": () => runEdgeStartBench(),
   agent: () => runAgentBench(),
+  faults: (f) => runFaultsBench({ dataDir: f.data, log: (l) => console.error(l) }),
   e2e: (f) => runE2eBench({ dataDir: f.data, devtoolsNetworkCapture: f.devtoolsNetwork, ...(f.policy ? { policy: f.policy } : {}), log: (l) => console.error(l) }),
   batch: (f) => runBatchBench(StackConfig.parse({ dataDir: f.data }), f.batch, (l) => console.error(l), () => performance.now()),
 };
@@ -53,6 +59,7 @@ const benches: Record<string, (f: BenchFlags) => Promise<object>> = {
 const tables: Record<string, (result: object) => string> = {
   agent: (r) => agentBenchTable(r as AgentBenchResult),
   batch: (r) => batchBenchTable(r as BatchBenchResult),
+  faults: (r) => faultsBenchTable(r as FaultsBenchResult),
 };
 
 /** `greenference bench <name>`. */

@@ -33,11 +33,11 @@ describe("greenference plan --bench", () => {
     expect(inWorker.planner_s_ms).toBeGreaterThan(0);
   }, 300_000);
 
-  it("--in-worker goes with --bench and the Worker's own solver", async () => {
+  it("--in-worker goes with --bench and HiGHS's Worker module", async () => {
     expect((await runCli(["plan", "--in-worker"])).code).toBe(1);
     const jslp = await runCli(["plan", "--bench", "--in-worker", "--solver", "jslp"]);
     expect(jslp.code).toBe(1);
-    expect(jslp.err.join("\n")).toContain("--in-worker solves with the Worker's own solver");
+    expect(jslp.err.join("\n")).toContain("--in-worker solves with HiGHS's WebAssembly as a Worker module");
   });
 });
 

@@ -1,4 +1,3 @@
-import { runPlanBenchInWorker } from "../../bench/edge/plan-in-worker.ts";
 import { runPlanBench, type PlanBenchRow } from "../../bench/plan-bench.ts";
 import { readDataFile } from "../../host-agent/data/read-data-file.ts";
 import { createPlanner, PlannerConfig, plannerFactories } from "../../src/core/planning/registry.ts";
@@ -46,7 +45,9 @@ export const plan: Command = {
     if (values.help) return void console.log(usage);
     if (values["in-worker"]) {
       if (!values.bench) throw new CliError(`--in-worker goes with --bench\n${usage}`);
-      if (values.solver !== "highs") throw new CliError(`--in-worker solves with the Worker's own solver (HiGHS); leave --solver out`);
+      if (values.solver !== "highs") throw new CliError(`--in-worker solves with HiGHS's WebAssembly as a Worker module; leave --solver out`);
+      // Loaded only here: it bundles the Worker with wrangler, a development dependency the package leaves out.
+      const { runPlanBenchInWorker } = await import("../../bench/edge/plan-in-worker.ts");
       const result = await runPlanBenchInWorker(benchSizes(values.sites), positiveInt(values.seed, "--seed"));
       printResult(result, values.json, () => `${benchTable(result.sizes)}\nin workerd: loading HiGHS in a fresh isolate ${result.solver_load_ms.toFixed(0)} ms (CPU ${result.solver_load_cpu_ms ?? "?"} ms); first solve of ${result.sizes[0]?.sites} sites (not in the rows) ${result.first_solve_ms.toFixed(0)} ms`);
       return 0;

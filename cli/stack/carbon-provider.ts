@@ -8,8 +8,8 @@ const FORECAST_HOURS = 24;
 /**
  * A local stand-in for the Electricity Maps v3 API that the Worker's forecast refresh calls: it
  * replays each zone's hourly carbon series from the grid data on the stack's sped-up clock, so
- * "an hour ahead" is an hour of series time. `failing` makes every call answer 500, for the fault
- * tests. The real adapter code runs against it unchanged (only ELECTRICITYMAPS_API_URL differs).
+ * "an hour ahead" is an hour of series time. `failing` makes every call answer 500 and `hanging`
+ * leaves every call unanswered, for the fault tests. The real adapter code runs against it unchanged (only ELECTRICITYMAPS_API_URL differs).
  *
  * @example
  * const provider = await CarbonProvider.start({ zones: { CISO: series }, clock, token: "local" });
@@ -17,6 +17,8 @@ const FORECAST_HOURS = 24;
  */
 export class CarbonProvider {
   failing = false;
+  /** Takes every call and never answers (fault injection: a provider that hangs). */
+  hanging = false;
   calls = 0;
   url = "";
   private readonly server: Server;
@@ -29,6 +31,7 @@ export class CarbonProvider {
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       };
+      if (this.hanging) return;
       if (this.failing) return send(500, { message: "local carbon provider: failing on purpose (fault injection)" });
       if (req.headers["auth-token"] !== o.token) return send(401, { message: "missing or wrong auth-token" });
       const zone = url.searchParams.get("zone") ?? "";

@@ -30,6 +30,8 @@ export interface StackSiteHandle {
   ingressUrl: string;
   localApiUrl: string;
   readToken: string;
+  /** The local API's control token (clock locks, plan offers). */
+  controlToken: string;
   process: ManagedProcess | null;
 }
 
@@ -193,13 +195,13 @@ export class LocalStack {
   /**
    * Starts (or restarts) a site's host agent and waits until it runs. A port of the site's that was
    * taken since it was picked moves the site to fresh ports (the edge learns its new ingress) and
-   * the agent starts again.
+   * the agent starts again. `extraEnv` adds to the agent's environment (the fault bench skews its clock so).
    */
-  async startAgent(handle: StackSiteHandle): Promise<void> {
+  async startAgent(handle: StackSiteHandle, extraEnv: Record<string, string> = {}): Promise<void> {
     let attempt = 0;
     await retryOnPortRace(async () => {
       if (attempt++ > 0) await this.moveSitePorts(handle);
-      await this.spawnAgent(handle);
+      await this.spawnAgent(handle, extraEnv);
     });
   }
 
@@ -212,7 +214,7 @@ export class LocalStack {
     await this.admin("PUT", "/admin/v1/fleet", this.fleet);
   }
 
-  private async spawnAgent(handle: StackSiteHandle): Promise<void> {
+  private async spawnAgent(handle: StackSiteHandle, extraEnv: Record<string, string>): Promise<void> {
     const c = this.config;
     const beat = String(this.o.agentBeatMs ?? 1000);
     const [ingressHost, ingressPort] = hostPort(handle.ingressUrl);
@@ -222,7 +224,7 @@ export class LocalStack {
       command: process.execPath,
       args: [CLI, "agent", "--site", handle.site.id, "--edge", this.edgeUrl, "--gpu", "sim", "--engine", "sim", "--sim-gpus", String(handle.site.gpus), "--sim-gpu-type", c.gpuType, "--sim-speed", String(c.engineSpeed), "--ingress", `${ingressHost}:${ingressPort}`, "--listen", `${apiHost}:${apiPort}`, "--heartbeat-ms", beat, "--plan-poll-ms", beat, "--drain-timeout-ms", "30000"],
       cwd: ROOT,
-      env: { ...process.env, GREENFERENCE_TOKEN: this.siteToken(handle.site.id), GREENFERENCE_INGRESS_SECRET: this.ingressSecret(handle.site.id), GREENFERENCE_READ_TOKEN: handle.readToken, GREENFERENCE_CONTROL_TOKEN: `ctl_${randomBytes(16).toString("hex")}` },
+      env: { ...process.env, GREENFERENCE_TOKEN: this.siteToken(handle.site.id), GREENFERENCE_INGRESS_SECRET: this.ingressSecret(handle.site.id), GREENFERENCE_READ_TOKEN: handle.readToken, GREENFERENCE_CONTROL_TOKEN: handle.controlToken, ...extraEnv },
       onLine: (line) => this.o.log(`[${handle.site.id}] ${line}`),
     });
     handle.process = p;
@@ -277,7 +279,7 @@ export class LocalStack {
           persistDir: join(this.stateDir, "wrangler"),
           inspectorPort: await freePort(),
           devtoolsNetworkCapture: c.devtoolsNetworkCapture,
-          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", INFERENCE_ACCESS: "open", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", FORECAST_TIMEOUT_MS: "3000", CADENCE_SPEEDUP: String(c.speed) },
+          vars: { ADMIN_TOKEN: this.adminToken, DASHBOARD_ACCESS: "public", INFERENCE_ACCESS: "open", ELECTRICITYMAPS_API_URL: carbonUrl, ELECTRICITYMAPS_TOKEN: "local-stack", HEARTBEAT_TIMEOUT_S: "5", SITE_IDLE_TIMEOUT_S: String(c.siteIdleTimeoutS), FORECAST_TIMEOUT_MS: "3000", CADENCE_SPEEDUP: String(c.speed) },
           log: (line) => log(`[edge] ${line}`),
         });
       },
@@ -288,7 +290,7 @@ export class LocalStack {
     log(`the inference API is open to anyone on ${edge.url} (INFERENCE_ACCESS=open, local development only; a deployed Worker is closed and needs API keys)`);
 
     for (const site of c.sites) {
-      this.sites.push({ site, ingressUrl: `http://127.0.0.1:${await freePort()}`, localApiUrl: `http://127.0.0.1:${await freePort()}`, readToken: `rd_${randomBytes(16).toString("hex")}`, process: null });
+      this.sites.push({ site, ingressUrl: `http://127.0.0.1:${await freePort()}`, localApiUrl: `http://127.0.0.1:${await freePort()}`, readToken: `rd_${randomBytes(16).toString("hex")}`, controlToken: `ctl_${randomBytes(16).toString("hex")}`, process: null });
     }
     const peaks = Object.fromEntries([...this.wind].map(([id, w]) => [id, w.scaling.peakW]));
     this.fleet = localFleet(c, Object.fromEntries(this.sites.map((s) => [s.site.id, s.ingressUrl])), peaks);

@@ -17,6 +17,9 @@ export interface RequestOutcome {
   error: string | null;
 }
 
+/** The error of a stream that ended without `[DONE]` and without an error event: cut, not told why. */
+export const STREAM_CUT = "the stream ended without data: [DONE]";
+
 /** No answer at all, or a failure that does not say why (a stream cut mid-way says why and is counted apart). */
 export function isLost(r: RequestOutcome): boolean {
   return !r.ok && (r.status === 0 || (r.status >= 400 && !r.error));
@@ -55,13 +58,15 @@ export async function readOutcome(response: Response, startedMs: number, stream:
   }
   let usage: { completion_tokens?: number; greenference?: { energy_j: number; gco2e: number } } | undefined;
   let complete = true;
+  let streamError: string | null = null;
   if (stream) {
     const events = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
     complete = events.at(-1) === "[DONE]";
     for (const e of events) {
       if (e === "[DONE]") continue;
-      const chunk = JSON.parse(e) as { usage?: typeof usage };
+      const chunk = JSON.parse(e) as { usage?: typeof usage; error?: { message?: string } };
       if (chunk.usage) usage = chunk.usage;
+      if (chunk.error) streamError = chunk.error.message ?? "an error event without a message";
     }
   } else {
     usage = (JSON.parse(text) as { usage?: typeof usage }).usage;
@@ -73,6 +78,6 @@ export async function readOutcome(response: Response, startedMs: number, stream:
     totalMs,
     completionTokens: usage?.completion_tokens ?? null,
     receipt: g ? { energyJ: g.energy_j, gco2e: g.gco2e } : null,
-    error: complete ? null : "the stream ended without data: [DONE]",
+    error: complete ? null : streamError === null ? STREAM_CUT : `the stream ended with an error event: ${streamError}`,
   };
 }

@@ -84,6 +84,8 @@ export const StackConfig = z.preprocess((raw) => withPolicyDefaults(raw), z.obje
   /** Simulated engine seconds per wall second (1: requests take as long as on the GPU). */
   engineSpeed: z.number().positive().max(100).default(1),
   seed: z.number().int().nonnegative().default(1),
+  /** The edge's idle timeout on a site's answer after its head (the Worker's SITE_IDLE_TIMEOUT_S; the fault bench shortens it). */
+  siteIdleTimeoutS: z.number().positive().max(600).default(60),
   /** Folder for wrangler's local state and the cached profile table; a fresh one per run when absent. */
   stateDir: z.string().min(1).optional(),
 }));

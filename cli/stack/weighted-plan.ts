@@ -2,10 +2,11 @@ import type { LocalStack } from "./local-stack.ts";
 
 /**
  * A plan set through the admin API (tests): two replicas of the stack's smallest TP
- * per site at max clock, every class routed to all sites with the given weights. Returns once every
+ * per site at max clock (each site's power cap 50 kW unless `powerCapW` names it), every class
+ * routed to all sites with the given weights. Returns once every
  * agent has applied it.
  */
-export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>): Promise<number> {
+export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>, o: { powerCapW?: Record<string, number> } = {}): Promise<number> {
   const current = await stack.admin<{ version: number }>("GET", "/admin/v1/plan").catch(() => ({ version: 0 }));
   const version = current.version + 1;
   const classes = stack.fleet!.classes.map((c) => c.id as string);
@@ -18,7 +19,7 @@ export async function setWeightedPlan(stack: LocalStack, weights: Record<string,
     policy: stack.fleet!.policy.kind,
     sites: stack.sites.map((s) => ({
       site: s.site.id,
-      powerCapW: 50_000,
+      powerCapW: o.powerCapW?.[s.site.id] ?? 50_000,
       instances: [{ id: "i0", model: stack.config.model, variant: "base", tp, replicas: 2, gpus: Array.from({ length: 2 * tp }, (_, i) => i), clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, 1])) }],
     })),
     routing: Object.fromEntries(classes.map((c) => [c, stack.sites.map((s) => ({ site: s.site.id, instance: "i0", weight: weights[s.site.id] ?? 0 })).filter((t) => t.weight > 0)])),

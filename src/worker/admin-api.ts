@@ -44,7 +44,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.put("/admin/v1/policy", admin((request, env) => mutate(request, (b) => controlStub(env).setPolicy(b))));
 
   router.get("/admin/v1/plan", admin(async (_, env) => orNotFound(await controlStub(env).getPlan(), "plan")));
-  router.put("/admin/v1/plan", admin((request, env) => mutate(request, (b) => controlStub(env).putPlan(b))));
+  router.put("/admin/v1/plan", admin((request, env) => mutate(request, (b) => controlStub(env).putPlan(b, { fromOperator: true }))));
   // The profile table the planners plan on (`greenference profile` writes one); GET answers its summary.
   router.get("/admin/v1/profile", admin(async (_, env) => orNotFound(await controlStub(env).profileSummary(), "profile table")));
   router.put("/admin/v1/profile", admin((request, env) => mutate(request, (b) => controlStub(env).putProfile(b))));

@@ -29,6 +29,8 @@ export interface AppOptions {
   firstByteTimeoutMs?: number;
   /** How long a site may send nothing after its head (default: the SITE_IDLE_TIMEOUT_S var, else 60 s). */
   idleTimeoutMs?: number;
+  /** How long routing passes over a site that failed a request (default: the SITE_FAILURE_HOLD_S var; 0: not at all). */
+  failureHoldMs?: number;
   /** How often an isolate flushes its counters to ControlDO (default 5 s). */
   metricsFlushMs?: number;
 }

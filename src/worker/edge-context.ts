@@ -1,6 +1,7 @@
 import { predictorStub } from "../../durable-objects/predictor-do.ts";
 import type { AppOptions } from "./app.ts";
 import type { EdgeContext } from "./inference.ts";
+import { FailingSites } from "./failing-sites.ts";
 import { EdgeMetrics } from "./metrics.ts";
 import { SharedOutputPredictor } from "./shared-predictor.ts";
 import { SnapshotCache } from "./snapshot-cache.ts";
@@ -23,5 +24,7 @@ export function createEdgeContext(options: AppOptions): EdgeContext {
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
     idleTimeoutMs: options.idleTimeoutMs,
+    failing: new FailingSites(),
+    failureHoldMs: options.failureHoldMs,
   };
 }

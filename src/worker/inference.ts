@@ -10,7 +10,8 @@ import { estimateInputTokens, type PromptShape } from "../core/classify/token-es
 import { SLO_HEADER } from "../core/schemas/slo-header.ts";
 import { ANONYMOUS, authenticateCaller, hasLimits, rateLimit, settleTokens, type Identity } from "./auth.ts";
 import { edgeRegions } from "./edge-region.ts";
-import { siteIdleTimeoutMs } from "./env.ts";
+import { siteFailureHoldMs, siteIdleTimeoutMs } from "./env.ts";
+import type { FailingSites } from "./failing-sites.ts";
 import { parseBody, readJson } from "./json-body.ts";
 import type { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
@@ -35,6 +36,10 @@ export interface EdgeContext {
   firstByteTimeoutMs: number;
   /** How long a site may send nothing after its head; unset: the SITE_IDLE_TIMEOUT_S var (60 s without it). */
   idleTimeoutMs?: number | undefined;
+  /** Sites this isolate saw fail, which routing passes over for SITE_FAILURE_HOLD_S. */
+  failing: FailingSites;
+  /** Overrides SITE_FAILURE_HOLD_S (tests of one request's retries set 0). */
+  failureHoldMs?: number | undefined;
 }
 
 /** The largest JSON answer the edge reads whole to add its receipt (answers are a few KiB). */
@@ -149,6 +154,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   const bodySha256Hex = await sha256Hex(upstreamBody);
   const regions = dispatch.edgeRegions;
   const steered = excludedSites(routing, paced?.pricedOut ?? null, dispatch.deferred ?? null);
+  const holdMs = edge.failureHoldMs ?? siteFailureHoldMs(env);
   const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
     path: endpoint.path,
@@ -166,16 +172,24 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       return siteHopHeaders(keys, { method: "POST", path: endpoint.path, bodySha256Hex, headers }, edge.now());
     },
     route: (exclude) => {
-      const query = { classId: cls.classId, model: body.model, edgeRegions: regions, nowMs: edge.now(), spareOnly: dispatch.deferred !== undefined };
-      const preferred = steered.size > 0 ? router.select({ ...query, excludeSites: new Set([...exclude, ...steered]) }) : null;
+      const nowMs = edge.now();
+      const query = { classId: cls.classId, model: body.model, edgeRegions: regions, nowMs, spareOnly: dispatch.deferred !== undefined };
+      const select = (excludeSites: ReadonlySet<string>) => router.select({ ...query, excludeSites });
+      // Sites that just failed are passed over while another can serve, and tried when none can.
+      const avoided = edge.failing.avoided(nowMs);
+      const healthy = avoided.size === 0 ? exclude : new Set([...exclude, ...avoided]);
       // Carbon pacing steers and never refuses: with no cleaner site left a request goes where it
       // would have gone; deferred work stays within the sites it was released to.
-      if (preferred && (preferred.ok || dispatch.deferred?.sites)) return preferred;
-      return router.select({ ...query, excludeSites: exclude });
+      const preferred = steered.size > 0 ? select(new Set([...healthy, ...steered])) : null;
+      let routed = preferred && (preferred.ok || dispatch.deferred?.sites) ? preferred : select(healthy);
+      if (!routed.ok && avoided.size > 0 && !(preferred && dispatch.deferred?.sites)) routed = select(exclude);
+      if (routed.ok) edge.failing.routed(routed.choice.site, nowMs);
+      return routed;
     },
     client: edge.siteClient,
     firstByteTimeoutMs: edge.firstByteTimeoutMs,
     onRetry: (site) => edge.metrics.count("greenference_retries_total", { site }),
+    onSiteFailed: (site) => edge.failing.failed(site, edge.now(), holdMs),
   });
   if (!forwarded.ok) {
     settleUsed(0);
@@ -190,6 +204,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
+  let broke = false;
   const answer = await respond(forwarded.response, {
     routed: { site: choice.site, instance: choice.instance, classId: cls.classId, pool: choice.pool, planVersion: routing.planVersion },
     carbon: site.carbon,
@@ -206,8 +221,13 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       edge.metrics.observe("greenference_e2e_request_latency_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
       if (caller.keyId !== null) background(carbonLedger(env, caller.keyId).record(receipt.gco2e, edge.now()));
       settleUsed(used.input + used.output);
+      if (!broke) edge.failing.served(choice.site);
     },
-    failed: () => edge.metrics.count("greenference_broken_responses_total", { site: choice.site }),
+    failed: () => {
+      broke = true;
+      edge.failing.failed(choice.site, edge.now(), holdMs);
+      edge.metrics.count("greenference_broken_responses_total", { site: choice.site });
+    },
   });
   // An error answer (the site's 4xx, or a 502 for a body that failed) used no tokens.
   if (answer.status >= 400) settleUsed(0);

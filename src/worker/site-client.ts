@@ -20,6 +20,8 @@ export interface ForwardRequest {
   /** How long to wait for the response head before counting the site as failed. */
   firstByteTimeoutMs: number;
   onRetry?: (failedSite: string, reason: string) => void;
+  /** Every failure before the first byte, the last attempt's included. */
+  onSiteFailed?: (failedSite: string, reason: string) => void;
 }
 
 export type ForwardResult =
@@ -54,6 +56,7 @@ export async function forward(req: ForwardRequest): Promise<ForwardResult> {
     if (typeof reason !== "string") return { ok: true, response: reason, choice, attempts: attempt };
     tried.add(choice.site);
     failures.push(`site ${choice.site} failed: ${reason}`);
+    req.onSiteFailed?.(choice.site, reason);
     if (attempt < MAX_ATTEMPTS) req.onRetry?.(choice.site, reason);
   }
   return { ok: false, status: 502, message: failures.join("; "), code: "upstream_failed" };

@@ -6,7 +6,7 @@ let version = 0;
 let edge: Edge;
 
 beforeEach(async () => {
-  edge = new Edge({ maxBodyBytes: 2048 });
+  edge = new Edge({ maxBodyBytes: 2048, failureHoldMs: 0 });
   await edge.setUp(++version);
 });
 

@@ -11,7 +11,7 @@ let version = 400;
 let edge: Edge;
 
 beforeEach(async () => {
-  edge = new Edge();
+  edge = new Edge({ failureHoldMs: 0 });
   await edge.setUp(++version);
 });
 afterEach(() => vi.restoreAllMocks());

@@ -22,7 +22,7 @@ let version = 700;
 let edge: Edge;
 
 beforeEach(async () => {
-  edge = new Edge({ idleTimeoutMs: 300 });
+  edge = new Edge({ idleTimeoutMs: 300, failureHoldMs: 0 });
   await edge.setUp(++version);
 });
 

@@ -1,0 +1,47 @@
+import type { BadInputCase } from "./bad-input-cases.ts";
+
+/** One call the runners make: a Request-like description sent to the system under test. */
+export type Send = (c: { method: string; path: string; headers: Record<string, string>; body?: string | Uint8Array }) => Promise<Response>;
+/** A text that changes when the state a refused request must not touch has changed. */
+export type Snapshot = () => Promise<string>;
+
+export interface CaseVerdict {
+  name: string;
+  expected: BadInputCase["expect"];
+  got: { status: number; code: string | null; hasMessage: boolean };
+  stateChanged: boolean;
+  correct: boolean;
+}
+
+export interface CaseRun {
+  tried: number;
+  correct: number;
+  verdicts: CaseVerdict[];
+}
+
+/** The status, error code and whether the body is the OpenAI error shape with a message. */
+export async function errorShape(r: Response): Promise<{ status: number; code: string | null; hasMessage: boolean }> {
+  const text = await r.text();
+  try {
+    const error = (JSON.parse(text) as { error?: { message?: unknown; code?: unknown } }).error;
+    return { status: r.status, code: typeof error?.code === "string" ? error.code : null, hasMessage: typeof error?.message === "string" && error.message.length > 0 };
+  } catch {
+    return { status: r.status, code: null, hasMessage: false };
+  }
+}
+
+/**
+ * Sends every case and checks its status, its code, that the answer is an OpenAI error with a
+ * message, and that the state snapshot is the same after it as before.
+ */
+export async function runBadInputCases(cases: BadInputCase[], send: Send, snapshot: Snapshot): Promise<CaseRun> {
+  const verdicts: CaseVerdict[] = [];
+  for (const c of cases) {
+    const before = await snapshot();
+    const got = await send(c).then(errorShape, (e: unknown) => ({ status: 0, code: `no answer: ${e instanceof Error ? e.message : String(e)}`, hasMessage: false }));
+    const stateChanged = (await snapshot()) !== before;
+    const correct = got.status === c.expect.status && got.code === c.expect.code && got.hasMessage && !stateChanged;
+    verdicts.push({ name: c.name, expected: c.expect, got, stateChanged, correct });
+  }
+  return { tried: verdicts.length, correct: verdicts.filter((v) => v.correct).length, verdicts };
+}
