@@ -6,7 +6,7 @@ import { forecastsOver } from "../src/core/dashboard/forecast-window.ts";
 import { classCounts, type DemandSample } from "../src/core/forecast/demand-estimate.ts";
 import { DemandWindow } from "../src/core/forecast/demand-window.ts";
 import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
-import { correctionStep } from "../src/core/policies/correction-step.ts";
+import { correctionStep, type CorrectionState } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
 import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
 import { powerForecastMaxAgeMs } from "../src/worker/env.ts";
@@ -228,7 +228,7 @@ export class ControlDO extends DurableObject<Env> {
     try {
       // The cron's solver (functions/cron-deps.ts says why not HiGHS yet).
       const solver = javascriptLpSolver();
-      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs(), powerForecastMaxAgeMs: powerForecastMaxAgeMs(this.env) }, solver);
+      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs(), powerForecastMaxAgeMs: powerForecastMaxAgeMs(this.env), measured: this.measuredDraws(plan) }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
       return;
@@ -244,6 +244,14 @@ export class ControlDO extends DurableObject<Env> {
     this.correctionBasis = step.basis;
     await this.ctx.storage.put({ corrections: this.corrections, correctionBasis: step.basis });
     await this.bump();
+  }
+
+  /** The healthy sites' latest meter readings, with the plan in force and when it was made (its correction's time, else the plan's). */
+  private measuredDraws(planned: Plan): NonNullable<CorrectionState["measured"]> {
+    const draws = [...this.statuses.values()].flatMap((s) => (s.healthy && s.draw ? [s.draw] : []));
+    const correction = this.plans.delta;
+    const inForceSinceMs = correction?.delta.baseVersion === planned.version ? correction.storedAtMs : planned.createdAtMs;
+    return { draws, planInForce: this.plans.plan ?? planned, inForceSinceMs };
   }
 
   /** Schedules the next Planner-S step when the fleet's policy has a corrector and made the plan in force; false (and no timer) otherwise. */
