@@ -40,8 +40,10 @@ describe("unmodelledDraw", () => {
     expect(unmodelledDraw(input, plan, [draw("a", 30_000, { planVersion: plan.version - 1 }), draw("b", 30_000, { atMs: settled - 1 })], plan.createdAtMs)).toEqual({});
   });
 
-  it("leaves out a site running an instance the profile does not model at its clock", () => {
+  it("leaves out a site running an instance the profile does not model: at its clock, or of another variant", () => {
     const unprofiled = PlannerSInput.parse({ ...base, profile: profile.filter((r) => r.mhz === 1200), plan });
     expect(unmodelledDraw(unprofiled, plan, [draw("a", 30_000)], plan.createdAtMs)).toEqual({});
+    const otherVariant = { ...plan, sites: plan.sites.map((s) => ({ ...s, instances: s.instances.map((i) => ({ ...i, variant: s.site === "a" ? "large" : i.variant })) })) };
+    expect(Object.keys(unmodelledDraw(input, otherVariant as typeof plan, [draw("a", 30_000), draw("b", 30_000)], plan.createdAtMs))).toEqual(["b"]);
   });
 });

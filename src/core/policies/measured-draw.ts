@@ -28,11 +28,12 @@ export interface UnmodelledDraw {
  * Per site, the power its meter reads beyond what the profile says the plan in force draws there as
  * Planner-S counts it (each instance at its routed load, one without load at 0 W; unlike
  * `sitePowerAtCeilingW`, which prices the planned load): idle GPUs, instances the profile
- * understates, anything else on the site's feed. Planner-S plans the site on its power less this, so the plan
- * fits the meter and not only the model. A draw counts when the site had applied the plan's
+ * understates, anything else on the site's feed. Planner-S plans the site on its power less this,
+ * so the plan fits the meter and not only the model. A draw counts when the site had applied the plan's
  * version and sent it at least `settleMs` after the plan in force was made (`inForceSinceMs`), and
- * when the profile models every instance the site runs (options within the SLO for its GPU, main
- * class and TP at its ceiling clock, and no MIG slices); other sites are left out.
+ * when the profile models every instance the site runs (the input's model and variant, options
+ * within the SLO for its GPU, main class and TP at its ceiling clock, no MIG slices); other sites
+ * are left out.
  *
  * @example
  * unmodelledDraw(input, planInForce, [{ site: "wind-a", watts: 9000, atMs, planVersion: 7 }], correctedAtMs);
@@ -49,18 +50,18 @@ export function unmodelledDraw(input: PlannerSInput, planInForce: Plan, draws: r
     if (draw.planVersion !== planInForce.version || draw.atMs < inForceSinceMs + settleMs) continue;
     const site = input.sites.find((s) => s.id === draw.site);
     const instances = planInForce.sites.find((s) => s.site === draw.site)?.instances ?? [];
-    const modelledW = site && modelledSiteW(instances, gpuRanges(site.gpus), curves, (id) => routed.get(`${draw.site}/${id}`) ?? 0);
+    const modelledW = site && modelledSiteW(instances, gpuRanges(site.gpus), input, curves, (id) => routed.get(`${draw.site}/${id}`) ?? 0);
     if (modelledW !== undefined) out[draw.site] = { measuredW: draw.watts, modelledW, excessW: Math.max(0, draw.watts - modelledW) };
   }
   return out;
 }
 
-/** A site's instances at their routed loads, as Planner-S prices them; undefined when one is on MIG slices or has no options (the profile does not model it). */
-function modelledSiteW(instances: readonly PlannedInstance[], ranges: readonly GpuRange[], curves: ReadonlyMap<string, EntryCurves>, routedRps: (instance: string) => number): number | undefined {
+/** A site's instances at their routed loads, as Planner-S prices them; undefined when one is on MIG slices, of another model or variant, or has no options (the profile does not model it). */
+function modelledSiteW(instances: readonly PlannedInstance[], ranges: readonly GpuRange[], input: PlannerSInput, curves: ReadonlyMap<string, EntryCurves>, routedRps: (instance: string) => number): number | undefined {
   let watts = 0;
   for (const e of instances) {
-    const c = curves.get(`${gpuTypeAt(ranges, e.gpus[0] ?? -1)}|${mainClass(e.loadRps)}|${e.tp}`);
-    const mhz = c && !e.mig ? clockOf(c, e.clock) : undefined;
+    const c = e.model === input.model && e.variant === input.variant && !e.mig ? curves.get(`${gpuTypeAt(ranges, e.gpus[0] ?? -1)}|${mainClass(e.loadRps)}|${e.tp}`) : undefined;
+    const mhz = c && clockOf(c, e.clock);
     if (mhz === undefined) return undefined;
     watts += e.replicas * c!.powerAt(mhz, routedRps(e.id) / e.replicas);
   }
