@@ -6,13 +6,15 @@ import { forecastsOver } from "../src/core/dashboard/forecast-window.ts";
 import { classCounts, type DemandSample } from "../src/core/forecast/demand-estimate.ts";
 import { DemandWindow } from "../src/core/forecast/demand-window.ts";
 import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
-import { correctionStep } from "../src/core/policies/correction-step.ts";
+import { correctionStep, type CorrectionState } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
 import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
+import { powerForecastMaxAgeMs } from "../src/worker/env.ts";
 import { ForecastStore, seriesKey, type ForecastCompaction } from "../src/core/forecast/forecast-store.ts";
 import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts";
 import type { Store } from "../src/core/ports/store.ts";
 import { Fleet, Policy } from "../src/core/schemas/fleet.ts";
+import { modelIdentities } from "../src/core/model/model-identity.ts";
 import { Forecast } from "../src/core/schemas/forecast.ts";
 import { MAX_CLOCK_SKEW_MS } from "../src/core/schemas/clock-skew.ts";
 import type { SiteSigningKeys } from "../src/core/schemas/site-hop.ts";
@@ -225,7 +227,7 @@ export class ControlDO extends DurableObject<Env> {
     let step;
     try {
       const solver = await workerHighsSolver();
-      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs() }, solver);
+      step = correctionStep({ entry, fleet, plan, basis: this.correctionBasis, forecasts: this.forecasts.all(), profile, demandRps: this.demandWindow.rate(), pendingSites, nowMs, windowMs: this.plannerSPeriodMs(), powerForecastMaxAgeMs: powerForecastMaxAgeMs(this.env), measured: this.measuredDraws(plan) }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
       return;
@@ -241,6 +243,14 @@ export class ControlDO extends DurableObject<Env> {
     this.correctionBasis = step.basis;
     await this.ctx.storage.put({ corrections: this.corrections, correctionBasis: step.basis });
     await this.bump();
+  }
+
+  /** The healthy sites' latest meter readings, with the plan in force and when it was made (its correction's time, else the plan's). */
+  private measuredDraws(planned: Plan): NonNullable<CorrectionState["measured"]> {
+    const draws = [...this.statuses.values()].flatMap((s) => (s.healthy && s.draw ? [s.draw] : []));
+    const correction = this.plans.delta;
+    const inForceSinceMs = correction?.delta.baseVersion === planned.version ? correction.storedAtMs : planned.createdAtMs;
+    return { draws, planInForce: this.plans.plan ?? planned, inForceSinceMs };
   }
 
   /** Schedules the next Planner-S step when the fleet's policy has a corrector and made the plan in force; false (and no timer) otherwise. */
@@ -321,7 +331,10 @@ export class ControlDO extends DurableObject<Env> {
 
   /** One site's part of the current plan (see PlanStore.slice); null before the first plan. */
   planSlice(site: string): SitePlanSlice | null {
-    return this.plans.slice(site);
+    const slice = this.plans.slice(site);
+    if (!slice) return null;
+    const running = new Set<string>(slice.site?.instances.map((i) => i.model) ?? []);
+    return { ...slice, models: modelIdentities((this.fleet?.models ?? []).filter((m) => running.has(m.id))) };
   }
 
   /** A site's routing status from its SiteDO; a change bumps the generation. */

@@ -17,7 +17,10 @@ export interface AppOptions {
   /** How sites are reached: `fetch` in production. */
   siteClient: SiteClient;
   now?: () => number;
+  /** The output-length predictor; by default the one shared by every isolate through PredictorDO. */
   predictor?: OutputLengthPredictor;
+  /** How often an isolate exchanges what its shared predictor learned with PredictorDO (default 5 s). */
+  predictorSyncMs?: number;
   /** Largest inference request body (default 4 MiB: long prompts and inline images). */
   maxBodyBytes?: number;
   /** How long an isolate routes on its cached snapshot before asking ControlDO (default 1 s). */

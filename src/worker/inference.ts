@@ -28,6 +28,8 @@ export interface EdgeContext {
   cache: SnapshotCache;
   metrics: EdgeMetrics;
   predictor: OutputLengthPredictor;
+  /** Exchanges the predictor's observations with PredictorDO in the background, when it is the shared one. */
+  syncPredictor?: (ctx: ExecutionContext, env: Env) => void;
   siteClient: SiteClient;
   now: () => number;
   maxBodyBytes: number;
@@ -76,10 +78,12 @@ export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>
   const response = await answer(endpoint, request, env, edge, (work) => ctx.waitUntil(work.catch((e: unknown) => console.error("background work of an inference request failed", e))));
   edge.metrics.count("greenference_requests_total", { site: response.headers.get(H.site) ?? "", class: response.headers.get(H.class) ?? "", status: response.status });
   edge.metrics.flushInBackground(ctx, () => controlStub(env));
+  edge.syncPredictor?.(ctx, env);
   return response;
 }
 
 async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext, background: (work: Promise<unknown>) => void): Promise<Response> {
+  const arrivedMs = edge.now();
   const state = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, state.snapshot.apiKeys);
   if (!caller.ok) return caller.response;
@@ -87,7 +91,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   if (!raw.ok) return raw.response;
   const parsed = parseBody(endpoint.schema, raw.value);
   if (!parsed.ok) return parsed.response;
-  return serve(endpoint, parsed.value, { caller, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background }, env, edge, state);
+  return serve(endpoint, parsed.value, { caller, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background, arrivedMs }, env, edge, state);
 }
 
 /** How a parsed request is to be served besides its body. */
@@ -97,6 +101,8 @@ export interface Dispatch {
   explicitClass?: string | undefined;
   edgeRegions: readonly string[];
   background(work: Promise<unknown>): void;
+  /** When the request arrived (for the latency histograms); default: when `serve` was called. */
+  arrivedMs?: number;
   /**
    * Work that can wait (a batch line): routed only to instances with spare capacity, among
    * `sites` when given, and not counted against the key's per-minute rate limits.
@@ -113,6 +119,7 @@ export interface Dispatch {
 export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBody: z.output<S>, dispatch: Dispatch, env: Env, edge: EdgeContext, state: EdgeState): Promise<Response> {
   const { snapshot, router } = state;
   const { caller, background } = dispatch;
+  const arrivedMs = dispatch.arrivedMs ?? edge.now();
   const body = parsedBody as z.output<S> & Body;
   const routing = snapshot.routing;
   if (!routing || !router || !routing.models.includes(body.model as never)) {
@@ -193,6 +200,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   }
 
   const { choice } = forwarded;
+  edge.metrics.observe("greenference_time_to_first_byte_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
   const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
@@ -209,6 +217,8 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     settle: (receipt, used) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
+      edge.metrics.observe("greenference_request_energy_joules", { site: choice.site }, receipt.energyJ);
+      edge.metrics.observe("greenference_e2e_request_latency_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
       if (caller.keyId !== null) background(carbonLedger(env, caller.keyId).record(receipt.gco2e, edge.now()));
       settleUsed(used.input + used.output);
       if (!broke) edge.failing.served(choice.site);

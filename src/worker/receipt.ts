@@ -3,8 +3,9 @@ import type { EnergyReceipt } from "../core/routing/energy-receipt.ts";
 /**
  * The receipt protocol between sites, edge and clients.
  *
- * A site reports a request's measured energy either in the response header `x-greenference-energy-j`
- * (non-streaming) or as `usage.greenference.energy_j` in the final usage object (both modes). The
+ * A site reports a request's energy either in the response header `x-greenference-energy-j`
+ * (non-streaming) or as `usage.greenference.energy_j` in the final usage object (both modes), with
+ * `usage.greenference.energy_source: "measured"` when its agent metered it. The
  * edge answers with the headers below on every proxied response, estimated at the start for
  * streams, and with `usage.greenference` (see UsageReceipt) in the JSON body or the final SSE
  * usage chunk.
@@ -34,7 +35,7 @@ export interface UsageReceipt {
   gco2e: number;
   carbon_intensity_g_per_kwh: number;
   carbon_intensity_origin: EnergyReceipt["carbonOrigin"];
-  /** "site" when the site measured the energy, "estimate" when the edge estimated it from tokens. */
+  /** "measured" when the site metered it, "site" when the site reported it otherwise, "estimate" when the edge estimated it from tokens. */
   energy_source: EnergyReceipt["source"];
 }
 
@@ -74,6 +75,11 @@ export function reportedEnergyJ(usage: unknown, headers?: Headers): number | und
   const header = headers?.get(H.energyJ);
   const value = header === null || header === undefined || header.trim() === "" ? NaN : Number(header);
   return Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** Whether the site says its reported energy was measured (`usage.greenference.energy_source`). */
+export function reportedMeasured(usage: unknown): boolean {
+  return (usage as { greenference?: { energy_source?: unknown } } | null | undefined)?.greenference?.energy_source === "measured";
 }
 
 /** Token counts from an OpenAI usage object, where present. */

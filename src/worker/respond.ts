@@ -1,7 +1,7 @@
 import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receipt.ts";
 import type { SiteCarbon } from "../core/routing/carbon.ts";
 import { openAiError } from "./openai-error.ts";
-import { H, receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
+import { H, receiptHeaders, reportedEnergyJ, reportedMeasured, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
 import { SseUsageTapper } from "./sse-usage-tap.ts";
 import { guardSse, readBodyWithin } from "./upstream-guard.ts";
 import { replaceTopLevelUsage } from "./usage-splice.ts";
@@ -52,8 +52,8 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
   const init = { status: upstream.status, statusText: upstream.statusText, headers };
   if (upstream.status >= 400 || !upstream.body) return new Response(upstream.body, init);
 
-  const receiptOf = (inputTokens: number, outputTokens: number, reportedJ: number | undefined) =>
-    energyReceipt({ inputTokens, outputTokens, reportedJ, carbonGPerKwh: p.carbon.gPerKwh, carbonOrigin: p.carbon.origin });
+  const receiptOf = (inputTokens: number, outputTokens: number, reportedJ: number | undefined, measured = false) =>
+    energyReceipt({ inputTokens, outputTokens, reportedJ, reportedMeasured: measured, carbonGPerKwh: p.carbon.gPerKwh, carbonOrigin: p.carbon.origin });
 
   if (type.includes("text/event-stream")) {
     const atStart = receiptOf(p.inputTokens, p.expectedOutputTokens, undefined);
@@ -64,7 +64,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
       onUsage(usage) {
         const tokens = usageTokens(usage);
         const [input, output] = [tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens];
-        final = { receipt: receiptOf(input, output, reportedEnergyJ(usage)), input, output };
+        final = { receipt: receiptOf(input, output, reportedEnergyJ(usage), reportedMeasured(usage)), input, output };
         usage.greenference = usageReceipt(final.receipt, p.routed);
         if (tokens.completion !== undefined) p.learn(tokens.completion);
       },
@@ -100,7 +100,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     }
     const usage = typeof body?.usage === "object" && body.usage !== null ? (body.usage as Record<string, unknown>) : null;
     const tokens = usageTokens(usage);
-    const receipt = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage, upstream.headers));
+    const receipt = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage, upstream.headers), reportedMeasured(usage));
     for (const [k, v] of Object.entries(receiptHeaders(receipt))) headers.set(k, v);
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);
