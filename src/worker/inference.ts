@@ -117,12 +117,11 @@ export interface Dispatch extends TierDispatch {
  * Interactive requests and batch lines both come through here.
  */
 export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBody: z.output<S>, dispatch: Dispatch, env: Env, edge: EdgeContext, state: EdgeState): Promise<Response> {
-  const { snapshot, router } = state;
   const { caller, background } = dispatch;
   const body = parsedBody as z.output<S> & Body;
-  const routing = snapshot.routing;
-  if (!routing || !router || !routing.models.includes(body.model as never)) {
-    const why = routing ? "" : " (no fleet is configured)";
+  const arrived = state.snapshot.routing;
+  if (!arrived || !state.router || !arrived.models.includes(body.model as never)) {
+    const why = arrived ? "" : " (no fleet is configured)";
     const named = body.model.length > 64 ? `${body.model.slice(0, 64)}...` : body.model;
     return openAiError(404, `The model \`${named}\` does not exist${why}.`, { param: "model", code: "model_not_found" });
   }
@@ -130,13 +129,13 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   const inputTokens = estimateInputTokens(endpoint.shape(body));
   const maxTokens = endpoint.maxTokens(body);
   const key = caller.keyId ?? ANONYMOUS;
-  const classified = classifyRequest({ scheme: routing.scheme, inputTokens, explicitClass: dispatch.explicitClass, maxTokens, key, model: body.model }, edge.predictor);
+  const classified = classifyRequest({ scheme: arrived.scheme, inputTokens, explicitClass: dispatch.explicitClass, maxTokens, key, model: body.model }, edge.predictor);
   if (!classified.ok) return openAiError(400, classified.message, { param: H.class, code: "invalid_class" });
   const cls = classified.value;
 
   // Tokens per minute are admitted on the most the request may use and settled on what it used.
-  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(routing.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
-  const paced = caller.keyId !== null && caller.carbonBudget !== null ? await paceCarbon(env, caller.keyId, caller.carbonBudget, routing, edge.now()) : null;
+  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(arrived.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
+  const paced = caller.keyId !== null && caller.carbonBudget !== null ? await paceCarbon(env, caller.keyId, caller.carbonBudget, arrived, edge.now()) : null;
   if (paced instanceof Response) return paced;
   const rateLimited = caller.keyId !== null && !dispatch.deferred && hasLimits(caller.limits);
   const limited = rateLimited ? await rateLimit(env, caller.keyId!, caller.limits, admittedTokens) : null;
@@ -165,6 +164,13 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     if (decision.kind === "release") {
       [tier, deferred, heldMs] = ["flex", { sites: new Set([decision.site]), orInteractive: true }, decision.heldMs];
     }
+  }
+  // A held request routes on what the edge knows when it is released, not when it arrived.
+  const { snapshot, router } = dispatch.hold ? await edge.cache.get(env) : state;
+  const routing = snapshot.routing;
+  if (!routing || !router) {
+    settleUsed(0);
+    return openAiError(503, "The fleet's configuration went away while the request was held.", { code: "no_fleet" });
   }
   const bodySha256Hex = await sha256Hex(upstreamBody);
   const regions = dispatch.edgeRegions;
