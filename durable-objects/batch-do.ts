@@ -4,6 +4,7 @@ import { ANONYMOUS, type Identity } from "../src/worker/auth.ts";
 import { runBatchLine, unansweredLine, type LineOutcome } from "../src/worker/batch/batch-line-run.ts";
 import { batchSiteClient } from "../src/worker/batch/batch-site-client.ts";
 import { lineClass, pendingByClass, pickLines } from "../src/worker/batch/line-rounds.ts";
+import { indexFile } from "../src/worker/batch/file-quota.ts";
 import { newFileId, putFile } from "../src/worker/batch/stored-files.ts";
 import { createEdgeContext } from "../src/worker/edge-context.ts";
 import type { EdgeState } from "../src/worker/snapshot-cache.ts";
@@ -234,7 +235,9 @@ export class BatchDO extends DurableObject<Env> {
     const ordered = [...answers.entries()].sort(([a], [c]) => a - c).map(([, a]) => a);
     const write = async (id: string, texts: string[], kind: string) => {
       if (texts.length === 0) return null;
-      await putFile(this.env.FILES, id, `${texts.join("\n")}\n`, { owner: state.owner, purpose: "batch_output", filename: `${b.id}_${kind}.jsonl`, createdAt: secondsOf(nowMs), endpoint: "", lines: texts.length });
+      const stored = await putFile(this.env.FILES, id, `${texts.join("\n")}\n`, { owner: state.owner, purpose: "batch_output", filename: `${b.id}_${kind}.jsonl`, createdAt: secondsOf(nowMs), endpoint: "", lines: texts.length });
+      // Output files count against the key's file quota too (they are written whatever its use).
+      await indexFile(this.env.FILES, state.owner, id, stored.size);
       return id;
     };
     b.output_file_id = await write(state.fileIds.output, ordered.filter((a) => a.ok).map((a) => a.text), "output");
