@@ -52,7 +52,7 @@ export class DeferralDO extends DurableObject<Env> {
     await this.ensurePlanned(nowMs, !known);
     const allotments = this.book.reportBatch(report, nowMs);
     await this.armAlarm(nowMs);
-    return { allotments, nextSlotMs: this.nextSlotMs(nowMs), unplanned: this.book.view.method === "unplanned" ? (this.book.view.notes[0] ?? "unplanned") : null };
+    return { allotments, nextSlotMs: this.nextSlotMs(nowMs), unplanned: this.book.unplannedWhy };
   }
 
   /** Forgets a batch that ended (completed, cancelled, expired). */

@@ -80,6 +80,20 @@ describe("DeferralBook", () => {
     expect(b.refuses(flex("other-key", 2, { owner: "other" }), at(0, 1000))).toBeNull();
   });
 
+  it("leaves out of the plan a batch silent for two slots (one waiting out its carbon budget), until its next turn", () => {
+    const truth = [site("grid", pad([300], 12))];
+    const b = book();
+    const report = { batchId: "b1", submittedAtMs: at(0), deadlineMs: at(96), pending: { MM: 5 } };
+    b.reportBatch(report, at(0));
+    replanAt(b, 0, truth);
+    expect(b.view.batches).toBe(1);
+    replanAt(b, 3, truth);
+    expect(b.view.batches).toBe(0);
+    expect(b.knows("b1")).toBe(false);
+    b.reportBatch(report, at(3, 10));
+    expect(b.knows("b1")).toBe(true);
+  });
+
   it("runs work as it comes when the slot cannot be planned: batches spare-only anywhere, flex at once", () => {
     const b = book();
     b.admitFlex(flex("f1", 2), at(0)); // no plan yet: served at once

@@ -30,6 +30,8 @@ export interface BatchReport {
 
 /** Batches the book plans for at once; a batch beyond it waits for room (its lines stay pending). */
 export const MAX_PLANNED_BATCHES = 2_000;
+/** Slots without a turn after which a batch is left out of the plan (it comes back at its next turn). */
+export const STALE_BATCH_SLOTS = 2;
 /** Batch deadlines are planned as if at the last whole group of this many slots before them: fewer LP cohorts, never a later deadline. */
 export const DEADLINE_GROUP_SLOTS = 4;
 
@@ -37,6 +39,8 @@ interface BatchEntry {
   report: BatchReport;
   queued: Map<ClassId, number>;
   allot: BatchAllotment[];
+  /** Its last turn: a batch silent for STALE_BATCH_SLOTS (waiting out a carbon budget, or gone) leaves the plan until it reports again. */
+  seenAtMs: number;
 }
 
 type Origin = { batchId: string; classId: ClassId } | { flexId: string };
@@ -95,6 +99,11 @@ export class DeferralBook {
     return this.batches.has(batchId);
   }
 
+  /** Why the slot under way could not be planned, or null when it was (or is not yet). */
+  get unplannedWhy(): string | null {
+    return this.slot?.unplanned ?? null;
+  }
+
   /** How the slot under way was planned, for the status view. */
   get view(): { slotStartMs: number | null; method: string | null; notes: string[]; batches: number; flexHeld: number } {
     return { slotStartMs: this.slot?.grid.startMs ?? null, method: this.slot?.method ?? null, notes: this.slot?.notes ?? [], batches: this.batches.size, flexHeld: this.flex.size };
@@ -107,12 +116,13 @@ export class DeferralBook {
    * the flex requests that leave the book.
    */
   replan(grid: DeferralGrid, sites: DeferralSite[], nowMs: number, notes: readonly string[] = []): Map<string, FlexDecision> {
-    const kept = this.slot?.grid.startMs === grid.startMs ? this.slot.taken[0] : undefined;
+    const kept = this.slot?.grid.startMs === grid.startMs && this.slot.sites.length === sites.length ? this.slot.taken[0] : undefined;
     const taken = noneTaken(grid.slots, sites.length);
     if (kept) taken[0] = kept.map((x) => ({ ...x }));
     this.slot = { grid, sites, taken, unplanned: null, method: "empty", notes: [...notes] };
     // A new slot hands out afresh; mid-slot, what was allotted and not yet taken stays allotted.
     if (!kept) for (const b of this.batches.values()) b.allot = [];
+    for (const [id, b] of this.batches) if (nowMs - b.seenAtMs > STALE_BATCH_SLOTS * grid.slotMs) this.batches.delete(id);
     const priced = new Set(sites.flatMap((s) => Object.keys(s.costs)));
     const decisions = new Map<string, FlexDecision>();
     // Flex first: its client is waiting and its window is short; batch work plans around it.
@@ -136,13 +146,14 @@ export class DeferralBook {
    * A batch the book has no room for gets nothing; one in an unplanned slot gets all its lines,
    * spare-only, wherever the router sends them.
    */
-  reportBatch(report: BatchReport, _nowMs: number): BatchAllotment[] {
+  reportBatch(report: BatchReport, nowMs: number): BatchAllotment[] {
     let b = this.batches.get(report.batchId);
     if (!b) {
       if (this.batches.size >= MAX_PLANNED_BATCHES) return [];
-      this.batches.set(report.batchId, (b = { report, queued: new Map(), allot: [] }));
+      this.batches.set(report.batchId, (b = { report, queued: new Map(), allot: [], seenAtMs: nowMs }));
     }
     b.report = report;
+    b.seenAtMs = nowMs;
     const outstanding = new Map<ClassId, number>();
     for (const a of b.allot) outstanding.set(a.classId, (outstanding.get(a.classId) ?? 0) + a.lines);
     for (const [c, n] of Object.entries(report.pending) as Array<[ClassId, number]>) b.queued.set(c, Math.max(0, n - (outstanding.get(c) ?? 0)));
