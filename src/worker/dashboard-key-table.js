@@ -21,7 +21,9 @@
     return td;
   }
   function grams(g) {
-    return g >= 1000 ? (g / 1000).toFixed(2) + " kg" : g >= 10 ? g.toFixed(0) + " g" : g.toFixed(2) + " g";
+    if (g >= 1000) return (g / 1000).toFixed(2) + " kg";
+    if (g >= 10) return g.toFixed(0) + " g";
+    return g >= 1 ? g.toFixed(2) + " g" : (g * 1000).toFixed(g >= 0.01 ? 0 : 2) + " mg";
   }
   function stateOf(k) {
     if (!k.period) return "no budget";
