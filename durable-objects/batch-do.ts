@@ -3,11 +3,15 @@ import type { BatchLine, BatchObject, BatchStatus, CreateBatchRequest } from "..
 import { ANONYMOUS, type Identity } from "../src/worker/auth.ts";
 import { runBatchLine, unansweredLine, type LineOutcome } from "../src/worker/batch/batch-line-run.ts";
 import { batchSiteClient } from "../src/worker/batch/batch-site-client.ts";
-import { releaseBatchWork } from "../src/worker/batch/release.ts";
+import { lineClass, pendingByClass, pickLines } from "../src/worker/batch/line-rounds.ts";
+import { indexFile } from "../src/worker/batch/file-quota.ts";
 import { newFileId, putFile } from "../src/worker/batch/stored-files.ts";
 import { createEdgeContext } from "../src/worker/edge-context.ts";
-import { heartbeatTimeoutMs } from "../src/worker/env.ts";
+import type { EdgeState } from "../src/worker/snapshot-cache.ts";
+import type { BatchAllotment } from "../src/core/deferral/deferral-book.ts";
+import type { ClassId } from "../src/core/schemas/ids.ts";
 import { controlStub } from "./control-do.ts";
+import { deferralStub } from "./deferral-do.ts";
 
 /** What the object stores besides its lines and answers. */
 interface BatchState {
@@ -19,6 +23,8 @@ interface BatchState {
   failedAt?: Record<number, string[]>;
   /** Set on entering finalizing, so a finalization that is retried writes the same files. */
   fileIds?: { output: string; error: string };
+  /** What the deferral scheduler released to this batch for the slot that ends at `untilMs`, less what it ran. */
+  released?: { untilMs: number; allotments: BatchAllotment[] };
 }
 
 type Answer = { ok: boolean; text: string };
@@ -35,9 +41,9 @@ const secondsOf = (ms: number) => Math.floor(ms / 1000);
 /**
  * One batch of the Batch API (`idFromName(batchId)`): its request lines (copied from the input
  * file at creation), each line's answer once it has one, and the OpenAI batch object. Its alarm
- * dispatches: each round asks `releaseBatchWork` how many lines to run where, runs them through
- * the edge's own serving path, stores each answer under the line's index, and sets the next
- * alarm. Everything is in storage, so a restarted Worker or evicted object resumes where it was;
+ * dispatches: at each slot the batch takes its turn at the deferral scheduler (DeferralDO: which
+ * of its lines run now, at which site), then rounds run those lines through the edge's own serving
+ * path, store each answer under the line's index, and set the next alarm. Everything is in storage, so a restarted Worker or evicted object resumes where it was;
  * a line whose site died (before or after its first byte) has no answer yet and runs again at the
  * next round elsewhere; answers are keyed by line, so none appears twice in the output.
  */
@@ -45,6 +51,8 @@ export class BatchDO extends DurableObject<Env> {
   private readonly edge = createEdgeContext({ siteClient: batchSiteClient });
   /** Per answered line index, whether it went to the output file (loaded from storage once per object). */
   private answered: Map<number, boolean> | undefined;
+  /** Each pending line's class under the routing scheme named (computed once per object and scheme). */
+  private classes: { scheme: string; of: Map<number, ClassId | null> } | undefined;
 
   /** Stores the batch and its lines and starts dispatching; returns the batch object ("validating"). */
   async create(id: string, owner: string, request: CreateBatchRequest, lines: BatchLine[], nowMs: number): Promise<BatchObject> {
@@ -118,34 +126,14 @@ export class BatchDO extends DurableObject<Env> {
     if (pending.length === 0) return this.finalize(state, "completed", nowMs);
 
     const edgeState = await this.edge.cache.get(this.env);
-    const release = releaseBatchWork({ batchId: b.id, pendingLines: pending.length, deadlineMs: b.expires_at * 1000 }, edgeState.snapshot.routing, nowMs, 2 * heartbeatTimeoutMs(this.env));
     const caller = this.callerOf(state, edgeState.snapshot.apiKeys);
     let nextMs = nowMs + IDLE_RETRY_MS;
-    if (caller && release.lines > 0) {
-      const taken = pending.slice(0, release.lines);
-      const lines = await this.ctx.storage.get<BatchLine>(taken.map((i) => `line:${i}`));
-      const sites = Object.keys(edgeState.snapshot.routing?.sites ?? {});
-      const avoid = (i: number) => {
-        const failed = new Set(state.failedAt?.[i] ?? []);
-        return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
-      };
-      const outcomes = await Promise.all(taken.map((i) => runBatchLine(lines.get(`line:${i}`)!, caller, { sites: release.sites, avoid: avoid(i) }, this.env, this.edge, edgeState)));
-      let progressed = false;
-      for (const [k, outcome] of outcomes.entries()) {
-        const i = taken[k]!;
-        const answer = this.settleLine(state, i, lines.get(`line:${i}`)!, outcome);
-        if (answer) {
-          await this.store(i, answer);
-          progressed = true;
-        }
-        if (outcome.kind === "budget") nextMs = Math.max(nextMs, nowMs + outcome.retryAfterS * 1000);
-      }
-      if (progressed && !outcomes.some((o) => o.kind === "budget")) nextMs = Date.now();
-      await this.edge.metrics.flush(controlStub(this.env)).catch(() => undefined);
-    } else if (!caller) {
+    if (!caller) {
       // The key that made the batch was revoked: its remaining lines cannot run.
       for (const i of pending) await this.store(i, unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked."));
       nextMs = Date.now();
+    } else if (edgeState.snapshot.routing) {
+      nextMs = await this.runRound(state, pending, caller, edgeState, nowMs);
     }
     state.object.request_counts = this.counts(answered, b.request_counts.total);
     // A cancel that arrived while lines ran is kept (the stored state is the newest).
@@ -153,8 +141,63 @@ export class BatchDO extends DurableObject<Env> {
     latest.object.request_counts = state.object.request_counts;
     latest.attempts = state.attempts;
     latest.failedAt = state.failedAt;
+    if (state.released) latest.released = state.released;
     await this.save(latest);
     await this.ctx.storage.setAlarm(Math.min(nextMs, latest.object.expires_at * 1000));
+  }
+
+  /**
+   * One round of lines: at a new slot, the batch's turn at the deferral scheduler (its pending lines
+   * by class in, what the slot releases to it out); then up to MAX_LINES_PER_ROUND of the released
+   * lines run through the edge's serving path, each at its allotment's site. Returns when the next
+   * round is due: at once after progress while the slot has more, 2 s after a round that found no
+   * room, else at the next slot (or the period's end for a key over its carbon budget).
+   */
+  private async runRound(state: BatchState, pending: number[], caller: Identity, edgeState: EdgeState, nowMs: number): Promise<number> {
+    const b = state.object;
+    const classOf = await this.lineClasses(pending, edgeState, state.owner);
+    if (!state.released || nowMs >= state.released.untilMs) {
+      const turn = await deferralStub(this.env).batchTurn({ batchId: b.id, submittedAtMs: b.created_at * 1000, deadlineMs: b.expires_at * 1000, pending: pendingByClass(pending, classOf) });
+      // Unplanned, lines run as they come: the allotment holds for one idle wait, not a slot.
+      state.released = { untilMs: turn.unplanned === null ? turn.nextSlotMs : nowMs + IDLE_RETRY_MS, allotments: turn.allotments };
+    }
+    const picks = pickLines(pending, classOf, state.released.allotments);
+    if (picks.length === 0) return state.released.untilMs;
+    const lines = await this.ctx.storage.get<BatchLine>(picks.map((p) => `line:${p.index}`));
+    const sites = Object.keys(edgeState.snapshot.routing?.sites ?? {});
+    const avoid = (i: number) => {
+      const failed = new Set(state.failedAt?.[i] ?? []);
+      return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
+    };
+    const outcomes = await Promise.all(picks.map((p) => runBatchLine(lines.get(`line:${p.index}`)!, caller, { sites: p.site === null ? null : new Set([p.site]), avoid: avoid(p.index), spareOnly: p.spareOnly }, this.env, this.edge, edgeState)));
+    let progressed = false;
+    let nextMs = Math.min(nowMs + IDLE_RETRY_MS, state.released.untilMs);
+    for (const [k, outcome] of outcomes.entries()) {
+      const i = picks[k]!.index;
+      const answer = this.settleLine(state, i, lines.get(`line:${i}`)!, outcome);
+      if (answer) {
+        await this.store(i, answer);
+        progressed = true;
+      }
+      if (outcome.kind === "budget") nextMs = Math.max(nextMs, nowMs + outcome.retryAfterS * 1000);
+    }
+    if (progressed && !outcomes.some((o) => o.kind === "budget")) nextMs = Date.now();
+    await this.edge.metrics.flush(controlStub(this.env)).catch(() => undefined);
+    return nextMs;
+  }
+
+  /** The class of each pending line as the edge classifies it, computed once per line and routing scheme. */
+  private async lineClasses(pending: readonly number[], edgeState: EdgeState, owner: string): Promise<(i: number) => ClassId | null> {
+    const scheme = edgeState.snapshot.routing!.scheme;
+    if (this.classes?.scheme !== scheme.name) this.classes = { scheme: scheme.name, of: new Map() };
+    const known = this.classes.of;
+    const missing = pending.filter((i) => !known.has(i));
+    for (let k = 0; k < missing.length; k += 128) {
+      const chunk = missing.slice(k, k + 128);
+      const lines = await this.ctx.storage.get<BatchLine>(chunk.map((i) => `line:${i}`));
+      for (const i of chunk) known.set(i, lineClass(lines.get(`line:${i}`)!, scheme, this.edge.predictor, owner));
+    }
+    return (i) => known.get(i) ?? null;
   }
 
   /** The answer a line's outcome gives it, if any: its own, or an error once it failed MAX_LINE_ATTEMPTS times. */
@@ -192,7 +235,9 @@ export class BatchDO extends DurableObject<Env> {
     const ordered = [...answers.entries()].sort(([a], [c]) => a - c).map(([, a]) => a);
     const write = async (id: string, texts: string[], kind: string) => {
       if (texts.length === 0) return null;
-      await putFile(this.env.FILES, id, `${texts.join("\n")}\n`, { owner: state.owner, purpose: "batch_output", filename: `${b.id}_${kind}.jsonl`, createdAt: secondsOf(nowMs), endpoint: "", lines: texts.length });
+      const stored = await putFile(this.env.FILES, id, `${texts.join("\n")}\n`, { owner: state.owner, purpose: "batch_output", filename: `${b.id}_${kind}.jsonl`, createdAt: secondsOf(nowMs), endpoint: "", lines: texts.length });
+      // Output files count against the key's file quota too (they are written whatever its use).
+      await indexFile(this.env.FILES, state.owner, id, stored.size);
       return id;
     };
     b.output_file_id = await write(state.fileIds.output, ordered.filter((a) => a.ok).map((a) => a.text), "output");
@@ -201,6 +246,7 @@ export class BatchDO extends DurableObject<Env> {
     b.status = status;
     b[`${status}_at`] = secondsOf(nowMs);
     await this.save(state);
+    await deferralStub(this.env).batchDone(b.id).catch((error: unknown) => console.error(`batch ${b.id}: the deferral scheduler was not told it ended`, error));
   }
 
   /** The identity the batch's lines run as; null when its key no longer exists. */

@@ -114,6 +114,17 @@ export interface DashboardContext {
   corrections: CorrectionRecord[];
 }
 
+/** What DeferralDO reads from ControlDO each slot (see ControlDO.deferralSources). */
+export interface DeferralSources {
+  fleet: Fleet | null;
+  plan: Plan | null;
+  forecasts: Forecast[];
+  statuses: Record<string, SiteStatus>;
+  carbon: Record<string, number>;
+  /** The stored table's time, and its rows when they changed since the caller's copy (else null). */
+  profile: { storedAtMs: number; rows: ProfileRow[] | null } | null;
+}
+
 /** Thrown for a fleet that fails validation; the stored fleet is left as it was. */
 export class InvalidFleetError extends Error {
   override name = "InvalidFleetError";
@@ -393,6 +404,24 @@ export class ControlDO extends DurableObject<Env> {
   /** Everything the long-horizon planner reads. */
   planningContext(): PlanningContext {
     return { fleet: this.fleet, plan: this.plans.plan, forecasts: this.forecasts.all(), metricTotals: this.metrics.all, demandSample: this.demandSample };
+  }
+
+  /**
+   * What the deferral scheduler builds its live sites from (DeferralDO): fleet, plan in force,
+   * latest forecasts, routing statuses and reported intensities, and the profile table, whose
+   * rows come only when they changed since `knownProfileAtMs` (they are the large part).
+   */
+  async deferralSources(knownProfileAtMs: number | null): Promise<DeferralSources> {
+    const summary = await this.profile.summary();
+    const rows = summary && summary.storedAtMs !== knownProfileAtMs ? await this.profile.rows() : null;
+    return {
+      fleet: this.fleet,
+      plan: this.plans.plan,
+      forecasts: this.forecasts.all(),
+      statuses: Object.fromEntries(this.statuses),
+      carbon: Object.fromEntries(this.carbon),
+      profile: summary ? { storedAtMs: summary.storedAtMs, rows } : null,
+    };
   }
 
   /** Replaces the profile table the fleet planners plan on (`PUT /admin/v1/profile`). */

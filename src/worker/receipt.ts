@@ -24,6 +24,10 @@ export const H = {
   attempts: "x-greenference-attempts",
   /** A budgeted key's carbon price when it was routed (0 on pace; above 0 steers it to cleaner sites). */
   carbonPrice: "x-greenference-carbon-price",
+  /** The tier a request that named `service_tier` ran at: "flex" (held, then released to spare capacity) or "default". */
+  serviceTier: "x-greenference-service-tier",
+  /** How long a flex request was held before its release (ms). */
+  flexHeldMs: "x-greenference-flex-held-ms",
 } as const;
 
 /** `usage.greenference` in responses. */

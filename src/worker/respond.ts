@@ -15,6 +15,8 @@ export interface Proxied {
   expectedOutputTokens: number;
   /** The client asked for `stream_options.include_usage`. */
   clientWantsUsage: boolean;
+  /** The tier the request ran at, when it named `service_tier`: put into the answer (and each stream chunk). */
+  serviceTier?: string | undefined;
   /** How long the site may send nothing once its head arrived. */
   idleTimeoutMs: number;
   /** The largest JSON answer the edge reads whole (to add the receipt). */
@@ -48,6 +50,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
   headers.set(H.class, p.routed.classId);
   headers.set(H.pool, p.routed.pool);
   headers.set(H.plan, p.routed.planVersion === null ? "none" : String(p.routed.planVersion));
+  if (p.serviceTier !== undefined) headers.set(H.serviceTier, p.serviceTier);
   const type = upstream.headers.get("content-type") ?? "";
   const init = { status: upstream.status, statusText: upstream.statusText, headers };
   if (upstream.status >= 400 || !upstream.body) return new Response(upstream.body, init);
@@ -61,6 +64,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     let final: { receipt: EnergyReceipt; input: number; output: number } | null = null;
     const tapper = new SseUsageTapper({
       dropUsageChunk: !p.clientWantsUsage,
+      serviceTier: p.serviceTier,
       onUsage(usage) {
         const tokens = usageTokens(usage);
         const [input, output] = [tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens];
@@ -105,6 +109,10 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);
     p.settle(receipt, { input: tokens.prompt ?? p.inputTokens, output: tokens.completion ?? p.expectedOutputTokens });
+    if (p.serviceTier !== undefined && body !== null && typeof body === "object") {
+      (body as { service_tier?: string }).service_tier = p.serviceTier;
+      return new Response(JSON.stringify(body), init);
+    }
     return new Response(usage ? (replaceTopLevelUsage(text, usage) ?? JSON.stringify(body)) : text, init);
   }
   return new Response(upstream.body, init);
