@@ -1,11 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { BatchLine, BatchObject, BatchStatus, CreateBatchRequest } from "../src/core/schemas/batch.ts";
-import { releaseBatchWork } from "../src/core/deferral/batch-release.ts";
+import { pendingByClass, pickLines } from "../src/core/deferral/batch-line-picks.ts";
+import type { BatchAllotment } from "../src/core/deferral/deferral-book.ts";
+import type { ClassId } from "../src/core/schemas/ids.ts";
 import { unansweredLine } from "../src/edge/batch-output-line.ts";
-import { heartbeatTimeoutMs } from "../src/edge/env.ts";
+import { indexFile } from "../src/edge/file-index.ts";
 import { ANONYMOUS, type Identity } from "../src/edge/identity.ts";
 import { newFileId, putFile } from "../src/edge/stored-files.ts";
-import type { BatchServing, LineOutcome } from "./batch-serving.ts";
+import type { BatchServing, LineOutcome, ServingRound } from "./batch-serving.ts";
+import { deferralStub } from "./deferral-do.ts";
 
 /** What the object stores besides its lines and answers. */
 interface BatchState {
@@ -17,6 +20,8 @@ interface BatchState {
   failedAt?: Record<number, string[]>;
   /** Set on entering finalizing, so a finalization that is retried writes the same files. */
   fileIds?: { output: string; error: string };
+  /** What the deferral scheduler released to this batch for the slot that ends at `untilMs`, less what it ran. */
+  released?: { untilMs: number; allotments: BatchAllotment[] };
 }
 
 type Answer = { ok: boolean; text: string };
@@ -33,17 +38,20 @@ const secondsOf = (ms: number) => Math.floor(ms / 1000);
 /**
  * One batch of the Batch API (`idFromName(batchId)`): its request lines (copied from the input
  * file at creation), each line's answer once it has one, and the OpenAI batch object. Its alarm
- * dispatches: each round asks `releaseBatchWork` how many lines to run where, runs them through
- * the edge's own serving path (`serving`, which the Worker supplies: see BatchServing), stores
- * each answer under the line's index, and sets the next alarm. Everything is in storage, so a
- * restarted Worker or evicted object resumes where it was; a line whose site died (before or after
- * its first byte) has no answer yet and runs again at the next round elsewhere; answers are keyed
- * by line, so none appears twice in the output.
+ * dispatches: at each slot the batch takes its turn at the deferral scheduler (DeferralDO: which
+ * of its lines run now, at which site), then rounds run those lines through the edge's own serving
+ * path (`serving`, which the Worker supplies: see BatchServing), store each answer under the line's
+ * index, and set the next alarm. Everything is in storage, so a restarted Worker or evicted object
+ * resumes where it was; a line whose site died (before or after its first byte) has no answer yet
+ * and runs again at the next round elsewhere; answers are keyed by line, so none appears twice in
+ * the output.
  */
 export abstract class BatchDurableObject extends DurableObject<Env> {
   protected abstract readonly serving: BatchServing;
   /** Per answered line index, whether it went to the output file (loaded from storage once per object). */
   private answered: Map<number, boolean> | undefined;
+  /** Each pending line's class under the routing scheme named (computed once per object and scheme). */
+  private classes: { scheme: string; of: Map<number, ClassId | null> } | undefined;
 
   /** Stores the batch and its lines and starts dispatching; returns the batch object ("validating"). */
   async create(id: string, owner: string, request: CreateBatchRequest, lines: BatchLine[], nowMs: number): Promise<BatchObject> {
@@ -117,34 +125,14 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     if (pending.length === 0) return this.finalize(state, "completed", nowMs);
 
     const round = await this.serving.round(this.env);
-    const release = releaseBatchWork({ batchId: b.id, pendingLines: pending.length, deadlineMs: b.expires_at * 1000 }, round.routing, nowMs, 2 * heartbeatTimeoutMs(this.env));
     const caller = this.callerOf(state, round.apiKeys);
     let nextMs = nowMs + IDLE_RETRY_MS;
-    if (caller && release.lines > 0) {
-      const taken = pending.slice(0, release.lines);
-      const lines = await this.ctx.storage.get<BatchLine>(taken.map((i) => `line:${i}`));
-      const sites = Object.keys(round.routing?.sites ?? {});
-      const avoid = (i: number) => {
-        const failed = new Set(state.failedAt?.[i] ?? []);
-        return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
-      };
-      const outcomes = await Promise.all(taken.map((i) => round.serve(lines.get(`line:${i}`)!, caller, { sites: release.sites, avoid: avoid(i) })));
-      let progressed = false;
-      for (const [k, outcome] of outcomes.entries()) {
-        const i = taken[k]!;
-        const answer = this.settleLine(state, i, lines.get(`line:${i}`)!, outcome);
-        if (answer) {
-          await this.store(i, answer);
-          progressed = true;
-        }
-        if (outcome.kind === "budget") nextMs = Math.max(nextMs, nowMs + outcome.retryAfterS * 1000);
-      }
-      if (progressed && !outcomes.some((o) => o.kind === "budget")) nextMs = Date.now();
-      await this.serving.flush(this.env).catch(() => undefined);
-    } else if (!caller) {
+    if (!caller) {
       // The key that made the batch was revoked: its remaining lines cannot run.
       for (const i of pending) await this.store(i, { ok: false, text: unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked.") });
       nextMs = Date.now();
+    } else if (round.routing) {
+      nextMs = await this.runRound(state, pending, caller, round, nowMs);
     }
     state.object.request_counts = this.counts(answered, b.request_counts.total);
     // A cancel that arrived while lines ran is kept (the stored state is the newest).
@@ -152,8 +140,63 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     latest.object.request_counts = state.object.request_counts;
     latest.attempts = state.attempts;
     latest.failedAt = state.failedAt;
+    if (state.released) latest.released = state.released;
     await this.save(latest);
     await this.ctx.storage.setAlarm(Math.min(nextMs, latest.object.expires_at * 1000));
+  }
+
+  /**
+   * One round of lines: at a new slot, the batch's turn at the deferral scheduler (its pending lines
+   * by class in, what the slot releases to it out); then up to MAX_LINES_PER_ROUND of the released
+   * lines run through the edge's serving path, each at its allotment's site. Returns when the next
+   * round is due: at once after progress while the slot has more, 2 s after a round that found no
+   * room, else at the next slot (or the period's end for a key over its carbon budget).
+   */
+  private async runRound(state: BatchState, pending: number[], caller: Identity, round: ServingRound, nowMs: number): Promise<number> {
+    const b = state.object;
+    const classOf = await this.lineClasses(pending, round, state.owner);
+    if (!state.released || nowMs >= state.released.untilMs) {
+      const turn = await deferralStub(this.env).batchTurn({ batchId: b.id, submittedAtMs: b.created_at * 1000, deadlineMs: b.expires_at * 1000, pending: pendingByClass(pending, classOf) });
+      // Unplanned, lines run as they come: the allotment holds for one idle wait, not a slot.
+      state.released = { untilMs: turn.unplanned === null ? turn.nextSlotMs : nowMs + IDLE_RETRY_MS, allotments: turn.allotments };
+    }
+    const picks = pickLines(pending, classOf, state.released.allotments);
+    if (picks.length === 0) return state.released.untilMs;
+    const lines = await this.ctx.storage.get<BatchLine>(picks.map((p) => `line:${p.index}`));
+    const sites = Object.keys(round.routing?.sites ?? {});
+    const avoid = (i: number) => {
+      const failed = new Set(state.failedAt?.[i] ?? []);
+      return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
+    };
+    const outcomes = await Promise.all(picks.map((p) => round.serve(lines.get(`line:${p.index}`)!, caller, { sites: p.site === null ? null : new Set([p.site]), avoid: avoid(p.index), spareOnly: p.spareOnly })));
+    let progressed = false;
+    let nextMs = Math.min(nowMs + IDLE_RETRY_MS, state.released.untilMs);
+    for (const [k, outcome] of outcomes.entries()) {
+      const i = picks[k]!.index;
+      const answer = this.settleLine(state, i, lines.get(`line:${i}`)!, outcome);
+      if (answer) {
+        await this.store(i, answer);
+        progressed = true;
+      }
+      if (outcome.kind === "budget") nextMs = Math.max(nextMs, nowMs + outcome.retryAfterS * 1000);
+    }
+    if (progressed && !outcomes.some((o) => o.kind === "budget")) nextMs = Date.now();
+    await this.serving.flush(this.env).catch(() => undefined);
+    return nextMs;
+  }
+
+  /** The class of each pending line as the edge classifies it, computed once per line and routing scheme. */
+  private async lineClasses(pending: readonly number[], round: ServingRound, owner: string): Promise<(i: number) => ClassId | null> {
+    const scheme = round.routing!.scheme;
+    if (this.classes?.scheme !== scheme.name) this.classes = { scheme: scheme.name, of: new Map() };
+    const known = this.classes.of;
+    const missing = pending.filter((i) => !known.has(i));
+    for (let k = 0; k < missing.length; k += 128) {
+      const chunk = missing.slice(k, k + 128);
+      const lines = await this.ctx.storage.get<BatchLine>(chunk.map((i) => `line:${i}`));
+      for (const i of chunk) known.set(i, round.classify(lines.get(`line:${i}`)!, owner));
+    }
+    return (i) => known.get(i) ?? null;
   }
 
   /** The answer a line's outcome gives it, if any: its own, or an error once it failed MAX_LINE_ATTEMPTS times. */
@@ -190,7 +233,9 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     const ordered = [...answers.entries()].sort(([a], [c]) => a - c).map(([, a]) => a);
     const write = async (id: string, texts: string[], kind: string) => {
       if (texts.length === 0) return null;
-      await putFile(this.env.FILES, id, `${texts.join("\n")}\n`, { owner: state.owner, purpose: "batch_output", filename: `${b.id}_${kind}.jsonl`, createdAt: secondsOf(nowMs), endpoint: "", lines: texts.length });
+      const stored = await putFile(this.env.FILES, id, `${texts.join("\n")}\n`, { owner: state.owner, purpose: "batch_output", filename: `${b.id}_${kind}.jsonl`, createdAt: secondsOf(nowMs), endpoint: "", lines: texts.length });
+      // Output files count against the key's file quota too (they are written whatever its use).
+      await indexFile(this.env.FILES, state.owner, id, stored.size);
       return id;
     };
     b.output_file_id = await write(state.fileIds.output, ordered.filter((a) => a.ok).map((a) => a.text), "output");
@@ -199,6 +244,7 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     b.status = status;
     b[`${status}_at`] = secondsOf(nowMs);
     await this.save(state);
+    await deferralStub(this.env).batchDone(b.id).catch((error: unknown) => console.error(`batch ${b.id}: the deferral scheduler was not told it ended`, error));
   }
 
   /** The identity the batch's lines run as; null when its key no longer exists. */

@@ -4,6 +4,8 @@ import type { SampleRetention } from "../src/core/forecast/sample-compaction.ts"
 import type { Fleet } from "../src/core/schemas/fleet.ts";
 import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
+import type { ProfileRow } from "../src/core/schemas/profile.ts";
+import type { SiteStatus } from "../src/core/routing/site-status.ts";
 import type { CorrectionRecord } from "./planner-s-loop.ts";
 
 // The shapes ControlDO's RPC methods take and return that no store owns.
@@ -43,4 +45,15 @@ export interface DashboardContext {
   forecasts: Record<string, Forecast[]>;
   /** Planner-S corrections of the plan in force and before, newest first. */
   corrections: CorrectionRecord[];
+}
+
+/** What DeferralDO reads from ControlDO each slot (see ControlDO.deferralSources). */
+export interface DeferralSources {
+  fleet: Fleet | null;
+  plan: Plan | null;
+  forecasts: Forecast[];
+  statuses: Record<string, SiteStatus>;
+  carbon: Record<string, number>;
+  /** The stored table's time, and its rows when they changed since the caller's copy (else null). */
+  profile: { storedAtMs: number; rows: ProfileRow[] | null } | null;
 }

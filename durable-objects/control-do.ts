@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { CarbonTriggerRecord } from "../src/core/forecast/carbon-trigger.ts";
 import { withBaselineCarbon } from "../src/core/dashboard/capacity-share-baseline.ts";
+import { modelIdentities } from "../src/core/model/model-identity.ts";
 import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
 import { buildRoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
 import type { SiteStatus } from "../src/core/routing/site-status.ts";
@@ -8,11 +9,12 @@ import type { Fleet, Policy } from "../src/core/schemas/fleet.ts";
 import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
+import { powerForecastMaxAgeMs } from "../src/edge/env.ts";
 import { AlarmTimers } from "./alarm-timers.ts";
 import { ApiKeyStore, type ApiKeyRecord } from "./api-key-store.ts";
 import { CarbonStore } from "./carbon-store.ts";
 import { CarbonTriggerLog } from "./carbon-trigger-log.ts";
-import type { DashboardContext, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
+import type { DashboardContext, DeferralSources, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
 import { CronRunStore, type CronOutcome, type CronRun } from "./cron-run-store.ts";
 import { DemandStore } from "./demand-store.ts";
 import { EdgeSnapshots, type SnapshotReply } from "./edge-snapshot.ts";
@@ -89,7 +91,9 @@ export class ControlDO extends DurableObject<Env> {
       forecasts: () => this.forecasts.store.all(),
       demandRps: (nowMs) => this.demand.observe(nowMs, this.metrics.all),
       pendingSites: () => this.statuses.reconfiguring(),
+      draws: () => this.statuses.healthyDraws(),
       periodMs: () => plannerSPeriodMs(env),
+      powerForecastMaxAgeMs: () => powerForecastMaxAgeMs(env),
     });
     const stores = [this.snapshots, this.fleets, this.plans, this.plannerS, this.statuses, this.carbon, this.forecasts.store, this.demand, this.triggers, this.runs, this.keys, this.ingress, this.metrics, this.timers];
     void ctx.blockConcurrencyWhile(async () => void (await Promise.all(stores.map((s) => s.load()))));
@@ -164,7 +168,10 @@ export class ControlDO extends DurableObject<Env> {
 
   /** One site's part of the current plan (see PlanStore.slice); null before the first plan. */
   planSlice(site: string): SitePlanSlice | null {
-    return this.plans.slice(site);
+    const slice = this.plans.slice(site);
+    if (!slice) return null;
+    const running = new Set<string>(slice.site?.instances.map((i) => i.model) ?? []);
+    return { ...slice, models: modelIdentities((this.fleets.fleet?.models ?? []).filter((m) => running.has(m.id))) };
   }
 
   /** The correction in force on top of the current plan, or null. */
@@ -225,6 +232,24 @@ export class ControlDO extends DurableObject<Env> {
   /** Everything the long-horizon planner reads. */
   planningContext(): PlanningContext {
     return { fleet: this.fleets.fleet, plan: this.plans.plan, forecasts: this.forecasts.store.all(), metricTotals: this.metrics.all, demandSample: this.demand.plannerSample };
+  }
+
+  /**
+   * What the deferral scheduler builds its live sites from (DeferralDO): fleet, plan in force,
+   * latest forecasts, routing statuses and reported intensities, and the profile table, whose
+   * rows come only when they changed since `knownProfileAtMs` (they are the large part).
+   */
+  async deferralSources(knownProfileAtMs: number | null): Promise<DeferralSources> {
+    const summary = await this.profile.summary();
+    const rows = summary && summary.storedAtMs !== knownProfileAtMs ? await this.profile.rows() : null;
+    return {
+      fleet: this.fleets.fleet,
+      plan: this.plans.plan,
+      forecasts: this.forecasts.store.all(),
+      statuses: Object.fromEntries(this.statuses.all),
+      carbon: Object.fromEntries(this.carbon.all),
+      profile: summary ? { storedAtMs: summary.storedAtMs, rows } : null,
+    };
   }
 
   // The profile table.

@@ -1,9 +1,11 @@
 import type { CorrectionBasis } from "../src/core/policies/correction-basis.ts";
-import { correctionStep } from "../src/core/policies/correction-step.ts";
+import { correctionStep, type CorrectionState } from "../src/core/policies/correction-step.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
 import type { Fleet } from "../src/core/schemas/fleet.ts";
 import type { Forecast } from "../src/core/schemas/forecast.ts";
+import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
+import type { SiteDraw } from "../src/core/routing/site-status.ts";
 import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
 import type { AlarmTimers } from "./alarm-timers.ts";
 import type { PlanStore } from "./plan-store.ts";
@@ -36,7 +38,11 @@ export interface PlannerSWorld {
   demandRps(nowMs: number): Record<string, number> | undefined;
   /** Sites applying a plan change, left as they are. */
   pendingSites(): string[];
+  /** The healthy sites' latest meter readings. */
+  draws(): SiteDraw[];
   periodMs(): number;
+  /** How old a site's power forecast may be before the site is planned on persistence (undefined: the planner's default). */
+  powerForecastMaxAgeMs(): number | undefined;
 }
 
 /**
@@ -103,7 +109,7 @@ export class PlannerSLoop {
     let step;
     try {
       const solver = await workerHighsSolver();
-      step = correctionStep({ entry, fleet, plan, basis: this.basis, forecasts: this.world.forecasts(), profile, demandRps, pendingSites: this.world.pendingSites(), nowMs, windowMs: this.world.periodMs() }, solver);
+      step = correctionStep({ entry, fleet, plan, basis: this.basis, forecasts: this.world.forecasts(), profile, demandRps, pendingSites: this.world.pendingSites(), nowMs, windowMs: this.world.periodMs(), powerForecastMaxAgeMs: this.world.powerForecastMaxAgeMs(), measured: this.measured(plan) }, solver);
     } catch (error) {
       console.error(`planner-s (${entry.corrector?.name}) failed on plan ${plan.version}`, error);
       return false;
@@ -119,5 +125,12 @@ export class PlannerSLoop {
     this.basis = step.basis;
     await this.storage.put({ corrections: this.corrections, correctionBasis: step.basis });
     return true;
+  }
+
+  /** The healthy sites' latest meter readings, with the plan in force and when it was made (its correction's time, else the plan's). */
+  private measured(planned: Plan): NonNullable<CorrectionState["measured"]> {
+    const correction = this.world.plans.delta;
+    const inForceSinceMs = correction?.delta.baseVersion === planned.version ? correction.storedAtMs : planned.createdAtMs;
+    return { draws: this.world.draws(), planInForce: this.world.plans.plan ?? planned, inForceSinceMs };
   }
 }

@@ -1,4 +1,4 @@
-import type { SiteStatus } from "../src/core/routing/site-status.ts";
+import type { SiteDraw, SiteStatus } from "../src/core/routing/site-status.ts";
 
 const PREFIX = "status:";
 
@@ -24,5 +24,10 @@ export class SiteStatusStore {
   /** Sites whose agents are applying a plan change (Planner-S leaves them as they are). */
   reconfiguring(): string[] {
     return [...this.statuses.values()].filter((s) => s.reconfiguring).map((s) => s.site as string);
+  }
+
+  /** The healthy sites' latest meter readings (Planner-S plans a site on its power less what it draws beyond the model). */
+  healthyDraws(): SiteDraw[] {
+    return [...this.statuses.values()].flatMap((s) => (s.healthy && s.draw ? [s.draw] : []));
   }
 }

@@ -7,6 +7,7 @@ import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
 import type { PlanSummary } from "../durable-objects/plan-store.ts";
 import type { CronDeps } from "./cron-deps.ts";
+import { powerForecastMaxAgeMs } from "../src/edge/env.ts";
 
 /** A planner run's outcome, with the stored plan's summary when one was published. */
 export type PlannerRun = CronOutcome & { plan?: PlanSummary };
@@ -38,7 +39,7 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
   await control.setDemandSample(sample);
   const profile = fleetRows(ctx.fleet, await control.profileRows());
   if (profile.length === 0) return { status: "skipped", message: `${name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
-  const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs });
+  const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs, powerForecastMaxAgeMs: powerForecastMaxAgeMs(env) });
   if (!assembled.ok) return { status: "skipped", message: `${name}: ${assembled.message}; the current plan stays` };
 
   let plan;

@@ -6,6 +6,8 @@ export { ControlDO } from "../durable-objects/control-do.ts";
 export { RateLimiterDO } from "../durable-objects/rate-limiter-do.ts";
 export { CarbonLedgerDO } from "../durable-objects/carbon-ledger-do.ts";
 export { BatchDO } from "./worker/batch/batch-do.ts";
+export { PredictorDO } from "../durable-objects/predictor-do.ts";
+export { DeferralDO } from "../durable-objects/deferral-do.ts";
 
 /** One app per isolate: its snapshot cache, predictor and counters live as long as the isolate. */
 const app = createApp({ siteClient: (url, init) => fetch(url, init) });

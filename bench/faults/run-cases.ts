@@ -32,11 +32,13 @@ export async function errorShape(r: Response): Promise<{ status: number; code: s
 
 /**
  * Sends every case and checks its status, its code, that the answer is an OpenAI error with a
- * message, and that the state snapshot is the same after it as before.
+ * message, and that the state snapshot is the same after it as before. `beforeCase` runs ahead of
+ * each case's first snapshot (a test keeps its sites alive with it).
  */
-export async function runBadInputCases(cases: BadInputCase[], send: Send, snapshot: Snapshot): Promise<CaseRun> {
+export async function runBadInputCases(cases: BadInputCase[], send: Send, snapshot: Snapshot, beforeCase?: () => Promise<unknown>): Promise<CaseRun> {
   const verdicts: CaseVerdict[] = [];
   for (const c of cases) {
+    await beforeCase?.();
     const before = await snapshot();
     const got = await send(c).then(errorShape, (e: unknown) => ({ status: 0, code: `no answer: ${e instanceof Error ? e.message : String(e)}`, hasMessage: false }));
     const stateChanged = (await snapshot()) !== before;

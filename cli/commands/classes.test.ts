@@ -36,6 +36,21 @@ describe("greenference classes", () => {
     expect(Object.keys(result.shares)).toEqual(["S1", "S2", "S3", "S4", "L1", "L2", "L3", "L4"]);
   });
 
+  it("--predictor reports the online predictor's and the histogram's class accuracy on the same time-ordered replay", async () => {
+    const r = await run(["--trace", TRACE, "--predictor", "--isolates", "4"]);
+    expect(r.code).toBe(0);
+    expect(r.out[0]).toContain("class accuracy on the time-ordered replay");
+    const { predictor } = r.last();
+    expect(predictor.isolates).toBe(4);
+    for (const p of [predictor.online, predictor.histogram, predictor.online_isolated, predictor.histogram_isolated]) {
+      expect(p.class_accuracy).toBeGreaterThan(0);
+      expect(p.class_accuracy).toBeLessThanOrEqual(1);
+    }
+    // On the Azure conversation trace output length follows prompt length: conditioning on it pays.
+    expect(predictor.online.class_accuracy).toBeGreaterThan(predictor.histogram.class_accuracy + 0.1);
+    expect((await run(["--trace", TRACE, "--predictor", "--isolates", "0"])).code).toBe(1);
+  });
+
   it("exits 1 with the DataError for a missing file, and on bad flags", async () => {
     const missing = await run(["--trace", "nope.csv"]);
     expect(missing.code).toBe(1);

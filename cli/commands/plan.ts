@@ -27,7 +27,8 @@ docs/fleets/example.json), planning over a virtual profile of the fleet's model.
 one the edge's planner cron builds from the same fleet: --forecasts FILE holds the forecasts the
 edge would hold (a list, as POST /admin/v1/forecasts takes it, e.g. docs/fleets/example-forecasts.json):
 power available at wind sites (a wind site without one is planned at 0 W, and the plan's notes say
-so), carbon intensity of grid sites, load per class. Demand per class from --demand, or --rps split
+so), carbon intensity of grid sites, load per class; the plan is for the 15 minutes from their
+latest issue time (from now without --forecasts). Demand per class from --demand, or --rps split
 evenly (default 10 req/s), or a load forecast's peak where that is larger. --carbon SITE=G counts a
 site at a fixed G gCO2/kWh; without it a site's intensity is its fixed carbon source's value, a wind
 site's life-cycle intensity or its carbon forecast's mean, and carbon-aware policies count a site
@@ -58,7 +59,9 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
   const fleet = withFixedCarbon(await readJsonFile(file, Fleet), carbon);
   const forecasts = o.forecasts ? await readJsonFile(o.forecasts, z.array(Forecast).min(1)) : [];
   const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(o.rps) / fleet.classes.length]));
-  const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: demandRps, profile: fleetVirtualProfile(fleet, seed), nowMs: Date.now() });
+  // The slot the forecasts describe: from their latest issue time (a file read later is not stale for that).
+  const nowMs = forecasts.length > 0 ? Math.max(...forecasts.map((f) => f.issuedAtMs)) : Date.now();
+  const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: demandRps, profile: fleetVirtualProfile(fleet, seed), nowMs });
   if (!assembled.ok) throw new CliError(`${file}: ${assembled.message}`);
   // What one planner run costs (the profile is made before): what the Worker's cron pays per run, with --solver jslp.
   const cpuBefore = process.cpuUsage();

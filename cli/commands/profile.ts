@@ -17,7 +17,7 @@ max-clock capacity), and writes the profile table (JSON) to DIR. Classes are Dyn
 bins) unless --trace names an Azure-format trace, whose 33rd/66th length percentiles define them.
 --scheduling chunked profiles an engine that prefills prompts in chunks beside decoding (vLLM V1,
 SGLang) instead of in iterations of their own (the default, as splitwise measured). Results are simulated.
-Real profiling on GPUs is done by the host agent.`;
+Real GPUs are profiled by the host agent on the site: greenference agent profile --help.`;
 
 /** `greenference profile`: writes a profile table. */
 export const profile: Command = {
@@ -40,7 +40,7 @@ export const profile: Command = {
       usage,
     );
     if (values.help) return void console.log(usage);
-    if (!values.virtual) throw new CliError(`only --virtual profiling runs here; real GPUs are profiled by the host agent\n${usage}`);
+    if (!values.virtual) throw new CliError(`only --virtual profiling runs here; real GPUs are profiled on their site with \`greenference agent profile\`\n${usage}`);
     if (!values.model || !values.gpu || !values.out) throw new CliError(`--model, --gpu and --out are required\n${usage}`);
     const llm = wrap(() => llmSpec(values.model!));
     const gpu = wrap(() => gpuSpec(values.gpu!));

@@ -15,6 +15,8 @@ import type { FrequencyControllerFactory } from "../sim-engine/frequency-control
 import { agentMetricsText } from "../telemetry/agent-metrics.ts";
 import { buildTelemetry } from "../telemetry/build-telemetry.ts";
 import { HeartbeatLoop } from "../telemetry/heartbeat-loop.ts";
+import { PowerForecastPusher } from "../forecast/power-forecast-pusher.ts";
+import { sitePowerForecast } from "../forecast/site-power-forecast.ts";
 import { readGpus, readInstances, type GpuReading, type InstanceReading } from "../telemetry/readings.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { RequestTracker } from "../telemetry/request-tracker.ts";
@@ -55,6 +57,8 @@ export class Agent {
   readonly applier: PlanApplier;
   readonly edge: EdgeClient;
   readonly heartbeats: HeartbeatLoop;
+  /** Pushes the site's power forecast (config powerForecast); absent without one. */
+  readonly powerForecast: PowerForecastPusher | undefined;
   readonly planPoller: PlanPoller;
   /** Local clock controllers (EcoFreq, MIAD, instance manager) and the site power ladder. */
   readonly controllers: LocalControllers;
@@ -100,6 +104,8 @@ export class Agent {
       log: this.log,
     });
     this.heartbeats = new HeartbeatLoop({ intervalMs: config.heartbeatMs, build: () => this.telemetry(), send: (t) => this.edge.heartbeat(t), backoff, log: this.log });
+    const forecastSource = config.powerForecast;
+    this.powerForecast = forecastSource === undefined ? undefined : new PowerForecastPusher({ intervalMs: config.powerForecastMs, backoff, make: () => sitePowerForecast(config.site, forecastSource, { fetch: deps.fetch }), push: (f) => this.edge.pushPowerForecast(f), log: this.log });
     this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), log: this.log });
   }
 
@@ -135,6 +141,7 @@ export class Agent {
     agent.planPoller.start();
     agent.controllers.start();
     agent.heartbeats.start();
+    agent.powerForecast?.start();
     return agent;
   }
 
@@ -156,7 +163,8 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: this.controllers.status().powerLadder, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness() });
+    const controllers = this.controllers.status();
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness() });
   }
 
   /** Jain's fairness over the site's output-length groups, from the requests finished in the telemetry window (FREESH Eq. 9). */
@@ -169,14 +177,14 @@ export class Agent {
   async status(): Promise<Record<string, unknown>> {
     const { gpus, instances } = await this.readings();
     const engines = [...this.applier.engines.values()].map((e) => ({ instance: e.launch.instanceId, replica: e.launch.replica, kind: e.kind, state: e.state, url: e.url ?? null, accepting: e.accepting, gpus: e.launch.gpus }));
-    return { site: this.config.site, gpuBackend: this.hardware.gpus.name, engine: this.config.engine, registered: this.registered, applier: this.applier.status(), planPoll: this.planPoller.stats, heartbeats: this.heartbeats.stats, controllers: this.controllers.status(), gpus, instances, engines };
+    return { site: this.config.site, gpuBackend: this.hardware.gpus.name, engine: this.config.engine, registered: this.registered, applier: this.applier.status(), planPoll: this.planPoller.stats, heartbeats: this.heartbeats.stats, powerForecast: this.powerForecast?.stats ?? null, controllers: this.controllers.status(), gpus, instances, engines };
   }
 
   async metricsText(): Promise<string> {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const sitePowerW = gpus.reduce((s, g) => s + g.powerW, 0) * this.config.serverOverhead;
-    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status(), fairness: this.fairness() });
+    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), requestHistograms: this.requestLog.histograms(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status(), fairness: this.fairness() });
   }
 
   /**
@@ -187,7 +195,7 @@ export class Agent {
    */
   async stop(drainTimeoutMs = 0): Promise<void> {
     this.stopping.abort();
-    await Promise.all([this.planPoller.stop(), this.heartbeats.stop(), this.registration]);
+    await Promise.all([this.planPoller.stop(), this.heartbeats.stop(), this.powerForecast?.stop(), this.registration]);
     await this.gateway?.close(Math.max(1000, drainTimeoutMs));
     await this.localApi?.close();
     await this.controllers.stop();

@@ -1,4 +1,6 @@
+import { knownPerfModel } from "../../src/core/model/model-identity.ts";
 import type { MigSlice } from "../../src/core/schemas/mig.ts";
+import type { ModelIdentity } from "../../src/core/schemas/model-identity.ts";
 import type { ClockSetting, SitePlan } from "../../src/core/schemas/plan.ts";
 import type { EngineDriver, EngineLaunch } from "../engines/engine.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
@@ -26,9 +28,11 @@ export function lockFor(clock: ClockSetting): ClockLock {
 
 /**
  * One launch per replica: replica r of an instance runs on GPUs [r*tp, (r+1)*tp) of its list; on
- * MIG, on the next slot of its GPU (slots numbered in plan order, instance by instance).
+ * MIG, on the next slot of its GPU (slots numbered in plan order, instance by instance). It serves
+ * and loads its model as the slice's `models` say (by its API id where they say nothing; the
+ * performance-model key then is the id if the model knows it).
  */
-export function launchesOf(site: SitePlan | null): EngineLaunch[] {
+export function launchesOf(site: SitePlan | null, models: Readonly<Record<string, ModelIdentity>> = {}): EngineLaunch[] {
   if (!site) return [];
   const slots = new Map<number, number>();
   return site.instances.flatMap((inst) =>
@@ -36,7 +40,7 @@ export function launchesOf(site: SitePlan | null): EngineLaunch[] {
       const gpus = inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp);
       const slot = inst.mig ? (slots.get(gpus[0]!) ?? 0) : 0;
       if (inst.mig) slots.set(gpus[0]!, slot + 1);
-      return { instanceId: inst.id, replica, model: inst.model, variant: inst.variant, tp: inst.tp, gpus, role: inst.role, ...(inst.mig ? { mig: { profile: inst.mig, slot } } : {}) };
+      return { instanceId: inst.id, replica, model: inst.model, ...identityOf(inst.model, models), variant: inst.variant, tp: inst.tp, gpus, role: inst.role, ...(inst.mig ? { mig: { profile: inst.mig, slot } } : {}) };
     }),
   );
 }
@@ -52,7 +56,7 @@ export function checkSlice(slice: SitePlanSlice, host: { site: string; gpuCount:
     const missing = inst.gpus.filter((g) => g >= host.gpuCount);
     if (missing.length > 0) problems.push(`instance ${inst.id} uses GPU ${missing.join(", ")} but this host has ${host.gpuCount} GPU(s)`);
   }
-  for (const launch of launchesOf(slice.site)) {
+  for (const launch of launchesOf(slice.site, slice.models)) {
     if (launch.replica > 0) continue;
     const why = host.driver.check(launch);
     if (why) problems.push(why);
@@ -68,8 +72,14 @@ export function desiredState(slice: SitePlanSlice, source: PlanSource, gpuCount:
     clockOf.set(inst.id, inst.clock);
     for (const g of inst.gpus) clocks[g] = lockFor(inst.clock);
   }
-  const launches = launchesOf(slice.site);
+  const launches = launchesOf(slice.site, slice.models);
   const mig = new Map<number, MigSlice[]>();
   for (const l of launches) if (l.mig) (mig.get(l.gpus[0]!) ?? mig.set(l.gpus[0]!, []).get(l.gpus[0]!)!)[l.mig.slot] = l.mig.profile;
   return { slice, source, launches, clocks, clockOf, mig };
+}
+
+function identityOf(model: string, models: Readonly<Record<string, ModelIdentity>>): Pick<EngineLaunch, "servedName" | "weights" | "perfModel"> {
+  const identity = models[model];
+  if (identity) return identity;
+  return knownPerfModel(model) ? { perfModel: model } : {};
 }

@@ -28,7 +28,7 @@ export const AgentConfig = z
     /** Path of nvidia-smi (default: looked up on PATH). */
     nvidiaSmi: z.string().min(1).optional(),
     engine: EngineKind.default("vllm"),
-    /** Command template for vllm/sglang with {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command by default. */
+    /** Command template for vllm/sglang with {weights} {served} {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command (with --served-model-name) by default. */
     engineCommand: z.string().min(1).optional(),
     enginePortBase: z.number().int().min(0).max(65535).default(8100),
     engineHost: z.string().min(1).default("127.0.0.1"),
@@ -40,6 +40,10 @@ export const AgentConfig = z
     readToken: z.string().min(16, "at least 16 characters").optional(),
     controlToken: z.string().min(16, "at least 16 characters").optional(),
     heartbeatMs: ms(5_000),
+    /** A SitePowerForecastSource JSON file (an operator forecast file, or Open-Meteo wind through the turbines' power curve); the agent pushes the site's power forecast from it when set. */
+    powerForecast: z.string().min(1).optional(),
+    /** How often the power forecast is made and pushed, ms. */
+    powerForecastMs: ms(900_000),
     planPollMs: ms(5_000),
     retryBaseMs: ms(1_000),
     retryMaxMs: ms(60_000),
@@ -119,6 +123,7 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "drainTimeoutMs",
   "stopGraceMs",
   "heartbeatMs",
+  "powerForecastMs",
   "planPollMs",
   "retryBaseMs",
   "retryMaxMs",

@@ -49,6 +49,11 @@ export class ControlProfiles {
 
   constructor(private readonly table?: ProfileTable) {}
 
+  /** The table's rows of a model (by its fleet id, as `greenference agent profile` writes them) on `tp` x `gpuType`; none without a table. */
+  measuredRows(model: string, gpuType: string, tp: number): ProfileRow[] {
+    return (this.table?.rows ?? []).filter((r) => r.model === model && r.gpu === gpuType && r.tp === tp);
+  }
+
   rowsFor(llm: LlmSpec, gpu: GpuSpec, tp: number, classId: string | undefined, bounds: ClockLock): Promise<ProfileRow[]> {
     if (this.table) {
       const rows = this.table.rows.filter((r) => r.model === llm.id && r.gpu === gpu.type && r.tp === tp);

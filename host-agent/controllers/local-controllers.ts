@@ -19,6 +19,7 @@ import { InstanceManagerController } from "./instance-manager-controller.ts";
 import type { EmergencyView } from "./emergency-ladder-step.ts";
 import { prefillTime } from "../../src/core/model/iteration-time.ts";
 import { instanceSlo, type SloSettings } from "./instance-slo.ts";
+import { profileSlo } from "./profile-slo.ts";
 import type { ClockPolicy, ControlScope, LocalController } from "./local-controller.ts";
 import { MiadInstanceController } from "./miad-controller.ts";
 import { PowerLadder, type PowerLadderSettings, type PowerLadderStep } from "./power-ladder.ts";
@@ -60,10 +61,18 @@ interface Running {
   task: PeriodicTask;
 }
 
-/** What the controllers report: the ladder, and each controller running outside an engine. */
+/** A planned controller that could not start, and why; its GPUs stay locked to the plan's bounds. */
+export interface UnstartedController {
+  instance: string;
+  policy: ClockPolicy;
+  reason: string;
+}
+
+/** What the controllers report: the ladder, each controller running outside an engine, and those that could not start. */
 export interface ControllersStatus {
   powerLadder: { level: number; step: PowerLadderStep; sitePowerW: number; capW: number | null };
   controllers: { instance: string; policy: ClockPolicy; gpus: readonly number[]; mhz: number | null; emergency?: string }[];
+  unstarted: UnstartedController[];
 }
 
 /**
@@ -92,7 +101,8 @@ export class LocalControllers {
   private readonly running = new Map<string, Running[]>();
   private readonly ecoModels = new EcoFreqModels();
   private readonly supervisor: PeriodicTask;
-  private readonly warned = new Set<string>();
+  /** Per instance key, why its controller could not start (told once, kept while the instance is planned). */
+  private readonly unstarted = new Map<string, UnstartedController>();
   private readonly log: (message: string) => void;
   private keys: { of: DesiredState | null; keys: Set<string> } = { of: null, keys: new Set() };
 
@@ -132,7 +142,7 @@ export class LocalControllers {
   status(): ControllersStatus {
     const { state, step, sitePowerW, capW } = this.ladder;
     const controllers = [...this.running.values()].flat().map(({ controller: c }) => ({ instance: c.scope.instanceId, policy: c.policy, gpus: c.scope.gpus, mhz: c.mhz, ...(c instanceof InstanceManagerController && c.decision ? { emergency: c.decision.emergency } : {}) }));
-    return { powerLadder: { level: state.level, step, sitePowerW, capW }, controllers };
+    return { powerLadder: { level: state.level, step, sitePowerW, capW }, controllers, unstarted: [...this.unstarted.values()] };
   }
 
   /** Stops controllers whose instance or setting left the plan; once the plan is applied, starts the missing ones. */
@@ -143,16 +153,17 @@ export class LocalControllers {
       for (const r of group) void r.task.stop();
       this.running.delete(key);
     }
+    for (const key of this.unstarted.keys()) if (!wanted.has(key)) this.unstarted.delete(key);
     if (!this.settled()) return;
     for (const inst of this.o.applier().current?.slice.site?.instances ?? []) {
       const key = keyOf(inst);
-      if (inst.clock.mode !== "policy" || this.running.has(key) || this.warned.has(key)) continue;
+      if (inst.clock.mode !== "policy" || this.running.has(key) || this.unstarted.has(key)) continue;
       try {
         const group = this.create(inst, key).map((controller) => ({ controller, task: this.loop(controller.periodMs, () => controller.tick(), `${controller.policy} ${inst.id}`) }));
         this.running.set(key, group);
         for (const r of group) r.task.start();
       } catch (error) {
-        this.warned.add(key);
+        this.unstarted.set(key, { instance: inst.id, policy: inst.clock.policy, reason: (error as Error).message });
         this.log(`no ${inst.clock.policy} controller for instance ${inst.id}: ${(error as Error).message}; its GPUs stay locked to the plan's bounds`);
       }
     }
@@ -162,7 +173,9 @@ export class LocalControllers {
   private create(inst: PlannedInstance, key: string): LocalController[] {
     const { policy } = inst.clock as { policy: ClockPolicy };
     const gpu = gpuSpec(this.o.gpuTypes[inst.gpus[0]!]!);
-    const llm = llmSpec(inst.model);
+    const perfModel = this.o.applier().current?.launches.find((l) => l.instanceId === inst.id)?.perfModel;
+    if (perfModel === undefined) return this.createMeasured(inst, key, policy, gpu);
+    const llm = llmSpec(perfModel);
     const planned = mainClass(inst.loadRps);
     const scope = (gpus: readonly number[]) => this.scope(inst, key, gpus);
     const sloOf = (classId: string | undefined) => instanceSlo(llm, gpu, inst.tp, classId, this.o.slo);
@@ -176,6 +189,29 @@ export class LocalControllers {
     }
     if (this.o.perIteration) return [];
     return Array.from({ length: inst.replicas }, (_, replica) => this.ecoFreqOfReplica(inst, replica, scope(inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp)), llm, gpu, sloOf(planned)));
+  }
+
+  /**
+   * The controllers of an instance whose model the performance model does not know: MIAD and the
+   * instance manager run on its measured profile (the agent's `controlProfile` rows for it) or the
+   * fixed SLO targets; EcoFreq, which predicts each iteration from the performance model, cannot.
+   */
+  private createMeasured(inst: PlannedInstance, key: string, policy: ClockPolicy, gpu: GpuSpec): LocalController[] {
+    const unknown = `the performance model does not know model ${inst.model} (name its perfModel in the fleet)`;
+    if (policy === "ecofreq") throw new Error(`EcoFreq predicts each iteration from the performance model; ${unknown}`);
+    const rows = this.o.profiles.measuredRows(inst.model, gpu.type, inst.tp);
+    const planned = mainClass(inst.loadRps);
+    const sloOf = (classId: string | undefined) => {
+      const slo = profileSlo(rows, classId, this.o.slo);
+      if (!slo) throw new Error(`no SLO for instance ${inst.id}: ${unknown}, the agent's controlProfile has no rows for it on ${inst.tp} x ${gpu.type}, and sloTtftMs/sloTbtMs are not set`);
+      return slo;
+    };
+    sloOf(planned);
+    const scope = this.scope(inst, key, inst.gpus);
+    const { requestLog, requests } = this.o;
+    if (policy === "miad") return [new MiadInstanceController(scope, { requestLog, ...(requests ? { inFlight: requests } : {}), sloOf })];
+    if (rows.length === 0) throw new Error(`the instance manager needs a profile and ${unknown}: run \`greenference agent profile\` for it and pass the table as controlProfile`);
+    return [new InstanceManagerController(scope, { requestLog, rows: async () => rows, sloOf: (c) => sloOf(c), replicas: inst.replicas, plannedClass: planned })];
   }
 
   private ecoFreqOfReplica(inst: PlannedInstance, replica: number, scope: ControlScope, llm: LlmSpec, gpu: GpuSpec, slo: ReturnType<typeof instanceSlo>): LocalController {

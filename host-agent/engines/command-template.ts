@@ -1,8 +1,13 @@
 import { EngineError } from "./engine.ts";
 
-/** Values a command template may use: `{model}`, `{tp}`, `{port}`, `{host}`, `{variant}`, `{gpus}`. */
+/**
+ * Values a command template may use: `{weights}` (what the engine loads), `{served}` (the name it
+ * serves), `{model}` (the fleet's API id), `{tp}`, `{port}`, `{host}`, `{variant}`, `{gpus}`.
+ */
 export interface TemplateValues {
   model: string;
+  weights: string;
+  served: string;
   tp: number;
   port: number;
   host: string;
@@ -19,8 +24,8 @@ const PLACEHOLDER = /\{([a-z]+)\}/g;
  * each word, so a value can never add arguments. An unknown placeholder is an error.
  *
  * @example
- * expandCommand("vllm serve {model} --tensor-parallel-size {tp} --port {port}", { model: "m", tp: 2, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0,1" });
- * // ["vllm", "serve", "m", "--tensor-parallel-size", "2", "--port", "8100"]
+ * expandCommand("vllm serve {weights} --served-model-name {served} --port {port}", { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 1, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0" });
+ * // ["vllm", "serve", "meta-llama/Llama-3.1-8B", "--served-model-name", "llama-8b", "--port", "8100"]
  */
 export function expandCommand(template: string, values: TemplateValues): string[] {
   const words = splitWords(template);

@@ -22,7 +22,7 @@ function loadFrom(samples: readonly PromSample[], kind: string, running: string,
 /** vLLM's OpenAI server: `vllm:num_requests_*`, KV use as `vllm:gpu_cache_usage_perc` (a fraction; `kv_cache_usage_perc` in v1). */
 export const vllmFlavor: EngineFlavor = {
   kind: "vllm",
-  defaultCommand: "vllm serve {model} --tensor-parallel-size {tp} --host {host} --port {port}",
+  defaultCommand: "vllm serve {weights} --served-model-name {served} --tensor-parallel-size {tp} --host {host} --port {port}",
   healthPath: "/health",
   metricsPath: "/metrics",
   readLoad: (s) => loadFrom(s, "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]),
@@ -31,7 +31,7 @@ export const vllmFlavor: EngineFlavor = {
 /** SGLang's server: `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`. */
 export const sglangFlavor: EngineFlavor = {
   kind: "sglang",
-  defaultCommand: "python3 -m sglang.launch_server --model-path {model} --tp {tp} --host {host} --port {port} --enable-metrics",
+  defaultCommand: "python3 -m sglang.launch_server --model-path {weights} --served-model-name {served} --tp {tp} --host {host} --port {port} --enable-metrics",
   healthPath: "/health",
   metricsPath: "/metrics",
   readLoad: (s) => loadFrom(s, "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", ["sglang:token_usage"]),

@@ -12,7 +12,14 @@ export interface EngineLaunch {
   instanceId: string;
   /** 0-based replica number within the planned instance. */
   replica: number;
+  /** The fleet model's API id (what clients ask for). */
   model: string;
+  /** The name the engine serves the model under (`--served-model-name`); the API id when absent. */
+  servedName?: string;
+  /** What the engine loads: a Hugging Face repo id or a path; the API id when absent. */
+  weights?: string;
+  /** The performance model's key for it; absent when the model is unknown to the performance model. */
+  perfModel?: string;
   variant: string;
   tp: number;
   /** The site's GPU indices this replica runs on (tp of them). */
@@ -24,13 +31,19 @@ export interface EngineLaunch {
   migDevice?: string;
 }
 
+/** The name a replica's engine serves. */
+export const servedNameOf = (l: Pick<EngineLaunch, "model" | "servedName">): string => l.servedName ?? l.model;
+/** What a replica's engine loads. */
+export const weightsOf = (l: Pick<EngineLaunch, "model" | "weights">): string => l.weights ?? l.model;
+
 /** Key of a replica in the applier's tables: `<instance id>#<replica>`. */
 export const launchKey = (l: Pick<EngineLaunch, "instanceId" | "replica">) => `${l.instanceId}#${l.replica}`;
 
 /** Two launches run the same engine (only the clock may differ between them). */
 export function sameLaunch(a: EngineLaunch, b: EngineLaunch): boolean {
   const sameSlice = a.mig?.profile === b.mig?.profile && a.mig?.slot === b.mig?.slot;
-  return a.model === b.model && a.variant === b.variant && a.tp === b.tp && a.role === b.role && sameSlice && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => g === b.gpus[i]);
+  const sameIdentity = servedNameOf(a) === servedNameOf(b) && weightsOf(a) === weightsOf(b) && a.perfModel === b.perfModel;
+  return a.model === b.model && sameIdentity && a.variant === b.variant && a.tp === b.tp && a.role === b.role && sameSlice && a.gpus.length === b.gpus.length && a.gpus.every((g, i) => g === b.gpus[i]);
 }
 
 /** An engine's queue and cache, from its metrics. `kvUse` is the fraction of KV cache in use. */

@@ -30,5 +30,5 @@ export function fakeEngineLog() {
   };
 }
 
-/** The command template that runs the fake engine the way `vllm serve` would be run. */
-export const FAKE_VLLM_COMMAND = `${process.execPath} ${FAKE_ENGINE} serve {model} --tensor-parallel-size {tp} --host {host} --port {port}`;
+/** The command template that runs the fake engine the way `vllm serve` is run by default (vllmFlavor). */
+export const FAKE_VLLM_COMMAND = `${process.execPath} ${FAKE_ENGINE} serve {weights} --served-model-name {served} --tensor-parallel-size {tp} --host {host} --port {port}`;

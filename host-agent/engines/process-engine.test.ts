@@ -8,7 +8,7 @@ import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
 import type { Engine, EngineLaunch } from "./engine.ts";
 import { ProcessEngineDriver } from "./process-engine-driver.ts";
 
-const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
+const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "llama-70b", servedName: "llama-70b", weights: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
 const started: Engine[] = [];
 const logs: ReturnType<typeof fakeEngineLog>[] = [];
 
@@ -32,7 +32,7 @@ afterEach(async () => {
 });
 
 describe("ProcessEngine against the fake engine", () => {
-  it("starts the command template with the plan's model, TP and port, and CUDA_VISIBLE_DEVICES from its GPUs", async () => {
+  it("starts the command template with the model's weights and served name, TP and port, and CUDA_VISIBLE_DEVICES from its GPUs", async () => {
     const { log, make } = driverWith();
     const engine = make();
     await engine.start();
@@ -40,7 +40,7 @@ describe("ProcessEngine against the fake engine", () => {
     expect(engine.accepting).toBe(true);
     const port = new URL(engine.url!).port;
     const [start] = log.events().filter((e) => e.event === "start");
-    expect(start!.argv).toEqual(["serve", "meta-llama/Llama-2-70b-hf", "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", port]);
+    expect(start!.argv).toEqual(["serve", "meta-llama/Llama-2-70b-hf", "--served-model-name", "llama-70b", "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", port]);
     expect(start!.cuda).toBe("2,3");
     const answer = await fetch(`${engine.url}/v1/chat/completions`, { method: "POST", body: "{}" });
     expect(answer.status).toBe(200);
@@ -124,7 +124,7 @@ describe("ProcessEngine against the fake engine", () => {
         launch: { ...launch, gpus: [2, 3] },
         host: "127.0.0.1",
         port,
-        argv: [process.execPath, FAKE_ENGINE, "serve", launch.model, "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", String(port)],
+        argv: [process.execPath, FAKE_ENGINE, "serve", launch.weights, "--served-model-name", launch.servedName, "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", String(port)],
       },
     ]);
     expect(readProcStat(pid)!.pgrp).toBe(pid);

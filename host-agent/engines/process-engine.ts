@@ -6,7 +6,7 @@ import { expandCommand } from "./command-template.ts";
 import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
 import type { EngineFlavor } from "./engine-flavors.ts";
 import { adoptEngineProcess, spawnEngineProcess, type EngineProcess } from "./engine-process.ts";
-import { EngineError, launchKey, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
+import { EngineError, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
 import { readLastLines } from "./output-tail.ts";
 
 export interface ProcessEngineOptions {
@@ -62,7 +62,7 @@ export class ProcessEngine implements Engine {
   /** The argv this engine runs (or would run) on its port. */
   get argv(): string[] {
     const { flavor, host, port } = this.options;
-    return expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, port, host, gpus: this.launch.gpus.join(",") });
+    return expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(",") });
   }
 
   /** Last lines the engine wrote (stdout and stderr), for error messages. */
@@ -82,9 +82,9 @@ export class ProcessEngine implements Engine {
       files.closeLog(logFd);
     }
     if (proc.pid !== undefined) {
-      const { instanceId, replica, model, variant, tp, gpus, role } = this.launch;
+      const { instanceId, replica, model, servedName, weights, perfModel, variant, tp, gpus, role } = this.launch;
       try {
-        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: { instanceId, replica, model, variant, tp, gpus: [...gpus], role }, host: this.options.host, port, argv });
+        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: { instanceId, replica, model, servedName, weights, perfModel, variant, tp, gpus: [...gpus], role }, host: this.options.host, port, argv });
       } catch (error) {
         // An engine no pid file names would outlive a crash unseen: do not run it.
         proc.signal("SIGKILL");

@@ -2,6 +2,7 @@ import type { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
 import { ingressSecrets } from "../config/ingress-secrets.ts";
 import type { Hardware } from "../agent/hardware.ts";
+import { EnergyMeter } from "../receipts/energy-meter.ts";
 import type { RequestTracker } from "../telemetry/request-tracker.ts";
 import { IngressAuth } from "./ingress-auth.ts";
 import { serviceModel } from "./service-model.ts";
@@ -9,7 +10,8 @@ import { SiteGateway } from "./site-gateway.ts";
 
 /**
  * Starts the site gateway on `config.ingress` over the applier's engines and plan, with
- * predictions from the performance model in the site's time (simulated sites run faster).
+ * predictions from the performance model in the site's time (simulated sites run faster), and an
+ * energy meter on the GPUs' counters for the receipts of engines that give none (vLLM, SGLang).
  *
  * @example
  * const { gateway, url } = await startAgentGateway(config, { applier, hardware });
@@ -33,6 +35,7 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
       clockOf: (id) => applier.current?.clockOf.get(id),
     }),
     requests: parts.requests,
+    meter: new EnergyMeter({ energyJ: (gpu) => hardware.gpus.totalEnergyJ(gpu) }),
     log: parts.log,
   });
   const [host, port] = splitHostPort(config.ingress);

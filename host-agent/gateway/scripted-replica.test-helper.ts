@@ -66,7 +66,7 @@ export class ScriptedReplica implements Engine {
 }
 
 /** A launch of `instance` replica `replica`: llama3.1-8b on GPU `gpu`. */
-export const launchOf = (instance: string, replica = 0, gpu = replica, role: EngineLaunch["role"] = "mixed"): EngineLaunch => ({ instanceId: instance, replica, model: "llama3.1-8b", variant: "base", tp: 1, gpus: [gpu], role });
+export const launchOf = (instance: string, replica = 0, gpu = replica, role: EngineLaunch["role"] = "mixed"): EngineLaunch => ({ instanceId: instance, replica, model: "llama3.1-8b", perfModel: "llama3.1-8b", variant: "base", tp: 1, gpus: [gpu], role });
 
 /** A gate scripts can wait on: closed until `open()`. */
 export function latch() {

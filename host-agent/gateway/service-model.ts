@@ -38,7 +38,8 @@ export function serviceModel(o: ServiceModelOptions): (launch: EngineLaunch) => 
   return (launch) => {
     let llm: LlmSpec;
     try {
-      llm = llmSpec(launch.model);
+      if (launch.perfModel === undefined) throw new Error("unknown to the performance model");
+      llm = llmSpec(launch.perfModel);
     } catch {
       return { isolatedMs: (_input, output) => isolatedLatencyS(output, o.fallback.tbtMs / 1e3, o.fallback.ttftMs / 1e3) * 1e3 };
     }

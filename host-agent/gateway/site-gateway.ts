@@ -9,8 +9,10 @@ import { GATEWAY_HEADERS, ROUTING_HEADERS } from "../../src/core/schemas/gateway
 import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
-import { launchKey, type Engine, type EngineLaunch } from "../engines/engine.ts";
+import { launchKey, servedNameOf, type Engine, type EngineLaunch } from "../engines/engine.ts";
 import { classIdOf } from "../telemetry/request-log.ts";
+import type { EnergyMeter, MeteredEnergy } from "../receipts/energy-meter.ts";
+import { usageReceiptRewriter } from "../receipts/usage-receipt-rewriter.ts";
 import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracker.ts";
 import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
@@ -18,6 +20,7 @@ import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 import { isAccepting, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { ResponseTap } from "./response-tap.ts";
+import { withServedName } from "./served-name.ts";
 import { ByteBudget, readSignedJson, type BodyRefusal } from "./signed-body.ts";
 import { forwardToEngine } from "./upstream.ts";
 
@@ -39,6 +42,11 @@ export interface SiteGatewayOptions {
    * request log (for engines that do not log their own), late first tokens for FREESH's MIAD.
    */
   requests?: RequestTracker;
+  /**
+   * Splits the GPUs' measured energy among the requests of engines that give no receipt of their
+   * own (vLLM, SGLang); their answers' `usage.greenference` then carries the measured receipt.
+   */
+  meter?: EnergyMeter;
   /** Wall clock, ms. Default `Date.now`. */
   nowMs?: () => number;
   /** How often a non-empty queue is looked at again (expiry, engines that became ready). Default 50 ms. */
@@ -70,6 +78,8 @@ interface Pending extends WaitingRequest {
   res: ServerResponse;
   query: TargetQuery;
   inputTokens: number;
+  /** The client asked for an SSE stream. */
+  streams: boolean;
   tracked: TrackedRequest | undefined;
   attempts: number;
   tried: Set<string>;
@@ -122,6 +132,7 @@ export class SiteGateway {
   async close(graceMs = 1000): Promise<void> {
     this.stopping = true;
     clearTimeout(this.tick);
+    this.options.meter?.stop();
     for (const p of this.queue.order(this.now())) {
       this.queue.remove(p.id);
       this.reject(p.res, 503, "the site agent is stopping", "stopping");
@@ -176,7 +187,7 @@ export class SiteGateway {
     const maxTokens = kind === "chat" ? ((request as ChatCompletionRequest).max_completion_tokens ?? request.max_tokens) : (request.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
     const outputTokens = positiveInt(header(req.headers[ROUTING_HEADERS.outputTokens])) ?? maxTokens ?? this.options.defaultOutputTokens;
     const isolatedMs = this.options.predict(target.replicas[0]!.launch).isolatedMs(inputTokens, outputTokens);
-    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, tracked: undefined, attempts: 0, tried: new Set(), failures: [] };
+    const pending: Pending = { id: this.nextId++, arrivalMs: this.now(), isolatedMs, path, body, headers: req.headers, res, query, inputTokens, streams: request.stream === true, tracked: undefined, attempts: 0, tried: new Set(), failures: [] };
     const refused = this.queue.offer(pending);
     if (refused) return this.reject(res, 503, refused.message, refused.reason);
     const tracker = this.options.requests;
@@ -247,8 +258,10 @@ export class SiteGateway {
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
     const measured = this.measure(p, engine);
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, p.body, p.res, extra, { idleMs: this.options.idleTimeoutMs ?? 60_000, observe: measured?.observe });
-    if (outcome.kind === "answered") measured?.answered(outcome.status);
+    const body = withServedName(p.body, p.query.model, servedNameOf(engine.launch));
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, body, p.res, extra, { idleMs: this.options.idleTimeoutMs ?? 60_000, observe: measured.observe, rewrite: measured.rewrite });
+    if (outcome.kind === "answered") measured.answered(outcome.status);
+    else measured.abandon();
     const slot = this.inFlight.get(key)!;
     if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - p.inputTokens - 1 });
     else this.inFlight.delete(key);
@@ -273,21 +286,40 @@ export class SiteGateway {
     this.pump();
   }
 
-  /** Tells the request tracker (if any) that `p` went to `engine`, and reads the answer for it as it passes. */
+  /**
+   * Tells the request tracker (if any) that `p` went to `engine` and reads the answer for it as it
+   * passes; with an energy meter, follows the request's tokens and puts its measured receipt in the answer.
+   */
   private measure(p: Pending, engine: Engine) {
-    const { requests: tracker } = this.options;
+    const { requests: tracker, meter } = this.options;
     const tracked = p.tracked;
-    if (!tracker || !tracked) return undefined;
-    tracker.placed(tracked, engine.launch.instanceId);
+    if (tracker && tracked) tracker.placed(tracked, engine.launch.instanceId);
+    const metered = meter && !engine.recordsRequests ? meter.begin(engine.launch.gpus, p.inputTokens, p.streams) : undefined;
     let tap: ResponseTap | undefined;
+    let receipt: MeteredEnergy | undefined;
     return {
       observe: (head: IncomingMessage) => {
-        tap = new ResponseTap(header(head.headers["content-type"]), header(head.headers[RECEIPT_HEADERS.energyJ]), () => tracker.token(tracked));
+        tap = new ResponseTap(header(head.headers["content-type"]), header(head.headers[RECEIPT_HEADERS.energyJ]), () => {
+          if (tracker && tracked) tracker.token(tracked);
+          metered?.token();
+        });
         return (chunk: Buffer) => tap!.feed(chunk);
       },
+      rewrite: (head: IncomingMessage) =>
+        metered && (head.statusCode ?? 500) < 400
+          ? usageReceiptRewriter(header(head.headers["content-type"]), async (usage) => {
+              const tokens = Number(usage?.completion_tokens);
+              receipt = await metered.finish(Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined);
+              return receipt;
+            })
+          : undefined,
       answered: (status: number) => {
-        if (tap) tracker.finish(tracked, tap.end(), { inputTokens: p.inputTokens, record: status < 400 && !engine.recordsRequests });
+        if (status >= 400) metered?.abandon();
+        if (!tap || !tracker || !tracked) return;
+        const facts = tap.end();
+        tracker.finish(tracked, { ...facts, energyJ: facts.energyJ ?? receipt?.energyJ }, { inputTokens: p.inputTokens, record: status < 400 && !engine.recordsRequests });
       },
+      abandon: () => metered?.abandon(),
     };
   }
 

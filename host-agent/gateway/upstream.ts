@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
 import { SITE_HOP_HEADERS } from "../../src/core/schemas/site-hop.ts";
+import type { BodyRewriter } from "../receipts/usage-receipt-rewriter.ts";
 import { SseEventCutter } from "./sse-event-cutter.ts";
 
 /** How one attempt at an engine replica ended. */
@@ -22,6 +23,15 @@ export type UpstreamOutcome =
 const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade", "proxy-connection", "te", "trailer", ...Object.values(SITE_HOP_HEADERS)]);
 const ERROR_BODY_LIMIT = 8192;
 
+export interface ForwardOptions {
+  /** After the head, how long the engine may send nothing while the client is ready for more. */
+  idleMs: number;
+  /** Shown the head that passes; returns what reads each body chunk. */
+  observe?: ((head: IncomingMessage) => (chunk: Buffer) => void) | undefined;
+  /** May return a rewriter for the body (a receipt put into its usage). */
+  rewrite?: ((head: IncomingMessage) => BodyRewriter | undefined) | undefined;
+}
+
 /** Keep-alive connections to the engines, shared by every attempt. */
 export const engineAgent = new HttpAgent({ keepAlive: true });
 
@@ -33,12 +43,15 @@ export const engineAgent = new HttpAgent({ keepAlive: true });
  * be retried elsewhere. After it, an engine that fails or sends nothing for `idleMs` ends an SSE
  * stream with an OpenAI-style error event (`data: {"error": ...}`), so the client learns why its
  * answer stopped, and cuts any other answer. `observe`, when given, is shown the head that passes
- * and returns what reads each body chunk after it is passed on.
+ * and returns what reads each body chunk after it is passed on. `rewrite`, when given, may return a
+ * rewriter for the body: each chunk is read first, then rewritten, the engine's stream paused (and
+ * its idle time not counted) while a rewrite is pending, and the body goes out chunked (its length
+ * may change).
  *
  * @example
  * const outcome = await forwardToEngine("http://127.0.0.1:8100/v1/chat/completions", req.headers, body, res, { "x-greenference-replica": "a#0" }, { idleMs: 60_000 });
  */
-export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>, o: { idleMs: number; observe?: ((head: IncomingMessage) => (chunk: Buffer) => void) | undefined }): Promise<UpstreamOutcome> {
+export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse, extraHeaders: Record<string, string>, o: ForwardOptions): Promise<UpstreamOutcome> {
   return new Promise((resolve) => {
     if (res.destroyed) return resolve({ kind: "client_closed" });
     let settled = false;
@@ -77,13 +90,17 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
     upstream.on("response", (up) => {
       const status = up.statusCode ?? 502;
       if (status >= 500) return void readErrorMessage(up).then((message) => settle({ kind: "failed", reason: `HTTP ${status}${message ? `: ${message}` : ""}` }));
-      res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...(up.headers["content-length"] ? { "content-length": up.headers["content-length"] } : {}), ...extraHeaders });
+      const rewriter = o.rewrite?.(up);
+      const length = up.headers["content-length"] && !rewriter ? { "content-length": up.headers["content-length"] } : {};
+      res.writeHead(status, up.statusMessage, { ...pass(up.headers), ...length, ...extraHeaders });
       res.flushHeaders();
       if ((up.headers["content-type"] ?? "").toLowerCase().startsWith("text/event-stream")) events = new SseEventCutter();
       const read = o.observe?.(up);
-      // Time without a byte from the engine while the client is ready for more (backpressure pauses it).
+      let ended = false;
+      // Time without a byte from the engine while the client is ready for more (backpressure and rewrites pause it).
       const armIdle = () => {
         clearTimeout(idle);
+        if (ended || settled) return;
         idle = setTimeout(() => {
           up.destroy();
           upstream.destroy();
@@ -91,7 +108,28 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
         }, o.idleMs);
       };
       armIdle();
+      /** Passes rewritten bytes on (in whole SSE events); resolves when the client is ready for more. */
+      const write = (chunk: Buffer) => {
+        const out = events ? events.take(chunk) : chunk;
+        if (out.length === 0 || res.writableEnded || res.destroyed || res.write(out)) return Promise.resolve();
+        return new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+      };
+      let rewritten = Promise.resolve();
       up.on("data", (chunk: Buffer) => {
+        if (rewriter) {
+          clearTimeout(idle);
+          read?.(chunk);
+          up.pause();
+          rewritten = rewritten.then(async () => {
+            try {
+              for (const out of await rewriter.chunk(chunk)) await write(out);
+            } finally {
+              up.resume();
+              armIdle();
+            }
+          });
+          return;
+        }
         const out = events ? events.take(chunk) : chunk;
         if (out.length > 0 && !res.write(out)) {
           clearTimeout(idle);
@@ -104,9 +142,18 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
         read?.(chunk);
       });
       up.on("end", () => {
+        ended = true;
         clearTimeout(idle);
-        res.end(events?.rest());
-        settle({ kind: "answered", status });
+        const finish = () => {
+          if (settled) return;
+          res.end(events?.rest());
+          settle({ kind: "answered", status });
+        };
+        if (!rewriter) return finish();
+        rewritten = rewritten.then(async () => {
+          for (const out of await rewriter.end()) await write(out);
+        });
+        void rewritten.then(finish, finish);
       });
       up.on("close", () => {
         if (up.complete) return;

@@ -15,6 +15,8 @@ export interface FakeNvml {
   /** Calls logged since the last `clearLog()`, one "<function> <args>" string each. */
   calls(): string[];
   clearLog(): void;
+  /** Adds energy to a device's counter (counted alone with FAKE_NVML_ENERGY=charged). */
+  charge(index: number, joules: number): void;
 }
 
 /**
@@ -36,7 +38,9 @@ export function buildFakeNvml(): FakeNvml {
   }
   const log = join(dir, "calls.log");
   writeFileSync(log, "");
-  const setenv = koffi.load(libraryPath).func("int fake_nvml_setenv(const char *name, const char *value)");
+  const library = koffi.load(libraryPath);
+  const setenv = library.func("int fake_nvml_setenv(const char *name, const char *value)");
+  const charge = library.func("int fake_nvml_charge(unsigned int index, double joules)");
   const fake: FakeNvml = {
     libraryPath,
     setEnv(vars) {
@@ -44,6 +48,9 @@ export function buildFakeNvml(): FakeNvml {
     },
     calls: () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []),
     clearLog: () => writeFileSync(log, ""),
+    charge: (index, joules) => {
+      if (charge(index, joules) !== 0) throw new Error(`fake_nvml_charge(${index}, ${joules}) failed`);
+    },
   };
   fake.setEnv({ FAKE_NVML_LOG: log });
   return fake;

@@ -1,3 +1,4 @@
+import type { Forecast } from "../../src/core/schemas/forecast.ts";
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
 import type { AgentRegistration, AppliedReport } from "../../src/core/schemas/agent-messages.ts";
 
@@ -28,7 +29,7 @@ export interface EdgeClientOptions {
 }
 
 /**
- * The agent side of the edge's agent API (`/agent/v1/sites/:site/{register,heartbeat,plan,applied}`,
+ * The agent side of the edge's agent API (`/agent/v1/sites/:site/{register,heartbeat,plan,applied,power-forecast}`,
  * src/worker/agent-api.ts), with the site's bearer token.
  *
  * @example
@@ -55,6 +56,11 @@ export class EdgeClient {
 
   async reportApplied(report: AppliedReport): Promise<void> {
     await this.json(await this.call("POST", "/applied", report));
+  }
+
+  /** Pushes the site's power forecast, which the edge's planner plans on until it goes stale. */
+  async pushPowerForecast(forecast: Forecast): Promise<void> {
+    await this.json(await this.call("POST", "/power-forecast", forecast));
   }
 
   async pullPlan(etag?: string): Promise<PlanPull> {

@@ -3,7 +3,7 @@ import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec, variantLlmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
-import { EngineError, launchKey, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
+import { EngineError, launchKey, servedNameOf, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
 import { sleep } from "../util/backoff.ts";
 import { migSliceSpec } from "../gpu/sim/simulated-gpu.ts";
@@ -59,9 +59,10 @@ export class SimEngineDriver implements EngineDriver {
     return new SimEngine(launch, this.llmOf(launch), this.options);
   }
 
+  /** The simulator runs the performance model: the driver's mapping, else the variant of the launch's key (or of its id). */
   private llmOf(launch: EngineLaunch): LlmSpec {
     const renamed = this.options.models?.[launch.model];
-    return renamed ? llmSpec(renamed) : variantLlmSpec(launch.model, launch.variant);
+    return renamed ? llmSpec(renamed) : variantLlmSpec(launch.perfModel ?? launch.model, launch.variant);
   }
 }
 
@@ -100,7 +101,7 @@ class SimEngine implements Engine {
     const slice = carved ? { index: carved.index, spec: launchSpec(site, this.launch) } : undefined;
     this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus, ...(slice ? { slice } : {}) });
     this.setClock(this.clock);
-    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: this.launch.model, instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
+    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: servedNameOf(this.launch), instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
     this.url = await this.server.start(this.options.host ?? "127.0.0.1", 0);
     this.state = "ready";
   }

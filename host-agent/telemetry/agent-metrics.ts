@@ -1,10 +1,10 @@
 import { writeGatewayMetrics, type GatewayMetrics } from "../gateway/gateway-metrics.ts";
 import type { ControllersStatus } from "../controllers/local-controllers.ts";
-import { PrometheusWriter } from "../util/prometheus-text.ts";
+import { PrometheusWriter, type HistogramSeries } from "../util/prometheus-text.ts";
 import type { HeartbeatStats } from "./heartbeat-loop.ts";
 import type { GpuReading, InstanceReading } from "./readings.ts";
-import type { LatencySummary } from "../../src/core/schemas/profile.ts";
-import type { ServedTotals } from "./request-log.ts";
+import type { Histogram } from "../../src/core/stats/histogram.ts";
+import type { RequestHistograms, ServedTotals } from "./request-log.ts";
 
 /** Everything the agent's `/metrics` shows, read at scrape time. */
 export interface AgentMetricsSnapshot {
@@ -15,6 +15,8 @@ export interface AgentMetricsSnapshot {
   appliedPlanVersion: number | null;
   desiredPlanVersion: number | null;
   servedTotals: ReadonlyMap<string, ServedTotals>;
+  /** Per instance, its finished requests' latencies and energy since the agent started. */
+  requestHistograms?: ReadonlyMap<string, RequestHistograms>;
   heartbeats: HeartbeatStats;
   /** The site gateway's queue and counters, when the agent runs one. */
   gateway?: GatewayMetrics;
@@ -29,6 +31,9 @@ const STATES = ["starting", "ready", "draining", "stopped", "failed"] as const;
 /**
  * The agent's Prometheus exposition, with conventional names and units: `_watts`, `_joules_total`,
  * `_mhz`, `_ratio`. Labels: `site` everywhere, `gpu` for GPU series, `instance` for engine series.
+ * Request latencies and energy are histograms named as vLLM names its own
+ * (`greenference_time_to_first_token_seconds` beside `vllm:time_to_first_token_seconds`), so they
+ * sum across replicas and sites; GPU power and energy are in DCGM's units (W, J).
  *
  * @example
  * agentMetricsText(snapshot); // "# HELP greenference_gpu_power_watts ...\ngreenference_gpu_power_watts{site=\"a\",gpu=\"0\"} 312\n..."
@@ -38,10 +43,11 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
   const gpu = (g: GpuReading) => ({ site, gpu: g.index, type: g.type });
   const inst = (i: InstanceReading) => ({ site, instance: i.id });
   const totals = [...s.servedTotals];
-  const quantiles = (of: (i: InstanceReading) => LatencySummary | undefined) =>
-    s.instances.flatMap((i) => {
-      const l = of(i);
-      return l ? ([[{ ...inst(i), quantile: "0.5" }, l.p50 / 1e3], [{ ...inst(i), quantile: "0.99" }, l.p99 / 1e3]] as const) : [];
+  const histograms = [...(s.requestHistograms ?? [])];
+  const series = (of: (h: RequestHistograms) => Histogram): HistogramSeries[] =>
+    histograms.map(([instance, h]) => {
+      const one = of(h);
+      return { labels: { site, instance }, buckets: one.buckets(), sum: one.sum, count: one.count };
     });
   const w = new PrometheusWriter()
     .family("greenference_gpu_power_watts", "gauge", "Power the GPU draws now.", s.gpus.map((g) => [gpu(g), g.powerW]))
@@ -55,8 +61,10 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_engine_kv_cache_usage_ratio", "gauge", "Fraction of KV cache in use (mean over replicas).", s.instances.map((i) => [inst(i), i.kvUse]))
     .family("greenference_engine_replicas", "gauge", "Engine replicas of the instance.", s.instances.map((i) => [inst(i), i.replicas]))
     .family("greenference_engine_state", "gauge", "1 for the instance's current state.", s.instances.flatMap((i) => STATES.map((state) => [{ ...inst(i), state }, i.state === state ? 1 : 0] as const)))
-    .family("greenference_request_ttft_seconds", "gauge", "TTFT of the instance's streamed requests that finished in the telemetry window, as clients saw it.", quantiles((i) => i.served.ttftMs))
-    .family("greenference_request_tbt_seconds", "gauge", "Mean TBT of the instance's streamed requests that finished in the telemetry window.", quantiles((i) => i.served.tbtMs))
+    .histogram("greenference_time_to_first_token_seconds", "Time to first token of the instance's finished streamed requests, as clients saw it.", series((h) => h.ttftSeconds))
+    .histogram("greenference_time_per_output_token_seconds", "Mean time per output token after the first, per finished streamed request.", series((h) => h.tpotSeconds))
+    .histogram("greenference_e2e_request_latency_seconds", "Arrival to last byte of the instance's finished requests.", series((h) => h.e2eSeconds))
+    .histogram("greenference_request_energy_joules", "Energy of each finished request with a receipt (measured or the engine's).", series((h) => h.energyJoules))
     .family("greenference_requests_total", "counter", "Requests the instance finished.", totals.map(([id, t]) => [{ site, instance: id }, t.requests]))
     .family("greenference_request_energy_joules_total", "counter", "Energy charged to finished requests (their receipts).", totals.map(([id, t]) => [{ site, instance: id }, t.energyJ]))
     .family("greenference_prompt_tokens_total", "counter", "Prompt tokens of finished requests.", totals.map(([id, t]) => [{ site, instance: id }, t.promptTokens]))
@@ -72,6 +80,7 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     if (powerLadder.capW !== null) w.family("greenference_site_power_cap_watts", "gauge", "The plan's site power cap.", [[{ site }, powerLadder.capW]]);
     w.family("greenference_controller_clock_mhz", "gauge", "Clock a local controller last set (gpu: the first GPU it controls).", controllers.filter((c) => c.mhz !== null).map((c) => [{ site, instance: c.instance, policy: c.policy, gpu: c.gpus[0]! }, c.mhz!]));
     w.family("greenference_emergency_step", "gauge", "1 for the rung of DynamoLLM's emergency ladder the instance manager last took (none, reorder, max-clock, re-steer, squash).", controllers.filter((c) => c.emergency !== undefined).map((c) => [{ site, instance: c.instance, step: c.emergency! }, 1]));
+    w.family("greenference_controller_unstarted", "gauge", "1 for a planned clock controller that could not start (its GPUs stay at the plan's bounds), with the reason.", s.controllers.unstarted.map((c) => [{ site, instance: c.instance, policy: c.policy, reason: c.reason }, 1]));
   }
   return w.text();
 }

@@ -23,6 +23,8 @@ export interface TelemetryInput {
   sloCounts?: SloCounters;
   /** Jain's fairness over the window's finished requests (NaN: too few, left out). */
   fairness?: number;
+  /** Clock controllers that could not start, and why. */
+  unstartedControllers?: readonly { instance: string; policy: string; reason: string }[];
 }
 
 /**
@@ -62,5 +64,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
     ...(input.sloCounts ? { sloCounts: input.sloCounts } : {}),
     ...(input.fairness !== undefined && Number.isFinite(input.fairness) ? { fairness: input.fairness } : {}),
+    ...(input.unstartedControllers?.length ? { controllerFaults: input.unstartedControllers.slice(0, 256).map((c) => ({ instance: c.instance, policy: c.policy, reason: c.reason.slice(0, 500) })) } : {}),
   });
 }

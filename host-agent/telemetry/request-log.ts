@@ -1,3 +1,4 @@
+import { Histogram, HISTOGRAM_BOUNDS } from "../../src/core/stats/histogram.ts";
 import { nearestRankPercentile, sortedAscending } from "../../src/core/stats/percentile.ts";
 import { ClassId } from "../../src/core/schemas/ids.ts";
 import type { LatencySummary } from "../../src/core/schemas/profile.ts";
@@ -42,6 +43,23 @@ export interface ServedTotals {
   completionTokens: number;
 }
 
+/** Per instance since the agent started: request latencies (s) and receipt energy (J) as histograms. */
+export interface RequestHistograms {
+  ttftSeconds: Histogram;
+  /** Each request's mean time per output token after the first (vLLM's `time_per_output_token`). */
+  tpotSeconds: Histogram;
+  e2eSeconds: Histogram;
+  /** Requests with a receipt only. */
+  energyJoules: Histogram;
+}
+
+const newHistograms = (): RequestHistograms => ({
+  ttftSeconds: new Histogram(HISTOGRAM_BOUNDS.ttftSeconds),
+  tpotSeconds: new Histogram(HISTOGRAM_BOUNDS.tpotSeconds),
+  e2eSeconds: new Histogram(HISTOGRAM_BOUNDS.e2eSeconds),
+  energyJoules: new Histogram(HISTOGRAM_BOUNDS.energyJoules),
+});
+
 /** The class id in a header value, or undefined when absent or malformed. */
 export const classIdOf = (header: string | string[] | undefined): string | undefined => {
   const value = Array.isArray(header) ? header[0] : header;
@@ -62,6 +80,7 @@ export class RequestLog {
   private head = 0;
   private readonly totalsByInstance = new Map<string, ServedTotals>();
   private readonly sloByClass = new Map<string, SloCount>();
+  private readonly histogramsByInstance = new Map<string, RequestHistograms>();
 
   constructor(
     private readonly retentionMs = 120_000,
@@ -76,6 +95,12 @@ export class RequestLog {
     t.promptTokens += entry.promptTokens;
     t.completionTokens += entry.completionTokens;
     this.totalsByInstance.set(entry.instanceId, t);
+    let h = this.histogramsByInstance.get(entry.instanceId);
+    if (!h) this.histogramsByInstance.set(entry.instanceId, (h = newHistograms()));
+    if (entry.ttftMs !== undefined) h.ttftSeconds.observe(entry.ttftMs / 1e3);
+    if (entry.tbtMs !== undefined) h.tpotSeconds.observe(entry.tbtMs / 1e3);
+    h.e2eSeconds.observe(entry.e2eMs / 1e3);
+    if (entry.energyJ !== undefined) h.energyJoules.observe(entry.energyJ);
     this.countSlo(entry);
     this.prune(entry.endMs);
   }
@@ -96,6 +121,11 @@ export class RequestLog {
     }
     count.judged++;
     if (met) count.met++;
+  }
+
+  /** Latency and energy histograms of finished requests, per instance. */
+  histograms(): ReadonlyMap<string, RequestHistograms> {
+    return this.histogramsByInstance;
   }
 
   totals(): ReadonlyMap<string, ServedTotals> {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // A stand-in for a vLLM or SGLang server, for the engine adapter tests. It takes the engine's
-// argv as it is (only --port and --host are read), appends one JSON line per event to
-// FAKE_ENGINE_LOG ({event:"start", argv, cuda, env: the names of its environment variables},
-// {event:"request"}, {event:"signal", signal}), prints one line to stdout as it starts, and serves:
+// argv as it is (only --port, --host and --served-model-name are read; with the last, a request for
+// another model gets vLLM's 404), appends one JSON line per event to FAKE_ENGINE_LOG
+// ({event:"start", argv, cuda, env: the names of its environment variables}, {event:"request"},
+// {event:"signal", signal}), prints one line to stdout as it starts, and serves:
 //   GET  /health               200 once FAKE_ENGINE_BOOT_MS (default 0) have passed
 //   GET  /metrics              vLLM or SGLang metric names (FAKE_ENGINE_FLAVOR=vllm|sglang); running =
 //                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0)
@@ -23,6 +24,7 @@ const after = (flag, fallback) => {
 };
 const port = Number(after("--port", "8000"));
 const host = after("--host", "127.0.0.1");
+const servedName = after("--served-model-name", undefined);
 const flavor = env.FAKE_ENGINE_FLAVOR ?? "vllm";
 const bootMs = Number(env.FAKE_ENGINE_BOOT_MS ?? 0);
 const delayMs = Number(env.FAKE_ENGINE_DELAY_MS ?? 0);
@@ -64,6 +66,11 @@ const server = createServer((req, res) => {
     req.on("data", (c) => (text += c));
     req.on("end", () => {
       const body = JSON.parse(text);
+      if (servedName !== undefined && body.model !== undefined && body.model !== servedName) {
+        running--;
+        res.writeHead(404, { "content-type": "application/json" });
+        return void res.end(JSON.stringify({ error: { message: `The model \`${body.model}\` does not exist.`, type: "NotFoundError", param: null, code: 404 } }));
+      }
       if (body.stream === true) return setTimeout(() => stream(res, body, body.max_tokens ?? 4), delayMs);
       setTimeout(() => {
         running--;

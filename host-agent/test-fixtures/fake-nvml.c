@@ -12,8 +12,12 @@
  *                                                 (read at the first init, rewritten after each change),
  *                                                 so they outlive the process as a real GPU's settings
  *                                                 outlive the program that made them
+ *   FAKE_NVML_ENERGY=charged                      the energy counter moves only by fake_nvml_charge()
+ *                                                 (default: each read advances it by 100 ms at the current power)
  * fake_nvml_setenv() sets a variable from C, so tests can switch behaviour between inits even when
- * the JS side's process.env is not the C environment (worker threads).
+ * the JS side's process.env is not the C environment (worker threads). fake_nvml_charge(index, joules)
+ * adds energy to a device's counter: a fake engine in the same process books the work it did, so
+ * tests know the true energy behind every counter reading.
  *
  * Build: cc -shared -fPIC -o libnvidia-ml.so.1 fake-nvml.c
  */
@@ -45,7 +49,7 @@ struct fake_device {
   /* state */
   unsigned int locked_min, locked_max; /* 0 = not locked */
   unsigned int limit_mw;
-  unsigned long long energy_mj;
+  double energy_mj;
 };
 typedef struct fake_device *nvmlDevice_t;
 
@@ -59,6 +63,7 @@ static int init_count = 0;
 static const char *STATE_FORMAT = "%u %u %u\n"; /* locked_min locked_max limit_mw, one line per device */
 static int lock_error = NVML_SUCCESS;
 static int limit_error = NVML_SUCCESS;
+static int energy_charged = 0;
 
 static void log_call(const char *fmt, ...) {
   const char *path = getenv("FAKE_NVML_LOG");
@@ -139,6 +144,8 @@ nvmlReturn_t nvmlInit_v2(void) {
   if (init && strcmp(init, "fail") == 0) return NVML_ERROR_DRIVER_NOT_LOADED;
   lock_error = error_from_env("FAKE_NVML_LOCK");
   limit_error = error_from_env("FAKE_NVML_POWER_LIMIT");
+  const char *energy = getenv("FAKE_NVML_ENERGY");
+  energy_charged = energy && strcmp(energy, "charged") == 0;
   if (init_count++ == 0) {
     for (int i = 0; i < 2; i++) {
       devices[i].locked_min = devices[i].locked_max = 0;
@@ -262,13 +269,20 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *power) {
   return NVML_SUCCESS;
 }
 
-/* Each read advances the counter by 100 ms at the current power, so energy grows per call. */
+/* By default each read advances the counter by 100 ms at the current power, so energy grows per call. */
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *energy) {
   log_call("nvmlDeviceGetTotalEnergyConsumption %d", device_index(d));
   CHECK_DEVICE(d);
   if (!energy) return NVML_ERROR_INVALID_ARGUMENT;
-  d->energy_mj += power_mw(d) / 10;
-  *energy = d->energy_mj;
+  if (!energy_charged) d->energy_mj += power_mw(d) / 10;
+  *energy = (unsigned long long)d->energy_mj;
+  return NVML_SUCCESS;
+}
+
+/* Adds `joules` to device `index`'s energy counter (not logged: it is the test's hand, not a driver call). */
+int fake_nvml_charge(unsigned int index, double joules) {
+  if (index >= 2 || joules < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  devices[index].energy_mj += joules * 1000.0;
   return NVML_SUCCESS;
 }
 

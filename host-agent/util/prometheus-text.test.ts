@@ -36,4 +36,9 @@ describe("parsePrometheusText", () => {
       { name: "greenference_engine_state", labels: { instance: 'we"ird\nid' }, value: 1 },
     ]);
   });
+
+  it("writes a histogram family as _bucket (with le), _sum and _count per series", () => {
+    const text = new PrometheusWriter().histogram("x_seconds", "X.", [{ labels: { site: "a" }, buckets: [[0.5, 1], [Infinity, 2]], sum: 1.5, count: 2 }]).text();
+    expect(text).toBe('# HELP x_seconds X.\n# TYPE x_seconds histogram\nx_seconds_bucket{site="a",le="0.5"} 1\nx_seconds_bucket{site="a",le="+Inf"} 2\nx_seconds_sum{site="a"} 1.5\nx_seconds_count{site="a"} 2\n');
+  });
 });

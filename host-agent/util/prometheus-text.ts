@@ -82,6 +82,15 @@ export function maxOf(samples: readonly PromSample[], name: string): number | un
 
 type Labels = Record<string, string | number>;
 
+/** One series of a histogram family: its labels and cumulative buckets, sum and count. */
+export interface HistogramSeries {
+  labels: Labels;
+  /** [upper bound, cumulative count], ascending, ending with +Inf. */
+  buckets: readonly (readonly [number, number])[];
+  sum: number;
+  count: number;
+}
+
 /**
  * Writes Prometheus text exposition: one HELP and TYPE block per metric family.
  *
@@ -96,6 +105,16 @@ export class PrometheusWriter {
   family(name: string, type: "gauge" | "counter", help: string, samples: readonly (readonly [Labels, number])[]): this {
     this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, value] of samples) this.lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
+    return this;
+  }
+
+  /** A histogram family: `<name>_bucket{le=...}` per bound, `<name>_sum` and `<name>_count` per series. */
+  histogram(name: string, help: string, series: readonly HistogramSeries[]): this {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+    for (const s of series) {
+      for (const [bound, n] of s.buckets) this.lines.push(`${name}_bucket${formatLabels({ ...s.labels, le: bound === Infinity ? "+Inf" : String(bound) })} ${formatValue(n)}`);
+      this.lines.push(`${name}_sum${formatLabels(s.labels)} ${formatValue(s.sum)}`, `${name}_count${formatLabels(s.labels)} ${formatValue(s.count)}`);
+    }
     return this;
   }
 

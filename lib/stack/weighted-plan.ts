@@ -1,10 +1,14 @@
 import type { LocalStack } from "./local-stack.ts";
 
+/** The load a weighted plan says each class brings (the tests send their own; this sizes the headroom). */
+const PLANNED_RPS_PER_CLASS = 0.05;
+
 /**
  * A plan set through the admin API (tests): two replicas of the stack's smallest TP
  * per site at max clock (each site's power cap 50 kW unless `powerCapW` names it), every class
- * routed to all sites with the given weights. Returns once every
- * agent has applied it.
+ * routed to all sites with the given weights, planned at 0.05 req/s per class (about half of the
+ * entry's time: the rest is headroom the deferral scheduler releases batch and flex work into).
+ * Returns once every agent has applied it.
  */
 export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>, o: { powerCapW?: Record<string, number> } = {}): Promise<number> {
   const current = await stack.admin<{ version: number }>("GET", "/admin/v1/plan").catch(() => ({ version: 0 }));
@@ -20,7 +24,7 @@ export async function setWeightedPlan(stack: LocalStack, weights: Record<string,
     sites: stack.sites.map((s) => ({
       site: s.site.id,
       powerCapW: o.powerCapW?.[s.site.id] ?? 50_000,
-      instances: [{ id: "i0", model: stack.config.model, variant: "base", tp, replicas: 2, gpus: Array.from({ length: 2 * tp }, (_, i) => i), clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, 1])) }],
+      instances: [{ id: "i0", model: stack.config.model, variant: "base", tp, replicas: 2, gpus: Array.from({ length: 2 * tp }, (_, i) => i), clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, PLANNED_RPS_PER_CLASS])) }],
     })),
     routing: Object.fromEntries(classes.map((c) => [c, stack.sites.map((s) => ({ site: s.site.id, instance: "i0", weight: weights[s.site.id] ?? 0 })).filter((t) => t.weight > 0)])),
   };

@@ -21,6 +21,12 @@ export function siteIdleTimeoutMs(env: Env, fallbackMs: number): number {
   return Number.isFinite(s) && s > 0 ? s * 1000 : fallbackMs;
 }
 
+/** POWER_FORECAST_MAX_AGE_S in milliseconds: a site's power forecast older than this is stale (undefined, the planner's default, if it is not a positive number). */
+export function powerForecastMaxAgeMs(env: Env): number | undefined {
+  const s = Number(env.POWER_FORECAST_MAX_AGE_S);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : undefined;
+}
+
 /** SITE_FAILURE_HOLD_S in milliseconds: how long routing passes over a site that failed a request (10 s when unset or not a positive number). */
 export function siteFailureHoldMs(env: Env): number {
   const s = Number(env.SITE_FAILURE_HOLD_S);

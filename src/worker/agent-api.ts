@@ -1,10 +1,11 @@
 import type { IRequest, RouterType } from "itty-router";
 import { controlStub } from "../../durable-objects/control-do.ts";
+import { Forecast } from "../core/schemas/forecast.ts";
 import { planEtag } from "../core/schemas/plan-slice.ts";
 import { requireSite } from "./auth.ts";
 import { heartbeatTimeoutMs } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
-import { outcomeError, readJson } from "./json-body.ts";
+import { outcomeError, parseBody, readJson } from "./json-body.ts";
 import { openAiError } from "./openai-error.ts";
 
 /** Agent messages are small; a heartbeat of a large site is a few tens of KiB. */
@@ -12,9 +13,10 @@ export const AGENT_BODY_LIMIT = 256 * 1024;
 
 type Handler = (request: IRequest, env: Env, site: string) => Promise<Response>;
 
-
 /**
- * The agent API under `/agent/v1/sites/:site/`: register, heartbeat, plan (with ETag) and applied.
+ * The agent API under `/agent/v1/sites/:site/`: register, heartbeat, plan (with ETag), applied, and
+ * power-forecast (the site's own `power_available` forecast, which the planner plans on until it
+ * goes stale).
  * Every call needs the site's own token (401 without a valid one, 403 with another site's), and
  * the site must be in the fleet (404).
  */
@@ -80,6 +82,23 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
       const current = await controlStub(env).currentPlanVersion();
       const outcome = await siteDo(env, site).reportApplied(body.value, current);
       return outcome.ok ? Response.json(outcome.value) : outcomeError(outcome);
+    }),
+  );
+
+  router.post(
+    "/agent/v1/sites/:site/power-forecast",
+    guarded(async (request, env, site) => {
+      const body = await readJson(request, AGENT_BODY_LIMIT);
+      if (!body.ok) return body.response;
+      const parsed = parseBody(Forecast, body.value);
+      if (!parsed.ok) return parsed.response;
+      const { kind, subject } = parsed.value;
+      if (kind !== "power_available") return openAiError(400, `a site pushes its power_available forecast, not ${kind}`, { param: "kind", code: "invalid_value" });
+      if (subject.kind !== "site" || subject.id !== site) {
+        return openAiError(403, `site "${site}" cannot push a forecast about ${subject.kind} "${subject.id}"`, { type: "permission_error", param: "subject", code: "wrong_site" });
+      }
+      const stored = await controlStub(env).putForecasts(parsed.value, edge.now());
+      return stored.ok ? Response.json({ site, ...stored.value }) : outcomeError(stored);
     }),
   );
 }

@@ -3,6 +3,7 @@ import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts
 import { addAdminRoutes } from "./admin-api.ts";
 import { addAgentRoutes } from "./agent-api.ts";
 import { addDashboardRoutes } from "./dashboard-api.ts";
+import { addDashboardKeyRoutes } from "./dashboard-keys.ts";
 import { CHAT, COMPLETIONS, handleInference, listModels, retrieveModel, type EdgeContext } from "./inference.ts";
 import { addBatchRoutes } from "./batch/batches-api.ts";
 import { addFileRoutes } from "./batch/files-api.ts";
@@ -17,7 +18,10 @@ export interface AppOptions {
   /** How sites are reached: `fetch` in production. */
   siteClient: SiteClient;
   now?: () => number;
+  /** The output-length predictor; by default the one shared by every isolate through PredictorDO. */
   predictor?: OutputLengthPredictor;
+  /** How often an isolate exchanges what its shared predictor learned with PredictorDO (default 5 s). */
+  predictorSyncMs?: number;
   /** Largest inference request body (default 4 MiB: long prompts and inline images). */
   maxBodyBytes?: number;
   /** How long an isolate routes on its cached snapshot before asking ControlDO (default 1 s). */
@@ -65,6 +69,7 @@ export function createApp(options: AppOptions): EdgeApp {
   addAgentRoutes(router, context);
   addAdminRoutes(router, context);
   addDashboardRoutes(router, context);
+  addDashboardKeyRoutes(router, context);
 
   // POSTs to the two inference paths skip the router (its per-request query object, route regexes
   // and formatter stages are a measurable share of an inference request's CPU, bench/edge); the

@@ -325,7 +325,7 @@
         el("td", { text: i.id }),
         el("td", { text: pl ? pl.tp + "×" + pl.replicas : "—" }),
         el("td", { text: pl ? pl.role : "—" }),
-        el("td", { text: pl ? clockSetting(pl.clock) : "—" }),
+        el("td", i.controllerFault ? { text: (pl ? clockSetting(pl.clock) : "—") + " · no " + i.controllerFault.policy + " controller", title: i.controllerFault.reason, class: "warn" } : { text: pl ? clockSetting(pl.clock) : "—" }),
         el("td", { text: r ? r.state : "not reported" }),
         el("td", { text: r ? r.waiting + " / " + r.running : "—" }),
         el("td", { text: r && r.ttftP99Ms !== null ? num(r.ttftP99Ms, 0) + " ms" : "—" }),

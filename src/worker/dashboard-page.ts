@@ -18,16 +18,20 @@
  * - `[data-class="<id>"]` rows of the class table with `[data-field="class-served-rps"]` and `[data-field="class-slo-attainment"]`.
  * - `[data-field="policy-levers"]`, and `[data-decision-site="<id>"]` rows of the policy-decisions table (variants,
  *   MIG slices, roles, clocks, queue, `[data-field="fairness"]`); `[data-field="corrections"]` lists Planner-S corrections.
+ * - `[data-field="key-budgets"]` (`data-updated-at`): the table of API keys' carbon budgets and spend, whose
+ *   hooks dashboard-key-table.js lists.
  * Query parameters: `?token=` (admin access: kept in sessionStorage, sent as a bearer token, removed
  * from the address bar) and `?refreshMs=` (poll interval, default 2000, at least 500).
  */
 import chartsJs from "./dashboard-charts.js";
 import clientJs from "./dashboard-client.js";
+import keysJs from "./dashboard-key-table.js";
 
 /** A script's text, safe inside a <script> element. */
 const inline = (js: string) => js.replace(/<\/(script)/gi, "<\\/$1");
 const CHARTS_JS = inline(chartsJs);
 const CLIENT_JS = inline(clientJs);
+const KEYS_JS = inline(keysJs);
 
 export interface DashboardPageOptions {
   /** Where the page loads echarts from (the Worker's own hashed asset path). */
@@ -84,6 +88,7 @@ th { color: var(--muted); font-weight: 500; }
 .nofleet { padding: 40px; text-align: center; color: var(--muted); font-size: 16px; }
 form.token { display: flex; gap: 8px; align-items: center; }
 form.token input { flex: 0 0 360px; padding: 6px 8px; border: 1px solid var(--line); border-radius: 4px; }
+.keys { margin-top: 12px; }
 form.token button { padding: 6px 14px; border: 0; border-radius: 4px; background: var(--accent); color: #fff; cursor: pointer; }
 `;
 
@@ -94,7 +99,7 @@ form.token button { padding: 6px 14px; border: 0; border-radius: 4px; background
  * new Response(dashboardHtml({ echartsSrc: "/dashboard/assets/echarts-0123456789abcdef.min.js" }), { headers: { "content-type": "text/html" } });
  */
 export function dashboardHtml(options: DashboardPageOptions): string {
-  const config = JSON.stringify({ stateUrl: "/dashboard/v1/state" }).replace(/</g, "\\u003c");
+  const config = JSON.stringify({ stateUrl: "/dashboard/v1/state", keysUrl: "/dashboard/v1/keys", keysRefreshMs: 10_000 }).replace(/</g, "\\u003c");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -117,12 +122,18 @@ export function dashboardHtml(options: DashboardPageOptions): string {
 <main>
   <div class="banner" data-field="banner"></div>
   <div data-field="content"><div class="panel nofleet">Loading the fleet's state…</div></div>
+  <section class="panel keys" data-field="key-budgets" data-updated-at="">
+    <h3>Carbon budgets per API key</h3>
+    <table><thead><tr><th>Key</th><th>Budget</th><th>Spent this period</th><th>Pace</th><th>State</th><th>Today</th></tr></thead><tbody></tbody></table>
+    <div class="small" data-field="key-note">loading…</div>
+  </section>
 </main>
 </div>
 <script type="application/json" id="dashboard-config">${config}</script>
 <script src="${options.echartsSrc}"></script>
 <script>${CHARTS_JS}</script>
 <script>${CLIENT_JS}</script>
+<script>${KEYS_JS}</script>
 </body>
 </html>`;
 }

@@ -7,6 +7,7 @@ import type { CarbonBudget } from "../core/schemas/carbon-budget.ts";
 import { classifyRequest, expectedOutputTokens } from "../core/classify/classify-request.ts";
 import type { OutputLengthPredictor } from "../core/classify/output-predictor.ts";
 import { estimateInputTokens, type PromptShape } from "../core/classify/token-estimate.ts";
+import type { ServiceTier } from "../core/schemas/flex.ts";
 import { SLO_HEADER } from "../core/schemas/slo-header.ts";
 import { authenticateCaller, hasLimits, rateLimit, settleTokens } from "./auth.ts";
 import { ANONYMOUS, type Identity } from "../edge/identity.ts";
@@ -22,6 +23,7 @@ import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
 import { respond } from "./respond.ts";
 import { sha256Hex } from "../edge/secrets.ts";
 import { forward, type SiteClient } from "./site-client.ts";
+import { flexFull, serviceTierOf, type TierDispatch } from "./flex/flex-tier.ts";
 import { siteHopHeaders } from "./site-signer.ts";
 import type { EdgeState, SnapshotCache } from "./snapshot-cache.ts";
 
@@ -30,6 +32,8 @@ export interface EdgeContext {
   cache: SnapshotCache;
   metrics: EdgeMetrics;
   predictor: OutputLengthPredictor;
+  /** Exchanges the predictor's observations with PredictorDO in the background, when it is the shared one. */
+  syncPredictor?: (ctx: ExecutionContext, env: Env) => void;
   siteClient: SiteClient;
   now: () => number;
   maxBodyBytes: number;
@@ -52,7 +56,7 @@ interface Endpoint<S extends z.ZodType> {
   maxTokens(body: z.output<S>): number | undefined;
 }
 
-type Body = { model: string; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null; n?: number | null; best_of?: number | null };
+type Body = { model: string; service_tier?: ServiceTier | null; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null; n?: number | null; best_of?: number | null };
 
 export const CHAT: Endpoint<typeof ChatCompletionRequest> = {
   path: "/v1/chat/completions",
@@ -78,10 +82,12 @@ export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>
   const response = await answer(endpoint, request, env, edge, (work) => ctx.waitUntil(work.catch((e: unknown) => console.error("background work of an inference request failed", e))));
   edge.metrics.count("greenference_requests_total", { site: response.headers.get(H.site) ?? "", class: response.headers.get(H.class) ?? "", status: response.status });
   edge.metrics.flushInBackground(ctx, () => controlStub(env));
+  edge.syncPredictor?.(ctx, env);
   return response;
 }
 
 async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext, background: (work: Promise<unknown>) => void): Promise<Response> {
+  const arrivedMs = edge.now();
   const state = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, state.snapshot.apiKeys);
   if (!caller.ok) return caller.response;
@@ -89,21 +95,27 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   if (!raw.ok) return raw.response;
   const parsed = parseBody(endpoint.schema, raw.value);
   if (!parsed.ok) return parsed.response;
-  return serve(endpoint, parsed.value, { caller, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background }, env, edge, state);
+  const tier = serviceTierOf(request, (parsed.value as Body).service_tier, caller.keyId ?? ANONYMOUS, edge.now(), env);
+  if (tier instanceof Response) return tier;
+  return serve(endpoint, parsed.value, { caller, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background, arrivedMs, ...tier }, env, edge, state);
 }
 
-/** How a parsed request is to be served besides its body. */
-export interface Dispatch {
+/** How a parsed request is to be served besides its body (and, with `service_tier`, its tier: see TierDispatch). */
+export interface Dispatch extends TierDispatch {
   caller: Identity;
   /** The class the client named (x-greenference-class), if any. */
   explicitClass?: string | undefined;
   edgeRegions: readonly string[];
   background(work: Promise<unknown>): void;
+  /** When the request arrived (for the latency histograms); default: when `serve` was called. */
+  arrivedMs?: number;
   /**
-   * Work that can wait (a batch line): routed only to instances with spare capacity, among
-   * `sites` when given, and not counted against the key's per-minute rate limits.
+   * Work that can wait (a batch line, a released flex request): routed only to instances with
+   * spare capacity (unless `spareOnly` is false: its deadline is due), among `sites` when given;
+   * a batch line is not counted against the key's per-minute rate limits. With `orInteractive`
+   * (flex), a request that finds no spare instance there is served as interactive traffic.
    */
-  deferred?: { sites: ReadonlySet<string> | null; avoid?: ReadonlySet<string> };
+  deferred?: { sites: ReadonlySet<string> | null; avoid?: ReadonlySet<string>; spareOnly?: boolean; orInteractive?: boolean };
 }
 
 /**
@@ -113,12 +125,12 @@ export interface Dispatch {
  * Interactive requests and batch lines both come through here.
  */
 export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBody: z.output<S>, dispatch: Dispatch, env: Env, edge: EdgeContext, state: EdgeState): Promise<Response> {
-  const { snapshot, router } = state;
   const { caller, background } = dispatch;
+  const arrivedMs = dispatch.arrivedMs ?? edge.now();
   const body = parsedBody as z.output<S> & Body;
-  const routing = snapshot.routing;
-  if (!routing || !router || !routing.models.includes(body.model as never)) {
-    const why = routing ? "" : " (no fleet is configured)";
+  const arrived = state.snapshot.routing;
+  if (!arrived || !state.router || !arrived.models.includes(body.model as never)) {
+    const why = arrived ? "" : " (no fleet is configured)";
     const named = body.model.length > 64 ? `${body.model.slice(0, 64)}...` : body.model;
     return openAiError(404, `The model \`${named}\` does not exist${why}.`, { param: "model", code: "model_not_found" });
   }
@@ -126,13 +138,13 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   const inputTokens = estimateInputTokens(endpoint.shape(body));
   const maxTokens = endpoint.maxTokens(body);
   const key = caller.keyId ?? ANONYMOUS;
-  const classified = classifyRequest({ scheme: routing.scheme, inputTokens, explicitClass: dispatch.explicitClass, maxTokens, key, model: body.model }, edge.predictor);
+  const classified = classifyRequest({ scheme: arrived.scheme, inputTokens, explicitClass: dispatch.explicitClass, maxTokens, key, model: body.model }, edge.predictor);
   if (!classified.ok) return openAiError(400, classified.message, { param: H.class, code: "invalid_class" });
   const cls = classified.value;
 
   // Tokens per minute are admitted on the most the request may use and settled on what it used.
-  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(routing.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
-  const paced = caller.keyId !== null && caller.carbonBudget !== null ? await paceCarbon(env, caller.keyId, caller.carbonBudget, routing, edge.now()) : null;
+  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(arrived.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
+  const paced = caller.keyId !== null && caller.carbonBudget !== null ? await paceCarbon(env, caller.keyId, caller.carbonBudget, arrived, edge.now()) : null;
   if (paced instanceof Response) return paced;
   const rateLimited = caller.keyId !== null && !dispatch.deferred && hasLimits(caller.limits);
   const limited = rateLimited ? await rateLimit(env, caller.keyId!, caller.limits, admittedTokens) : null;
@@ -145,10 +157,33 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   };
 
   const stream = body.stream === true;
-  const upstreamBody = JSON.stringify(stream ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body);
+  // The edge honours service_tier itself; sites get the request without it.
+  const forSite = body.service_tier === undefined ? body : withoutServiceTier(body);
+  const upstreamBody = JSON.stringify(stream ? { ...forSite, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : forSite);
+  // What ran, for `service_tier` in the answer: "flex" once released to a site's spare capacity.
+  let tier: ServiceTier | undefined = dispatch.serviceTier === undefined ? undefined : "default";
+  let deferred = dispatch.deferred;
+  let heldMs: number | null = null;
+  if (dispatch.hold) {
+    const decision = await dispatch.hold(cls.classId, upstreamBody.length);
+    if (decision.kind === "full") {
+      settleUsed(0);
+      return flexFull(decision);
+    }
+    if (decision.kind === "release") {
+      [tier, deferred, heldMs] = ["flex", { sites: new Set([decision.site]), orInteractive: true }, decision.heldMs];
+    }
+  }
+  // A held request routes on what the edge knows when it is released, not when it arrived.
+  const { snapshot, router } = dispatch.hold ? await edge.cache.get(env) : state;
+  const routing = snapshot.routing;
+  if (!routing || !router) {
+    settleUsed(0);
+    return openAiError(503, "The fleet's configuration went away while the request was held.", { code: "no_fleet" });
+  }
   const bodySha256Hex = await sha256Hex(upstreamBody);
   const regions = dispatch.edgeRegions;
-  const steered = excludedSites(routing, paced?.pricedOut ?? null, dispatch.deferred ?? null);
+  const steered = excludedSites(routing, paced?.pricedOut ?? null, deferred ?? null);
   const holdMs = edge.failureHoldMs ?? siteFailureHoldMs(env);
   const sloHeader = routing.classes[cls.classId]?.sloHeader;
   const forwarded = await forward({
@@ -168,7 +203,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     },
     route: (exclude) => {
       const nowMs = edge.now();
-      const query = { classId: cls.classId, model: body.model, edgeRegions: regions, nowMs, spareOnly: dispatch.deferred !== undefined };
+      const query = { classId: cls.classId, model: body.model, edgeRegions: regions, nowMs, spareOnly: deferred !== undefined && deferred.spareOnly !== false };
       const select = (excludeSites: ReadonlySet<string>) => router.select({ ...query, excludeSites });
       // Sites that just failed are passed over while another can serve, and tried when none can.
       const avoided = edge.failing.avoided(nowMs);
@@ -176,8 +211,12 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       // Carbon pacing steers and never refuses: with no cleaner site left a request goes where it
       // would have gone; deferred work stays within the sites it was released to.
       const preferred = steered.size > 0 ? select(new Set([...healthy, ...steered])) : null;
-      let routed = preferred && (preferred.ok || dispatch.deferred?.sites) ? preferred : select(healthy);
-      if (!routed.ok && avoided.size > 0 && !(preferred && dispatch.deferred?.sites)) routed = select(exclude);
+      let routed = preferred && (preferred.ok || deferred?.sites) ? preferred : select(healthy);
+      if (!routed.ok && avoided.size > 0 && !(preferred && deferred?.sites)) routed = select(exclude);
+      if (!routed.ok && deferred?.orInteractive) {
+        tier = "default";
+        routed = router.select({ ...query, spareOnly: false, excludeSites: healthy });
+      }
       if (routed.ok) edge.failing.routed(routed.choice.site, nowMs);
       return routed;
     },
@@ -195,6 +234,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   }
 
   const { choice } = forwarded;
+  edge.metrics.observe("greenference_time_to_first_byte_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
   const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
@@ -205,12 +245,15 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     inputTokens,
     expectedOutputTokens: expectedOutputTokens(routing.scheme, cls.outputBin, maxTokens),
     clientWantsUsage: body.stream_options?.include_usage === true,
+    serviceTier: tier,
     idleTimeoutMs: edge.idleTimeoutMs ?? siteIdleTimeoutMs(env, 60_000),
     maxAnswerBytes: MAX_ANSWER_BYTES,
     learn: (tokens) => edge.predictor.observe({ scheme: routing.scheme, key, model: body.model, inputTokens }, tokens),
     settle: (receipt, used) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
+      edge.metrics.observe("greenference_request_energy_joules", { site: choice.site }, receipt.energyJ);
+      edge.metrics.observe("greenference_e2e_request_latency_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
       if (caller.keyId !== null) background(carbonLedger(env, caller.keyId).record(receipt.gco2e, edge.now()));
       settleUsed(used.input + used.output);
       if (!broke) edge.failing.served(choice.site);
@@ -224,6 +267,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   // An error answer (the site's 4xx, or a 502 for a body that failed) used no tokens.
   if (answer.status >= 400) settleUsed(0);
   answer.headers.set(H.attempts, String(forwarded.attempts));
+  if (heldMs !== null) answer.headers.set(H.flexHeldMs, String(heldMs));
   if (paced) answer.headers.set(H.carbonPrice, paced.price.toFixed(3));
   return answer;
 }
@@ -254,6 +298,11 @@ function excludedSites(routing: RoutingSnapshot, pricedOut: Set<string> | null, 
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
+
+function withoutServiceTier<T extends { service_tier?: unknown }>(body: T): Omit<T, "service_tier"> {
+  const { service_tier: _tier, ...rest } = body;
+  return rest;
+}
 
 /** `GET /v1/models`: the fleet's models in OpenAI's list shape, to the same callers as inference. */
 export async function listModels(request: Request, env: Env, edge: EdgeContext): Promise<Response> {

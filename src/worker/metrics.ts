@@ -1,4 +1,5 @@
 import type { ControlDO } from "../../durable-objects/control-do.ts";
+import { boundsAtOrAbove, HISTOGRAM_BOUNDS, leLabel } from "../core/stats/histogram.ts";
 
 /** The edge's counters and what they count. */
 export const METRICS = {
@@ -12,6 +13,19 @@ export const METRICS = {
   greenference_baseline_carbon_grams_total: "gCO2e the same energy would have emitted under carbon-blind capacity-share routing (the dashboard's baseline); ControlDO adds it as counters arrive.",
 } as const;
 export type MetricName = keyof typeof METRICS;
+
+/**
+ * The edge's histograms, per site: what it took to answer as the edge saw it, and each receipt's
+ * energy. Named as vLLM names its request histograms, in seconds and joules. Each is kept as
+ * counters (`_bucket{le}`, `_sum`, `_count`) so isolates' deltas add up in ControlDO.
+ */
+export const HISTOGRAMS = {
+  greenference_time_to_first_byte_seconds: { help: "Edge arrival to the site's response head, by site (streams: before the first token).", bounds: HISTOGRAM_BOUNDS.ttftSeconds },
+  greenference_e2e_request_latency_seconds: { help: "Edge arrival to the answer's end, by site.", bounds: HISTOGRAM_BOUNDS.e2eSeconds },
+  greenference_request_energy_joules: { help: "Energy of each answered request per its receipt (measured, site-reported or estimated), by site.", bounds: HISTOGRAM_BOUNDS.energyJoules },
+} as const satisfies Record<string, { help: string; bounds: readonly number[] }>;
+export type HistogramName = keyof typeof HISTOGRAMS;
+type HistogramSeriesName = `${HistogramName}_${"bucket" | "sum" | "count"}`;
 
 /**
  * Counters of one isolate. Increments stay local and are flushed to ControlDO at most every
@@ -30,10 +44,18 @@ export class EdgeMetrics {
     private readonly flushIntervalMs = 5_000,
   ) {}
 
-  count(name: MetricName, labels: Record<string, string | number>, by = 1): void {
+  count(name: MetricName | HistogramSeriesName, labels: Record<string, string | number>, by = 1): void {
     if (!(by > 0)) return;
     const key = this.seriesKey(name, labels);
     this.pending.set(key, (this.pending.get(key) ?? 0) + by);
+  }
+
+  /** One observation of a histogram: its cumulative buckets, sum and count, as counter deltas. */
+  observe(name: HistogramName, labels: Record<string, string>, value: number): void {
+    if (!Number.isFinite(value) || value < 0) return;
+    for (const bound of boundsAtOrAbove(HISTOGRAMS[name].bounds, value)) this.count(`${name}_bucket`, { ...labels, le: leLabel(bound) });
+    this.count(`${name}_sum`, labels, value);
+    this.count(`${name}_count`, labels);
   }
 
   /** `series(name, labels)`, built once per series: a request counts several, and the same ones again and again. */
@@ -97,13 +119,24 @@ export function series(name: string, labels: Record<string, string | number>): s
 
 /**
  * Prometheus text exposition (format 0.0.4) of counter totals keyed by series; every known
- * counter gets its HELP and TYPE lines even before it has a sample.
+ * counter and histogram gets its HELP and TYPE lines even before it has a sample. A histogram's
+ * series gets every bucket (a bucket nothing fell under was never counted: 0), in `le` order,
+ * then its sum and count.
  */
 export function renderPrometheus(totals: Record<string, number>): string {
   const byName = new Map<string, string[]>();
   for (const name of Object.keys(METRICS)) byName.set(name, []);
+  const histograms = new Map<string, Map<string, Map<string, number>>>(Object.keys(HISTOGRAMS).map((n) => [n, new Map()]));
   for (const [key, value] of Object.entries(totals).sort(([a], [b]) => a.localeCompare(b))) {
     const name = key.split("{")[0]!;
+    const part = /^(.*)_(bucket|sum|count)$/.exec(name);
+    const histogram = part ? histograms.get(part[1]!) : undefined;
+    if (part && histogram) {
+      const { labels, le } = withoutLe(key.slice(name.length));
+      const series = histogram.get(labels) ?? new Map<string, number>();
+      histogram.set(labels, series.set(part[2] === "bucket" ? le! : part[2]!, value));
+      continue;
+    }
     if (!byName.has(name)) byName.set(name, []);
     byName.get(name)!.push(`${key} ${value}`);
   }
@@ -113,5 +146,22 @@ export function renderPrometheus(totals: Record<string, number>): string {
     if (help) lines.push(`# HELP ${name} ${help}`);
     lines.push(`# TYPE ${name} counter`, ...samples);
   }
+  for (const [name, series] of histograms) {
+    const { help, bounds } = HISTOGRAMS[name as HistogramName];
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+    for (const [labels, values] of series) {
+      const withLe = (le: string) => (labels === "" ? `{le="${le}"}` : `${labels.slice(0, -1)},le="${le}"}`);
+      for (const bound of [...bounds, Infinity]) lines.push(`${name}_bucket${withLe(leLabel(bound))} ${values.get(leLabel(bound)) ?? 0}`);
+      lines.push(`${name}_sum${labels} ${values.get("sum") ?? 0}`, `${name}_count${labels} ${values.get("count") ?? 0}`);
+    }
+  }
   return lines.join("\n") + "\n";
+}
+
+/** `{site="a",le="0.5"}` -> labels `{site="a"}` and le "0.5" (le is always the last label `observe` writes). */
+function withoutLe(labels: string): { labels: string; le: string | undefined } {
+  const m = /(,?)le="([^"]*)"\}$/.exec(labels);
+  if (!m) return { labels, le: undefined };
+  const rest = labels.slice(0, m.index);
+  return { labels: rest === "{" ? "" : `${rest}}`, le: m[2] };
 }

@@ -42,6 +42,11 @@ export function reportedEnergyJ(usage: unknown, headers?: Headers): number | und
   return Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
+/** Whether the site says its reported energy was measured (`usage.greenference.energy_source`). */
+export function reportedMeasured(usage: unknown): boolean {
+  return (usage as { greenference?: { energy_source?: unknown } } | null | undefined)?.greenference?.energy_source === "measured";
+}
+
 /** Token counts from an OpenAI usage object, where present. */
 export function usageTokens(usage: unknown): { prompt?: number; completion?: number } {
   const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;

@@ -2,7 +2,7 @@ import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receip
 import type { SiteCarbon } from "../core/routing/carbon.ts";
 import { openAiError } from "./openai-error.ts";
 import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
-import { receiptHeaders, reportedEnergyJ, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
+import { receiptHeaders, reportedEnergyJ, reportedMeasured, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
 import { SseUsageTapper } from "./sse-usage-tap.ts";
 import { guardSse, readBodyWithin } from "./upstream-guard.ts";
 import { replaceTopLevelUsage } from "./usage-splice.ts";
@@ -16,6 +16,8 @@ export interface Proxied {
   expectedOutputTokens: number;
   /** The client asked for `stream_options.include_usage`. */
   clientWantsUsage: boolean;
+  /** The tier the request ran at, when it named `service_tier`: put into the answer (and each stream chunk). */
+  serviceTier?: string | undefined;
   /** How long the site may send nothing once its head arrived. */
   idleTimeoutMs: number;
   /** The largest JSON answer the edge reads whole (to add the receipt). */
@@ -49,12 +51,13 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
   headers.set(H.class, p.routed.classId);
   headers.set(H.pool, p.routed.pool);
   headers.set(H.plan, p.routed.planVersion === null ? "none" : String(p.routed.planVersion));
+  if (p.serviceTier !== undefined) headers.set(H.serviceTier, p.serviceTier);
   const type = upstream.headers.get("content-type") ?? "";
   const init = { status: upstream.status, statusText: upstream.statusText, headers };
   if (upstream.status >= 400 || !upstream.body) return new Response(upstream.body, init);
 
-  const receiptOf = (inputTokens: number, outputTokens: number, reportedJ: number | undefined) =>
-    energyReceipt({ inputTokens, outputTokens, reportedJ, carbonGPerKwh: p.carbon.gPerKwh, carbonOrigin: p.carbon.origin });
+  const receiptOf = (inputTokens: number, outputTokens: number, reportedJ: number | undefined, measured = false) =>
+    energyReceipt({ inputTokens, outputTokens, reportedJ, reportedMeasured: measured, carbonGPerKwh: p.carbon.gPerKwh, carbonOrigin: p.carbon.origin });
 
   if (type.includes("text/event-stream")) {
     const atStart = receiptOf(p.inputTokens, p.expectedOutputTokens, undefined);
@@ -62,10 +65,11 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     let final: { receipt: EnergyReceipt; input: number; output: number } | null = null;
     const tapper = new SseUsageTapper({
       dropUsageChunk: !p.clientWantsUsage,
+      serviceTier: p.serviceTier,
       onUsage(usage) {
         const tokens = usageTokens(usage);
         const [input, output] = [tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens];
-        final = { receipt: receiptOf(input, output, reportedEnergyJ(usage)), input, output };
+        final = { receipt: receiptOf(input, output, reportedEnergyJ(usage), reportedMeasured(usage)), input, output };
         usage.greenference = usageReceipt(final.receipt, p.routed);
         if (tokens.completion !== undefined) p.learn(tokens.completion);
       },
@@ -101,11 +105,15 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     }
     const usage = typeof body?.usage === "object" && body.usage !== null ? (body.usage as Record<string, unknown>) : null;
     const tokens = usageTokens(usage);
-    const receipt = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage, upstream.headers));
+    const receipt = receiptOf(tokens.prompt ?? p.inputTokens, tokens.completion ?? p.expectedOutputTokens, reportedEnergyJ(usage, upstream.headers), reportedMeasured(usage));
     for (const [k, v] of Object.entries(receiptHeaders(receipt))) headers.set(k, v);
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);
     p.settle(receipt, { input: tokens.prompt ?? p.inputTokens, output: tokens.completion ?? p.expectedOutputTokens });
+    if (p.serviceTier !== undefined && body !== null && typeof body === "object") {
+      (body as { service_tier?: string }).service_tier = p.serviceTier;
+      return new Response(JSON.stringify(body), init);
+    }
     return new Response(usage ? (replaceTopLevelUsage(text, usage) ?? JSON.stringify(body)) : text, init);
   }
   return new Response(upstream.body, init);

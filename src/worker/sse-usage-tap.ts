@@ -13,6 +13,8 @@ export interface UsageTap {
   onUsage(usage: Record<string, unknown>): void;
   /** Drop the usage-only chunk instead of forwarding it. */
   dropUsageChunk: boolean;
+  /** Set `service_tier` to this in every chunk (the tier the request ran at, when it named one). */
+  serviceTier?: string | undefined;
   /** Called once when the stream ends, whether or not usage was seen. */
   onEnd?(sawUsage: boolean): void;
 }
@@ -30,6 +32,8 @@ const BOUNDARY = /\r?\n\r?\n/;
 const NULL_USAGE = /"usage"\s*:\s*null/;
 const OUTPUT = /"choices"\s*:\s*\[\s*\{/;
 const ERROR_EVENT = /^data:\s*\{\s*"error"\s*:/;
+/** A single-line data event holding a JSON object (every OpenAI stream chunk). */
+const CHUNK = /^data: ?\{(?=[\s\S]*\}\s*$)(?![\s\S]*\n)/;
 /** The longest incomplete event held back (events are tokens, usage and errors: a few KiB at most). */
 export const MAX_HELD_CHARS = 1 << 20;
 
@@ -108,7 +112,21 @@ export class SseUsageTapper {
   private event(event: string): string | null {
     if (OUTPUT.test(event)) this.summary.outputEvents++;
     if (ERROR_EVENT.test(event)) this.summary.sawError = true;
-    return mayCarryUsage(event) ? this.amend(event) : event;
+    const sent = mayCarryUsage(event) ? this.amend(event) : event;
+    return sent === null || this.tap.serviceTier === undefined ? sent : this.stamp(sent);
+  }
+
+  /** A chunk with `service_tier` set: spliced in at the front, or (where the site set one) parsed and replaced. */
+  private stamp(event: string): string {
+    if (!CHUNK.test(event) || ERROR_EVENT.test(event) || /^data: ?\{\s*\}\s*$/.test(event)) return event;
+    const tier = JSON.stringify(this.tap.serviceTier);
+    if (!event.includes('"service_tier"')) return event.replace(CHUNK, `data: {"service_tier":${tier},`);
+    try {
+      const chunk = JSON.parse(event.slice(event.indexOf("{"))) as Record<string, unknown>;
+      return `data: ${JSON.stringify({ ...chunk, service_tier: this.tap.serviceTier })}`;
+    } catch {
+      return event;
+    }
   }
 
   private amend(event: string): string | null {

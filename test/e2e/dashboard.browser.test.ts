@@ -217,6 +217,19 @@ describe("the dashboard in a real browser (Debian chromium via playwright-core)"
     expect(clocks.some((c) => c.startsWith("ecofreq "))).toBe(true);
   });
 
+  it("shows each API key's carbon budget and what it spent this period in the key table", async () => {
+    const { id, key } = await stack.admin<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "dashboard-key", carbonBudget: { gco2e: 50, period: "day" } });
+    const chat = await fetch(`${stack.edgeUrl}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ model: stack.config.model, messages: [{ role: "user", content: "hi" }], max_tokens: 8 }) });
+    expect(chat.status).toBe(200);
+    await chat.text();
+    await page.goto(`${stack.dashboardUrl}?refreshMs=500`);
+    const row = `[data-key="${id}"]`;
+    await expect.poll(async () => valueOf(row, "key-spent-g"), { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(await valueOf(row, "key-budget-g")).toBe(50);
+    expect(["on pace", "over pace"]).toContain(await textOf(row, "key-state"));
+    expect(await valueOf(row, "key-today-g")).toBe(await valueOf(row, "key-spent-g"));
+  });
+
   it("labels an envelope above the site's capacity instead of stretching the scale, follows a power drop, and saves a screenshot", async () => {
     await opened();
     const card = '[data-site="wind-erco"]';

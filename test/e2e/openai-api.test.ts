@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalStack } from "../../lib/stack/local-stack.ts";
 import { chatCompletionRequest } from "../../lib/stack/openai-request.ts";
 import { setWeightedPlan } from "../../lib/stack/weighted-plan.ts";
+import { PROMTOOL_MISSING, promtoolCheck } from "../../host-agent/util/promtool.test-helper.ts";
 import { startTestStack } from "./stack.test-helper.ts";
 
 let stack: LocalStack;
@@ -98,6 +99,23 @@ describe("the OpenAI API through the edge to the simulated sites (wrangler dev +
     for (const [site, weight] of Object.entries(WEIGHTS)) {
       const share = sites.filter((s) => s === site).length / n;
       expect(Math.abs(share - weight / total), `${site}: share ${share} vs weight ${weight / total}`).toBeLessThanOrEqual(0.05);
+    }
+  });
+});
+
+describe("metrics a Prometheus user can aggregate", () => {
+  it("passes promtool's lint on the edge's /metrics and an agent's /metrics after the traffic above, with latency and energy histograms", async () => {
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => (await chat(i % 2 === 0, 6)).text()));
+    const edgeText = await (await fetch(`${stack.edgeUrl}/metrics`, { headers: { authorization: `Bearer ${stack.adminToken}` } })).text();
+    const site = stack.sites[0]!;
+    const agentText = await (await fetch(`${site.localApiUrl}/metrics`, { headers: { authorization: `Bearer ${site.readToken}` } })).text();
+    expect(edgeText).toMatch(/greenference_e2e_request_latency_seconds_bucket\{site="[a-z-]+",le="\+Inf"\} [1-9]/);
+    expect(edgeText).toMatch(/greenference_request_energy_joules_count\{site="[a-z-]+"\} [1-9]/);
+    expect(agentText).toMatch(/greenference_time_to_first_token_seconds_count\{site="[a-z-]+",instance="[^"]+"\} [1-9]/);
+    for (const [where, text] of [["edge", edgeText], ["agent", agentText]] as const) {
+      const lint = promtoolCheck(text);
+      if (!lint) return void console.warn(PROMTOOL_MISSING);
+      expect(lint, `promtool on the ${where}'s /metrics`).toEqual({ status: 0, output: "" });
     }
   });
 });

@@ -2,6 +2,7 @@ import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalStack } from "../../lib/stack/local-stack.ts";
 import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
+import { FLEX_DEADLINE_HEADER } from "../../src/core/schemas/flex.ts";
 import { startTestStack } from "./stack.test-helper.ts";
 
 let stack: LocalStack;
@@ -77,6 +78,20 @@ describe("the official openai client against the local stack", () => {
     expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
     for (const line of output) expect(line.response.body.choices[0]!.message.content.split(" ")).toHaveLength(5);
     expect((await client.batches.list({ limit: 5 })).data.map((b) => b.id)).toContain(batch.id);
+  });
+
+  it("sends a flex request: the edge releases it to the cleanest site with room within its deadline and answers service_tier flex", async () => {
+    const { data, response } = await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 4, service_tier: "flex" }, { headers: { [FLEX_DEADLINE_HEADER]: "60" } }).withResponse();
+    expect(data.service_tier).toBe("flex");
+    expect(data.choices[0]!.message.content!.split(" ")).toHaveLength(4);
+    // The wind farms (11 g/kWh, life-cycle) have room under this plan; the grid site is far dirtier.
+    expect(response.headers.get("x-greenference-site")).toMatch(/^wind-/);
+    expect(Number(response.headers.get("x-greenference-flex-held-ms"))).toBeGreaterThanOrEqual(0);
+    const plain = await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 4, service_tier: "auto" });
+    expect(plain.service_tier).toBe("default");
+    const refused = await client.chat.completions.create({ model: stack.config.model, messages, max_tokens: 4, service_tier: "priority" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("service_tier");
   });
 
   it("answers a key over its carbon budget with 429 carbon_budget_exceeded and Retry-After; the key sees its spend", async () => {

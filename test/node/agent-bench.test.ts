@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { agentBenchTable, type AgentBenchResult } from "../../bench/agent-bench.ts";
 import { runEcoFreqDecisionBench } from "../../bench/agent/ecofreq-decisions.ts";
 import { runNvmlCallBench } from "../../bench/agent/nvml-calls.ts";
+import { runReceiptAccuracy } from "../../bench/agent/receipt-accuracy.ts";
 import { runResponseTapBench } from "../../bench/agent/response-tap-events.ts";
 import { runTelemetryCycleBench } from "../../bench/agent/telemetry-cycle.ts";
 
@@ -40,13 +41,31 @@ describe("agent bench pieces", () => {
     expect(out.inputs.event_bytes).toBeGreaterThan(150);
   });
 
-  it("prints a table that says whether the EcoFreq goal was met", () => {
+  it("measures receipts against the fake driver's truth: every answer measured, energy conserved, each request's share close to its own", async () => {
+    const out = await runReceiptAccuracy({ warmup: 15, requests: 40, rps: 8, seed: 11, iterationMs: 10 });
+    expect(out.measured).toBe(40);
+    expect(out.total_ratio).toBeGreaterThan(0.97);
+    expect(out.total_ratio).toBeLessThan(1.03);
+    // The bench's goal is a mean of 0.05; this bound leaves room for a loaded CI machine's timer jitter.
+    expect(out.mean_abs_rel_error).toBeLessThan(0.1);
+  });
+
+  it("prints a table that says whether the EcoFreq and receipt goals were met", () => {
     const stats = { p50: 0.2, p99: 0.9, mean: 0.3, max: 4 };
     const table = agentBenchTable({
       ecofreq_goal_met: false,
-      details: { ecofreq: { decision_us: stats, decisions: 10 }, nvml: { call_us: stats }, telemetry: { cycle_ms: stats, requests_logged: 3, inputs: { engines: 4, gpus: 8 } }, tap: { event_us: stats, streams: 2, inputs: { events_per_stream: 8, event_bytes: 200 } } },
+      receipt_goal_met: true,
+      details: {
+        ecofreq: { decision_us: stats, decisions: 10 },
+        nvml: { call_us: stats },
+        telemetry: { cycle_ms: stats, requests_logged: 3, inputs: { engines: 4, gpus: 8 } },
+        tap: { event_us: stats, streams: 2, inputs: { events_per_stream: 8, event_bytes: 200 } },
+        receipts: { mean_abs_rel_error: 0.03, p90_abs_rel_error: 0.07, measured: 100, requests: 100 },
+        profile: { rows_per_minute: 20, rows: 8, stable_rows: 8, seconds: 24, inputs: { sim_speed: 4, grid: { requestsPerPoint: 12 } } },
+      },
     } as unknown as AgentBenchResult);
-    expect(table.split("\n")).toHaveLength(5);
+    expect(table.split("\n")).toHaveLength(7);
     expect(table).toMatch(/goal p99 <= 500 us: NOT met/);
+    expect(table).toMatch(/goal mean <= 0.05: met/);
   });
 });

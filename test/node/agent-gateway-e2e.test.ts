@@ -6,6 +6,7 @@ import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts
 import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
 import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
 import { SimulatedGpuBackend } from "../../host-agent/gpu/index.ts";
+import { PROMTOOL_MISSING, promtoolCheck } from "../../host-agent/util/promtool.test-helper.ts";
 import { parsePrometheusText, sumOf } from "../../host-agent/util/prometheus-text.ts";
 import { signSiteHop } from "../../host-agent/gateway/ingress-auth.ts";
 import { startFakeEdge } from "./fake-edge.test-helper.ts";
@@ -168,6 +169,12 @@ describe("site ingress with engine processes", () => {
       ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: { ...edgeHeaders("llama", true), "x-greenference-class": "MM" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 6, stream: true, stream_options: { include_usage: true } }) }).then((r) => r.text());
     const answers = await Promise.all([streamed(), streamed(), streamed()]);
     for (const text of answers) expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    // vLLM gives no receipt: the gateway's meter splits the GPUs' measured energy and puts it in usage.
+    for (const text of answers) {
+      const usage = (JSON.parse(text.split("\n\n").filter(Boolean).at(-2)!.slice(6)) as { usage: { greenference?: { energy_j: number; energy_source: string } } }).usage;
+      expect(usage.greenference).toEqual({ energy_j: expect.any(Number), energy_source: "measured" });
+      expect(usage.greenference!.energy_j).toBeGreaterThan(0);
+    }
     // The engine takes 700 ms to its first token, then one token per 10 ms (FAKE_ENGINE_TOKEN_MS).
     const reported = () => edge.state.heartbeats.map((h) => h.instances.find((i) => i.id === "llama")).filter((i) => i?.ttftMs !== undefined).at(-1);
     await expect.poll(reported, { timeout: 5000, interval: 50 }).toBeDefined();
@@ -177,9 +184,17 @@ describe("site ingress with engine processes", () => {
     expect(llama.ttftMs!.p99).toBeLessThan(1500);
     expect(llama.tbtMs!.p50).toBeGreaterThanOrEqual(9);
     expect(llama.tbtMs!.p50).toBeLessThan(100);
-    const metrics = parsePrometheusText(await agent.metricsText());
+    const text = await agent.metricsText();
+    const lint = promtoolCheck(text);
+    if (lint) expect(lint).toEqual({ status: 0, output: "" });
+    else console.warn(PROMTOOL_MISSING);
+    const metrics = parsePrometheusText(text);
     expect(metrics.find((s) => s.name === "greenference_requests_total" && s.labels.instance === "llama")?.value).toBeGreaterThanOrEqual(3);
-    expect(metrics.find((s) => s.name === "greenference_request_ttft_seconds" && s.labels.instance === "llama" && s.labels.quantile === "0.5")?.value).toBeGreaterThanOrEqual(0.7);
+    const ttft = (suffix: string, le?: string) => metrics.find((s) => s.name === `greenference_time_to_first_token_seconds_${suffix}` && s.labels.instance === "llama" && s.labels.le === le)?.value;
+    expect(ttft("count")).toBeGreaterThanOrEqual(3);
+    expect(ttft("bucket", "0.5")).toBe(0);
+    expect(ttft("bucket", "+Inf")).toBe(ttft("count"));
+    expect(ttft("sum")! / ttft("count")!).toBeGreaterThanOrEqual(0.7);
     expect(agent.requests.inFlight).toBe(0);
   });
 });

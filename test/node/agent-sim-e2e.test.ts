@@ -3,6 +3,7 @@ import { Agent } from "../../host-agent/agent/agent.ts";
 import { sliceBody } from "../../host-agent/applier/plan-fixtures.test-helper.ts";
 import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
 import { parsePrometheusText, sumOf } from "../../host-agent/util/prometheus-text.ts";
+import { PROMTOOL_MISSING, promtoolCheck } from "../../host-agent/util/promtool.test-helper.ts";
 import { startFakeEdge } from "./fake-edge.test-helper.ts";
 
 const SITE = "wind-a";
@@ -86,7 +87,13 @@ describe("host agent on a simulated site, end to end", () => {
   it("serves Prometheus metrics and status on the local API, with read and control scopes", async () => {
     expect((await local("/metrics")).status).toBe(401);
     expect((await local("/v1/plan/reapply", READ, "POST")).status).toBe(403);
-    const metrics = parsePrometheusText(await (await local("/metrics", READ)).text());
+    const text = await (await local("/metrics", READ)).text();
+    const lint = promtoolCheck(text);
+    if (lint) expect(lint).toEqual({ status: 0, output: "" });
+    else console.warn(PROMTOOL_MISSING);
+    const metrics = parsePrometheusText(text);
+    expect(sumOf(metrics, "greenference_e2e_request_latency_seconds_count")).toBe(2);
+    expect(sumOf(metrics, "greenference_request_energy_joules_count")).toBe(2);
     expect(sumOf(metrics, "greenference_gpu_energy_joules_total")).toBeGreaterThan(0);
     expect(sumOf(metrics, "greenference_gpu_power_watts")).toBeGreaterThan(0);
     expect(sumOf(metrics, "greenference_requests_total")).toBe(2);

@@ -97,8 +97,10 @@ describe("agent API: messages", () => {
     expect(r.status).toBe(200);
     const etag = r.headers.get("etag")!;
     expect(etag).toBe(`"plan-${version}.0"`);
-    const slice = (await r.json()) as { version: number; site: { instances: unknown[] }; routing: Record<string, { site: string }[]> };
+    const slice = (await r.json()) as { version: number; site: { instances: unknown[] }; routing: Record<string, { site: string }[]>; models: Record<string, unknown> };
     expect(slice.version).toBe(version);
+    // The fleet names the model by its id only: the engine serves and loads it by that id; the performance model does not know it.
+    expect(slice.models).toEqual({ "llama-3-8b": { servedName: "llama-3-8b", weights: "llama-3-8b" } });
     expect(slice.site.instances).toHaveLength(2);
     expect(Object.keys(slice.routing).sort()).toEqual(["LL", "LS", "SS"]);
     expect(Object.values(slice.routing).flat().every((t) => t.site === "eu-b")).toBe(true);

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { edgeRequest, fuzzOnce } from "../../bench/faults/fuzz-requests.ts";
 import { ADMIN_TOKEN, Edge, MODEL } from "./edge-fixture.ts";
-import { changedKeys, edgeState } from "./state-snapshot.ts";
+import { changedKeys, edgeState, siteHeartbeats } from "./state-snapshot.ts";
 
 /** Few hundred runs here; `greenference bench faults` runs thousands against the local stack. */
 const RUNS = 300;
@@ -16,9 +16,11 @@ describe("fuzzing every JSON endpoint of the edge, in workerd", () => {
     const sites = ["eu-a", "eu-b", "us-c"];
     const snapshot = () => edgeState(sites);
     const baseline = { text: await snapshot() };
+    const heartbeats = siteHeartbeats(sites);
     const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(edgeRequest({ model: MODEL, sites, tokens: [ADMIN_TOKEN, token] }), async (request) => {
+        if (await heartbeats.beat()) baseline.text = await snapshot();
         const before = baseline.text;
         const verdict = await fuzzOnce(request, (r) => edge.fetch(r.path, { method: r.method, headers: r.headers, body: r.body ?? null }), snapshot, baseline);
         statuses.set(verdict.status, (statuses.get(verdict.status) ?? 0) + 1);

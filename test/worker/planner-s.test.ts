@@ -1,10 +1,11 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import example from "../../docs/fleets/example.json";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runPlannerLong } from "../../functions/planner-long.ts";
 import { contractFleet, contractForecasts, contractProfile } from "../../src/core/policies/policy-contract.test-helper.ts";
+import { DRAW_SETTLE_MS } from "../../src/core/policies/measured-draw.ts";
 import { POLICIES } from "../../src/core/policies/registry.ts";
 import type { PolicyKind } from "../../src/core/schemas/fleet.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
@@ -50,6 +51,21 @@ async function plannerSNow(control: ReturnType<typeof controlStub>): Promise<voi
 
 const sitesOf = (plan: Plan, site: string) => Object.values(plan.routing).flat().filter((t) => t.site === site);
 
+/** The wind site's heartbeat through its SiteDO (which forwards its status, meter reading included, to ControlDO), sent at `atMs`. */
+async function windDraw(watts: number, planVersion: number, atMs: number): Promise<void> {
+  await env.SITE.get(env.SITE.idFromName(WIND)).heartbeat({ site: WIND, sentAtMs: atMs, appliedPlanVersion: planVersion, sitePowerW: watts, gpus: [], instances: [] });
+}
+
+/** Runs `step` with the Workers' clock (Date.now, in the test and the Durable Objects alike) at `atMs`. */
+async function at<T>(atMs: number, step: () => Promise<T>): Promise<T> {
+  vi.spyOn(Date, "now").mockReturnValue(atMs);
+  try {
+    return await step();
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
+
 describe("Planner-S on ControlDO's alarm", () => {
   it("Heron: corrects clocks and weights when a site's power drops mid-slot, as a revision that routing and the site's plan slice carry", async () => {
     const { control, plan } = await planned("heron");
@@ -79,6 +95,37 @@ describe("Planner-S on ControlDO's alarm", () => {
     // The next step with nothing moved keeps revision 1; a new plan starts again from revision 0.
     await plannerSNow(control);
     expect((await control.getPlan())!.revision).toBe(1);
+  });
+
+  it("Heron: plans a site on what its meter reads, not only on the profile: a site drawing past its power is given less, and more again once its draw falls", async () => {
+    const { control, plan, windW } = await planned("heron");
+    const wind = plan.sites.find((s) => s.site === WIND)!.instances;
+    const lowest = Math.min(...contractProfile(contractFleet(example, POLICIES.heron)).rows.filter((r) => r.gpu === "H100-80GB").map((r) => r.mhz));
+    // Settled on the plan: the wind site's meter reads twice the power it has, far beyond what its plan models.
+    const settled = plan.createdAtMs + DRAW_SETTLE_MS;
+    await at(settled, async () => {
+      await windDraw(2 * windW, plan.version, settled);
+      await plannerSNow(control);
+    });
+    const [record] = await control.correctionLog();
+    expect(record).toMatchObject({ planVersion: plan.version, revision: 1, reason: expect.stringContaining(`${WIND} power`) });
+    expect(record!.notes.join(" ")).toContain(`site ${WIND}: its meter reads ${Math.round(2 * windW)} W`);
+    // Planned on its power less all it draws beyond the model, nothing is left: its entries idle at their lowest clock.
+    expect((await control.getPlan())!.sites.find((s) => s.site === WIND)!.instances.map((i) => i.clock)).toEqual(wind.map(() => ({ mode: "locked", mhz: lowest })));
+
+    // Before the site is measured on the correction, Planner-S keeps what it took off.
+    await at(settled + 1, () => plannerSNow(control));
+    expect((await control.getPlan())!.revision).toBe(1);
+
+    // Measured on it, the idle site draws little: its power comes back and its entries run again.
+    const later = settled + 1 + DRAW_SETTLE_MS;
+    await at(later, async () => {
+      await windDraw(1_000, plan.version, later);
+      await plannerSNow(control);
+    });
+    const [again] = await control.correctionLog();
+    expect(again).toMatchObject({ revision: 2, reason: expect.stringContaining(`${WIND} power`) });
+    expect(sitesOf((await control.getPlan())!, WIND).length).toBeGreaterThan(0);
   });
 
   it("leaves a site that is reconfiguring as it is", async () => {

@@ -71,6 +71,16 @@ describe("SSE streaming", () => {
     expect(JSON.parse(text.slice("data: ".length)).usage.greenference).toMatchObject({ energy_j: 9.25, energy_source: "site", gco2e: 0.000128 });
   });
 
+  it("says the receipt is measured when the site's agent metered it", async () => {
+    const upstream = controlledSse();
+    edge.sites.on("eu-a", () => upstream.response);
+    const r = await edge.chat(chatBody({ stream: true, stream_options: { include_usage: true } }));
+    upstream.send(usageChunk(5).replace('"total_tokens":17', '"total_tokens":17,"greenference":{"energy_j":4.5,"energy_source":"measured"}'));
+    upstream.close();
+    const text = await r.text();
+    expect(JSON.parse(text.slice("data: ".length)).usage.greenference).toMatchObject({ energy_j: 4.5, energy_source: "measured" });
+  });
+
   it("drops the usage chunk when the client did not ask for usage, and still learns from it", async () => {
     edge.sites.fallback = () => {
       const upstream = controlledSse();

@@ -183,7 +183,9 @@ function instancesOf(slice: SitePlan | undefined, t: Telemetry | null): Dashboar
   return ids.map((id) => {
     const p = planned.get(id);
     const r = reported.get(id);
+    const fault = t?.controllerFaults?.find((f) => f.instance === id);
     return {
+      ...(fault ? { controllerFault: { policy: fault.policy, reason: fault.reason } } : {}),
       id: id as InstanceId,
       planned: p ? { model: p.model, variant: p.variant, tp: p.tp, replicas: p.replicas, role: p.role, clock: p.clock, gpus: p.gpus, ...(p.mig ? { mig: p.mig } : {}) } : null,
       reported: r

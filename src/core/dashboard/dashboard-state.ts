@@ -49,6 +49,8 @@ export const DashboardInstance = z.object({
       tbtP99Ms: z.number().nonnegative().nullable(),
     })
     .nullable(),
+  /** Why the instance's clock controller could not start, as its site reported; absent when it runs or none is planned. */
+  controllerFault: z.object({ policy: z.string(), reason: z.string() }).optional(),
 });
 export type DashboardInstance = z.infer<typeof DashboardInstance>;
 

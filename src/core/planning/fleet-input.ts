@@ -1,5 +1,5 @@
 import { slotDemand } from "../forecast/demand-estimate.ts";
-import { valuesOver } from "../forecast/series-value.ts";
+import { coversUntil, valueAt, valuesOver } from "../forecast/series-value.ts";
 import { gpuSpecs } from "../model/gpu-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../model/power.ts";
 import { siteCarbonIntensity } from "../routing/carbon.ts";
@@ -19,7 +19,12 @@ export interface PlanningSources {
   measured: Record<string, number> | undefined;
   profile: ProfileRow[];
   nowMs: number;
+  /** A power forecast issued longer ago than this is stale (default one hour; POWER_FORECAST_MAX_AGE_S). */
+  powerForecastMaxAgeMs?: number;
 }
+
+/** Default age past which a site's power forecast is stale: its agent pushes one every 15 minutes. */
+export const POWER_FORECAST_MAX_AGE_MS = 3_600_000;
 
 export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] } | { ok: false; message: string };
 
@@ -41,7 +46,7 @@ export function assemblePlanningInput(src: PlanningSources): AssembledInput {
   const model = fleet.models[0]!.id;
   const variants = profiledVariants(fleet, model, src.profile);
   if (variants.length === 0) return { ok: false, message: `the profile table has no rows for model ${model}'s variants (${fleet.variants.filter((v) => v.model === model).map((v) => v.id).join(", ")})` };
-  const sites = siteConditions(fleet, src.forecasts, nowMs, nowMs + PLANNER_L_PERIOD_MS, notes);
+  const sites = siteConditions(fleet, src.forecasts, nowMs, nowMs + PLANNER_L_PERIOD_MS, notes, src.powerForecastMaxAgeMs);
   const demand = slotDemand(fleet.classes.map((c) => c.id), src.measured, src.forecasts, nowMs, PLANNER_L_PERIOD_MS);
   if (Object.values(demand).every((rps) => rps === 0)) return { ok: false, message: "no demand measured or forecast yet" };
   const parsed = PlanningInput.safeParse({
@@ -65,14 +70,14 @@ export function assemblePlanningInput(src: PlanningSources): AssembledInput {
  * class's demand now, the plan as its fleet planner made it, and the sites whose reconfiguration
  * is under way (left as they are).
  */
-export function assemblePlannerSInput(src: { fleet: Fleet; plan: Plan; forecasts: readonly Forecast[]; demandRps: Record<string, number>; profile: ProfileRow[]; nowMs: number; windowMs: number; pendingSites: readonly string[] }): PlannerSInput {
+export function assemblePlannerSInput(src: { fleet: Fleet; plan: Plan; forecasts: readonly Forecast[]; demandRps: Record<string, number>; profile: ProfileRow[]; nowMs: number; windowMs: number; pendingSites: readonly string[]; powerForecastMaxAgeMs?: number }): PlannerSInput {
   const model = src.fleet.models[0]!.id;
   const variants = profiledVariants(src.fleet, model, src.profile);
   return PlannerSInput.parse({
     nowMs: src.nowMs,
     model,
     variant: (variants[0] ?? src.fleet.variants.find((v) => v.model === model)!).id,
-    sites: siteConditions(src.fleet, src.forecasts, src.nowMs, src.nowMs + src.windowMs, []),
+    sites: siteConditions(src.fleet, src.forecasts, src.nowMs, src.nowMs + src.windowMs, [], src.powerForecastMaxAgeMs),
     classes: src.fleet.classes.map((c) => ({ ...c, demandRps: src.demandRps[c.id] ?? 0 })),
     profile: src.profile,
     plan: src.plan,
@@ -88,21 +93,22 @@ function profiledVariants(fleet: Fleet, model: string, profile: readonly Profile
 
 /**
  * Each site as planners see it over [fromMs, toMs): its GPUs; the power it can count on (the
- * minimum of its power forecast; else its fixed or grid cap; else, without a cap, all its GPUs at
+ * minimum of its power forecast, or persistence with a note when that is stale (older than
+ * `maxAgeMs` at fromMs, or ended); else its fixed or grid cap; else, without a cap, all its GPUs at
  * TDP with server overhead; a wind site without a forecast gets 0 W and a note: its power is what
  * its forecast says, and without one nothing is promised, not a share of its peak, since Heron
  * §2.2 finds a farm's low percentiles far under that share of peak); its carbon intensity (the
  * fleet's figure for fixed-carbon and wind sites, else the mean of its carbon forecast); its mean
  * round trip from the edge regions the fleet lists.
  */
-export function siteConditions(fleet: Fleet, forecasts: readonly Forecast[], fromMs: number, toMs: number, notes: string[]): PlanningSite[] {
+export function siteConditions(fleet: Fleet, forecasts: readonly Forecast[], fromMs: number, toMs: number, notes: string[], maxAgeMs = POWER_FORECAST_MAX_AGE_MS): PlanningSite[] {
   return fleet.sites.map((site) => {
     const rtts = Object.values(site.rttMs);
     const carbonGPerKwh = carbonOver(site, forecasts, fromMs, toMs);
     return {
       id: site.id,
       gpus: site.gpus,
-      powerW: powerOver(site, forecasts, fromMs, toMs, notes),
+      powerW: powerOver(site, forecasts, fromMs, toMs, maxAgeMs, notes),
       ...(carbonGPerKwh !== undefined ? { carbonGPerKwh } : {}),
       ...(rtts.length > 0 ? { rttMs: rtts.reduce((a, b) => a + b, 0) / rtts.length } : {}),
     };
@@ -117,9 +123,16 @@ function carbonOver(site: Site, forecasts: readonly Forecast[], fromMs: number, 
   return Math.max(0, values.reduce((a, b) => a + b, 0) / values.length);
 }
 
-function powerOver(site: Site, forecasts: readonly Forecast[], fromMs: number, toMs: number, notes: string[]): number {
+function powerOver(site: Site, forecasts: readonly Forecast[], fromMs: number, toMs: number, maxAgeMs: number, notes: string[]): number {
   const forecast = forecasts.find((f) => f.kind === "power_available" && f.subject.kind === "site" && f.subject.id === site.id);
-  if (forecast) return Math.max(0, Math.min(...valuesOver(forecast, fromMs, toMs))) * (forecast.unit === "MW" ? 1e6 : 1);
+  if (forecast) {
+    const scale = forecast.unit === "MW" ? 1e6 : 1;
+    const stale = staleness(forecast, fromMs, maxAgeMs);
+    if (stale === null) return Math.max(0, Math.min(...valuesOver(forecast, fromMs, toMs))) * scale;
+    const heldW = Math.max(0, valueAt(forecast, forecast.issuedAtMs)) * scale;
+    notes.push(`site ${site.id}: its power forecast (${forecast.source}) is stale: ${stale}; planned on persistence, ${Math.round(heldW)} W (the forecast's value when it was issued, held)`);
+    return heldW;
+  }
   if (site.power.kind === "fixed") return site.power.capW;
   if (site.power.kind === "grid" && site.power.capW !== undefined) return site.power.capW;
   if (site.power.kind === "wind") {
@@ -127,4 +140,12 @@ function powerOver(site: Site, forecasts: readonly Forecast[], fromMs: number, t
     return 0;
   }
   return site.gpus.reduce((w, g) => w + g.count * gpuSpecs[g.type].tdpW * SERVER_POWER_OVERHEAD, 0);
+}
+
+/** Why a power forecast cannot be planned on any more (it ended, or it is too old), or null. */
+function staleness(forecast: Forecast, nowMs: number, maxAgeMs: number): string | null {
+  const until = coversUntil(forecast);
+  if (until <= nowMs) return `it ended at ${new Date(until).toISOString()}`;
+  if (nowMs - forecast.issuedAtMs > maxAgeMs) return `issued at ${new Date(forecast.issuedAtMs).toISOString()}, more than ${maxAgeMs / 60_000} minutes ago`;
+  return null;
 }

@@ -3,7 +3,8 @@ import type { SitePlanSlice } from "../schemas/plan-slice.ts";
 
 /**
  * One site's part of a plan, as its agent pulls it: what the site runs (null when nothing) and, per
- * class, the routing targets at the site.
+ * class, the routing targets at the site; `models` is empty (ControlDO names the fleet's model
+ * identities, which the plan does not hold).
  *
  * @example
  * siteSlice(plan, "wind-a"); // { version: 7, revision: 0, site: { instances: [...] }, routing: { SS: [...] } }
@@ -15,5 +16,5 @@ export function siteSlice(plan: Plan, site: string): SitePlanSlice {
     if (mine.length > 0) routing[classId] = mine;
   }
   const sitePlan = plan.sites.find((s) => s.site === site) ?? null;
-  return { version: plan.version, revision: plan.revision ?? 0, policy: plan.policy, createdAtMs: plan.createdAtMs, validUntilMs: plan.validUntilMs, site: sitePlan, routing };
+  return { version: plan.version, revision: plan.revision ?? 0, policy: plan.policy, createdAtMs: plan.createdAtMs, validUntilMs: plan.validUntilMs, site: sitePlan, routing, models: {} };
 }

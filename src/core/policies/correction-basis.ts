@@ -3,8 +3,11 @@ import type { Plan } from "../schemas/plan.ts";
 /** What a plan or a correction was made for: its version, each site's power and each class's demand. */
 export interface CorrectionBasis {
   version: number;
+  /** The power each site was planned on (less what its meter read beyond the model, `unmodelledW`). */
   powerW: Record<string, number>;
   demandRps: Record<string, number>;
+  /** Per site, the draw its meter read beyond what the model counts, taken off its power (`unmodelledDraw`); kept until the site's next settled reading. */
+  unmodelledW?: Record<string, number>;
 }
 
 /** How far power and demand may move before Planner-S corrects: relative, with a floor for demand (small rates are noisy). */

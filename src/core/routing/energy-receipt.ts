@@ -9,8 +9,12 @@ import { carbonGrams, type CarbonOrigin } from "./carbon.ts";
 export const DEFAULT_J_PER_OUTPUT_TOKEN = 1;
 export const DEFAULT_J_PER_INPUT_TOKEN = 0.1;
 
-/** `site`: the site measured it; `estimate`: tokens x the per-token default. */
-export type EnergySource = "site" | "estimate";
+/**
+ * `measured`: the site split its GPUs' metered energy among its requests by their work;
+ * `site`: the site reported a figure without saying it measured it (a simulated engine's model);
+ * `estimate`: tokens x the per-token default.
+ */
+export type EnergySource = "measured" | "site" | "estimate";
 
 /** The energy and carbon receipt of one request. */
 export interface EnergyReceipt {
@@ -26,6 +30,8 @@ export interface ReceiptInput {
   outputTokens: number;
   /** Joules the site reported for this request, if any. */
   reportedJ?: number | undefined;
+  /** The site said its figure was measured (`usage.greenference.energy_source: "measured"`). */
+  reportedMeasured?: boolean;
   carbonGPerKwh: number;
   carbonOrigin: CarbonOrigin;
 }
@@ -46,6 +52,6 @@ export function energyReceipt(input: ReceiptInput): EnergyReceipt {
     gco2e: carbonGrams(energyJ, input.carbonGPerKwh),
     carbonGPerKwh: input.carbonGPerKwh,
     carbonOrigin: input.carbonOrigin,
-    source: reported ? "site" : "estimate",
+    source: !reported ? "estimate" : input.reportedMeasured ? "measured" : "site",
   };
 }

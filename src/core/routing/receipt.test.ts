@@ -30,5 +30,7 @@ describe("energyReceipt", () => {
     expect(estimate).toMatchObject({ energyJ: 210, source: "estimate" });
     expect(estimate.gco2e).toBeCloseTo(0.021, 12);
     expect(energyReceipt({ ...base, reportedJ: -1 }).source).toBe("estimate");
+    expect(energyReceipt({ ...base, reportedJ: 50, reportedMeasured: true }).source).toBe("measured");
+    expect(energyReceipt({ ...base, reportedMeasured: true }).source).toBe("estimate");
   });
 });

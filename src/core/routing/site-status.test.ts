@@ -15,7 +15,7 @@ const heartbeat = (states: Record<string, { state: string; waiting?: number }>) 
 describe("siteStatusOf", () => {
   it("lists instances that are not ready as unavailable, the starting ones also apart, and only ready ones as saturated", () => {
     const status = siteStatusOf(heartbeat({ up: { state: "ready" }, full: { state: "ready", waiting: 20 }, coming: { state: "starting", waiting: 20 }, going: { state: "draining" } }), { healthy: true, lastSeenMs: 1_000 });
-    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], unavailable: ["coming", "going"], starting: ["coming"], reconfiguring: true });
+    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], unavailable: ["coming", "going"], starting: ["coming"], reconfiguring: true, draw: { site: "wind-a", watts: 2_000, atMs: 1_000, planVersion: 2 } });
   });
 
   it("says a site reconfigures while its agent applies a plan or an instance starts, and counts the change", () => {

@@ -19,6 +19,18 @@ export interface SiteStatus {
   starting?: InstanceId[];
   /** A plan change is under way at the site (its agent is applying one): Planner-S leaves it as it is. */
   reconfiguring?: boolean;
+  /** What the site's meter read in the heartbeat (Planner-S plans on it: `unmodelledDraw`); absent in statuses stored before it was added. */
+  draw?: SiteDraw;
+}
+
+/** A site's draw at its meter (servers included) as one heartbeat reported it. */
+export interface SiteDraw {
+  site: string;
+  watts: number;
+  /** When the heartbeat was sent. */
+  atMs: number;
+  /** The plan version the site had applied then (null: none yet). */
+  planVersion: number | null;
 }
 
 /** When an instance counts as saturated. */
@@ -32,9 +44,9 @@ export interface SaturationThresholds {
 export const DEFAULT_SATURATION: SaturationThresholds = { waiting: 8, kvUse: 0.99 };
 
 /**
- * Summarises a heartbeat for routing. Instances the site does not report are left out of both
- * lists: routing treats them as available while the site is healthy, and a failure before the
- * first byte is retried elsewhere.
+ * Summarises a heartbeat for routing and Planner-S (its meter's draw). Instances the site does not
+ * report are left out of both lists: routing treats them as available while the site is healthy,
+ * and a failure before the first byte is retried elsewhere.
  *
  * @example
  * siteStatusOf(telemetry, { healthy: true, lastSeenMs: 1000 }); // { saturated: ["i0"], ... }
@@ -53,7 +65,8 @@ export function siteStatusOf(
     else if (i.state === "ready" && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
   }
   const reconfiguring = telemetry.pendingReconfigurations > 0 || starting.length > 0;
-  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting, reconfiguring };
+  const draw = { site: telemetry.site, watts: telemetry.sitePowerW, atMs: telemetry.sentAtMs, planVersion: telemetry.appliedPlanVersion };
+  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting, reconfiguring, draw };
 }
 
 /** True when two statuses route (and correct) the same way: same health, instance lists and reconfiguration (`lastSeenMs` aside). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { knownPerfModel } from "../model/model-identity.ts";
 import { reportDuplicates } from "./checks.ts";
 import { GpuType, ModelId, SiteId, VariantId } from "./ids.ts";
 import { ClassScheme, RequestClass } from "./request-class.ts";
@@ -68,7 +69,21 @@ export const Site = z.object({
 });
 export type Site = z.infer<typeof Site>;
 
-export const Model = z.object({ id: ModelId, description: z.string().optional() });
+/**
+ * A model as clients, the engine and the performance model know it. `id` is its name in the API
+ * (what clients put in `model`); the engine serves it under `servedName` (vLLM's and SGLang's
+ * `--served-model-name`) and loads `weights` (a Hugging Face repo id or a path on the site), both
+ * the id by default; `perfModel` is its key in the performance model (src/core/model/llm-specs.ts),
+ * the id by default when the model knows that id. A model the performance model does not know runs
+ * on its measured profile (`greenference agent profile`).
+ */
+export const Model = z.object({
+  id: ModelId,
+  description: z.string().optional(),
+  servedName: z.string().min(1).max(256).optional(),
+  weights: z.string().min(1).max(1024).optional(),
+  perfModel: z.string().min(1).max(128).optional(),
+});
 export type Model = z.infer<typeof Model>;
 
 /** One servable variant of a model (a quantisation, a distillation, a size in a family). */
@@ -122,6 +137,9 @@ export const Fleet = z
     fleet.sites.forEach((s, i) => reportDuplicates(ctx, s.gpus.map((g) => g.type), (j) => ["sites", i, "gpus", j, "type"], "GPU type"));
     reportDuplicates(ctx, fleet.models.map((m) => m.id), (i) => ["models", i, "id"], "model id");
     reportDuplicates(ctx, fleet.variants.map((v) => `${v.model}/${v.id}`), (i) => ["variants", i, "id"], "variant of this model");
+    fleet.models.forEach((m, i) => {
+      if (m.perfModel !== undefined && !knownPerfModel(m.perfModel)) ctx.addIssue({ code: "custom", message: `the performance model does not know "${m.perfModel}"; leave perfModel out to run the model on its measured profile`, path: ["models", i, "perfModel"] });
+    });
     const models = new Set<string>(fleet.models.map((m) => m.id));
     fleet.variants.forEach((v, i) => {
       if (!models.has(v.model)) ctx.addIssue({ code: "custom", message: `unknown model "${v.model}"`, path: ["variants", i, "model"] });

@@ -7,6 +7,7 @@ export * from "./plan.ts";
 export * from "./telemetry.ts";
 export * from "./forecast.ts";
 export * from "./deferral.ts";
+export * from "./site-power-forecast.ts";
 export * from "./json-schema.ts";
 export * from "./site-hop.ts";
 export * from "./json-limits.ts";

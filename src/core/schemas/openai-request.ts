@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ServiceTier } from "./flex.ts";
 
 /**
  * The OpenAI request bodies the edge accepts: the fields clients send are checked, anything else
@@ -54,6 +55,8 @@ const common = {
   frequency_penalty: nullableNumber(z.number().min(-2).max(2)),
   seed: nullableNumber(z.number().int()),
   user: z.string().max(OPENAI_LIMITS.userChars).nullish(),
+  /** "flex" lets the edge hold the request up to its deadline (src/worker/flex); "scale" and "priority" are refused. */
+  service_tier: ServiceTier.nullish(),
 };
 
 /** `POST /v1/chat/completions`. */

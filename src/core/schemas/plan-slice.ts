@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PolicyKind } from "./fleet.ts";
 import { EpochMs } from "./ids.ts";
+import { ModelIdentity } from "./model-identity.ts";
 import { Routing, SitePlan } from "./plan.ts";
 
 /**
@@ -17,6 +18,8 @@ export const SitePlanSlice = z.object({
   site: SitePlan.nullable(),
   /** Per class, this site's instances and their weights. */
   routing: Routing.default({}),
+  /** Per model: served name, weights, performance-model key; a model missing here is served and loaded by its id. */
+  models: z.record(z.string().min(1).max(128), ModelIdentity).default({}),
 });
 export type SitePlanSlice = z.infer<typeof SitePlanSlice>;
 

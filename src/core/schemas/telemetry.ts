@@ -65,6 +65,10 @@ export const SloCounters = z.object({
 });
 export type SloCounters = z.infer<typeof SloCounters>;
 
+/** A planned clock controller (EcoFreq, MIAD, instance manager) that could not start; its GPUs stay locked to the plan's bounds. */
+export const ControllerFault = z.object({ instance: InstanceId, policy: z.string().min(1).max(32), reason: z.string().min(1).max(500) });
+export type ControllerFault = z.infer<typeof ControllerFault>;
+
 /**
  * A site's heartbeat, pushed by its host agent every few seconds. `appliedPlanVersion` is null until
  * the site has applied a plan.
@@ -88,6 +92,8 @@ export const Telemetry = z
     sloCounts: SloCounters.optional(),
     /** Jain's fairness over the site's output-length groups in the reporting window (FREESH Eq. 9, `tokenRateFairness`); absent with too few requests. */
     fairness: z.number().min(0).max(1).optional(),
+    /** Planned clock controllers that could not start (a model the performance model does not know, no profile), and why. */
+    controllerFaults: z.array(ControllerFault).max(256).optional(),
   })
   .superRefine((t, ctx) => {
     reportDuplicates(ctx, t.gpus.map((g) => g.index), (i) => ["gpus", i, "index"], "GPU index");

@@ -9,8 +9,9 @@ import type { EdgeState } from "../snapshot-cache.ts";
 
 /**
  * Runs one batch line through the same path as an interactive request (`serve`: model check,
- * classification, carbon budget, routing, signing, receipt), as deferred work: spare instances
- * only, among the released sites. A 2xx answer goes to the output file and any other 4xx to the
+ * classification, carbon budget, routing, signing, receipt), as deferred work: at the site the
+ * deferral scheduler released it to (any site when null), on spare instances only unless the
+ * scheduler serves it at once as interactive traffic (`spareOnly` false: its deadline is due). A 2xx answer goes to the output file and any other 4xx to the
  * error file, each as OpenAI's batch output line; a key over its carbon budget waits; anything
  * else (no spare capacity, a site failing before or after its first byte) runs again later, away
  * from the sites in `release.avoid` (those that failed it before).

@@ -6,6 +6,8 @@ import type { EdgeContext } from "../inference.ts";
 import { readBounded } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
+import { deleteFile, fileQuota, indexFile } from "../../edge/file-index.ts";
+import { overQuota } from "./file-quota.ts";
 import { fileKey, fileObject, newFileId, ownedFile, putFile } from "../../edge/stored-files.ts";
 
 /** Room for the multipart framing and the purpose field around the file. */
@@ -45,8 +47,9 @@ export function addFileRoutes(router: RouterType, edge: EdgeContext): void {
     const owner = await callerOwner(request, env, edge);
     if (owner instanceof Response) return owner;
     const id = request.params.id!;
-    if (!(await ownedFile(env.FILES, id, owner))) return notFound(id);
-    await env.FILES.delete(fileKey(id));
+    const file = await ownedFile(env.FILES, id, owner);
+    if (!file) return notFound(id);
+    await deleteFile(env.FILES, owner, id, file.object.size);
     return Response.json({ id, object: "file", deleted: true });
   });
 }
@@ -77,5 +80,11 @@ async function upload(request: Request, env: Env, owner: string): Promise<Respon
   if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "file", code: "invalid_batch_file" });
   const id = newFileId();
   const stored = await putFile(env.FILES, id, content, { owner, purpose: "batch", filename: (file.name || "batch.jsonl").slice(0, 256), createdAt: Math.floor(Date.now() / 1000), endpoint: checked.endpoint ?? "", lines: checked.lines.length });
+  await indexFile(env.FILES, owner, id, stored.size);
+  const over = await overQuota(env.FILES, owner, fileQuota(env));
+  if (over) {
+    await deleteFile(env.FILES, owner, id, stored.size);
+    return over;
+  }
   return Response.json(fileObject(id, stored));
 }

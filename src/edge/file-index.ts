@@ -1,0 +1,36 @@
+import { fileKey } from "./stored-files.ts";
+
+/**
+ * What one API key may keep in the Files store (R2), uploads and the output files its batches
+ * wrote together: FILES_MAX_PER_KEY files (default 100) and FILES_MAX_BYTES_PER_KEY bytes (default
+ * 1 GiB), set in wrangler.toml. Each file has an empty index entry `file-index/<owner>/<id>/<bytes>`,
+ * so a key's use is one bounded R2 listing of keys.
+ */
+export interface FileQuota {
+  files: number;
+  bytes: number;
+}
+
+const indexKey = (owner: string, id: string, bytes: number) => `file-index/${owner}/${id}/${bytes}`;
+
+/** The quota from the Worker's vars (defaults where unset or not a positive whole number). */
+export function fileQuota(env: Env): FileQuota {
+  const whole = (raw: string | undefined, fallback: number) => (raw !== undefined && /^\d{1,15}$/.test(raw) && Number(raw) > 0 ? Number(raw) : fallback);
+  return { files: whole(env.FILES_MAX_PER_KEY, 100), bytes: whole(env.FILES_MAX_BYTES_PER_KEY, 1 << 30) };
+}
+
+/** Records a stored file in its owner's index. */
+export async function indexFile(bucket: R2Bucket, owner: string, id: string, bytes: number): Promise<void> {
+  await bucket.put(indexKey(owner, id, bytes), "");
+}
+
+/** Deletes a file (of `bytes` bytes) and its index entry. */
+export async function deleteFile(bucket: R2Bucket, owner: string, id: string, bytes: number): Promise<void> {
+  await bucket.delete([fileKey(id), indexKey(owner, id, bytes)]);
+}
+
+/** An owner's files and bytes, counting at most `quota.files + 1` files (enough to know it is over). */
+export async function fileUse(bucket: R2Bucket, owner: string, quota: FileQuota): Promise<FileQuota> {
+  const listed = await bucket.list({ prefix: `file-index/${owner}/`, limit: quota.files + 1 });
+  return { files: listed.objects.length, bytes: listed.objects.reduce((n, o) => n + Number(o.key.slice(o.key.lastIndexOf("/") + 1)), 0) };
+}
