@@ -6,7 +6,7 @@ import edge from "../../src/index.ts";
 import { workerHighsSolver } from "../../src/solver/highs-worker-solver.ts";
 import { benchPlannerL, benchPlannerS, planBenchInput, planBenchProfile, type BenchClocks } from "../plan-bench.ts";
 
-export { BatchDO, CarbonLedgerDO, ControlDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
+export { BatchDO, CarbonLedgerDO, ControlDO, DeferralDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
 
 const Query = z.object({
   step: z.enum(["load", "prepare", "l", "s"]),
