@@ -5,7 +5,7 @@ import edge from "../../src/index.ts";
 import { workerHighsSolver } from "../../src/solver/highs-worker-solver.ts";
 import { benchPlannerL, benchPlannerS, planBenchInstance, planBenchProfile, type BenchClocks, type PlanBenchInstance } from "../plan-bench.ts";
 
-export { BatchDO, CarbonLedgerDO, ControlDO, PredictorDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
+export { BatchDO, CarbonLedgerDO, ControlDO, DeferralDO, PredictorDO, RateLimiterDO, SiteDO } from "../../src/index.ts";
 
 const Query = z.object({
   step: z.enum(["load", "prepare", "l", "s"]),
