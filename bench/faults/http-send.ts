@@ -19,6 +19,8 @@ export function httpSend(baseUrl: string): Send {
       });
       // A write cut by an early answer is not a failure: wait for the answer (or the socket's close).
       req.on("error", (e) => setTimeout(() => reject(e), 200));
+      // The write's error can come after the answer ended and the socket left the request: not a crash.
+      req.on("socket", (socket) => socket.on("error", () => {}));
       req.end(body);
     });
 }
