@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClassId } from "../schemas/ids.ts";
 import { Router, type RouteQuery, type RouteResult } from "./router.ts";
+import { Plan } from "../schemas/plan.ts";
 import { fixturePlan, fixtureSnapshot, NOW, status } from "./routing.test-helper.ts";
 
 const OPTIONS = { staleAfterMs: 10_000 };
@@ -115,6 +116,40 @@ describe("Router during a plan change", () => {
     // A draining (unavailable, not starting) instance is never chosen.
     const draining = fixtureSnapshot([status("b", { unavailable: ["i1" as never] })]);
     expect(new Router(draining, OPTIONS).select(query("LL"))).toEqual({ ok: false, reason: 'no available instance for class LL of model "m": 1 not ready' });
+  });
+});
+
+describe("Router failover to a standby", () => {
+  /** The fixture plan with a standby of model "other" (served only at a/o0) at b. */
+  function withStandbyPlan(): Plan {
+    const plan = fixturePlan();
+    return Plan.parse({
+      ...plan,
+      sites: plan.sites.map((s) => (s.site === "b" ? { ...s, instances: [...s.instances, { id: "os", model: "other", variant: "base", tp: 1, gpus: [2], clock: { mode: "locked", mhz: 1410 } }] } : s)),
+      standby: [{ model: "other", site: "b", instance: "os", idlePowerW: 136.5, gco2ePerHour: 13.7 }],
+    });
+  }
+  const other = (over: Partial<RouteQuery> = {}) => query("LS", { model: "other", edgeRegions: FROM_AMS, ...over });
+  const snapshot = (statuses: Parameters<typeof fixtureSnapshot>[0] = [], generation = 1) => fixtureSnapshot(statuses, generation, withStandbyPlan());
+
+  it("sends nothing to the standby while an instance the plan routes to can take the request, saturated or not", () => {
+    expect(choice(new Router(snapshot(), OPTIONS).select(other()))).toMatchObject({ site: "a", instance: "o0", standby: false });
+    expect(choice(new Router(snapshot([status("a", { saturated: ["o0" as never] })]), OPTIONS).select(other()))).toMatchObject({ site: "a", saturated: true, standby: false });
+  });
+
+  it("fails over to the standby when the plan's sites are down or already failed the request, and back when they return", () => {
+    const router = new Router(snapshot([status("a", { healthy: false })]), OPTIONS);
+    expect(choice(router.select(other()))).toMatchObject({ site: "b", instance: "os", pool: "LS", standby: true, saturated: false });
+    router.update(snapshot([], 2));
+    expect(choice(router.select(other()))).toMatchObject({ site: "a", instance: "o0", standby: false });
+    expect(choice(router.select(other({ excludeSites: new Set(["a"]) })))).toMatchObject({ site: "b", instance: "os", standby: true });
+  });
+
+  it("keeps work that can wait off the standby, and counts the standby when nothing is left", () => {
+    const down = new Router(snapshot([status("a", { healthy: false })]), OPTIONS);
+    expect(down.select(other({ spareOnly: true }))).toEqual({ ok: false, reason: "no site has spare capacity for class LS" });
+    const both = new Router(snapshot([status("a", { healthy: false }), status("b", { healthy: false })]), OPTIONS);
+    expect(both.select(other())).toEqual({ ok: false, reason: 'no available instance for class LS of model "other": 2 at unhealthy or stale sites' });
   });
 });
 

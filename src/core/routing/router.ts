@@ -26,6 +26,8 @@ export interface RouteChoice {
   saturated: boolean;
   /** True when no candidate was ready or saturated and it went to one still starting, which its site serves on a stand-in. */
   starting: boolean;
+  /** True when no instance the plan routes to could take it and it went to a standby of its model (failover). */
+  standby: boolean;
 }
 
 export type RouteResult = { ok: true; choice: RouteChoice } | { ok: false; reason: string };
@@ -53,7 +55,9 @@ interface Pool {
  * when every remaining instance of the class's pool is saturated the request overflows to the next
  * larger pool, and only if all of those are saturated too it is queued in its own pool. When no
  * instance is ready, one that is starting (a plan change under way) is chosen: its site serves the
- * request on what already runs there (make-before-break) until it is up.
+ * request on what already runs there (make-before-break) until it is up. When none of the plan's
+ * targets can take it at all (their sites down, too far or already tried), it fails over to a
+ * standby instance of its model (`Plan.standby`), ready first, then saturated, then starting.
  *
  * @example
  * const router = new Router(snapshot, { staleAfterMs: 10_000 });
@@ -63,6 +67,8 @@ export class Router {
   private snapshot: RoutingSnapshot;
   /** Pools by class, then model. */
   private pools = new Map<ClassId, Map<string, Pool>>();
+  /** Standby instances by model. */
+  private standbyPools = new Map<string, Pool>();
   private overflow = new Map<ClassId, ClassId[]>();
 
   constructor(
@@ -82,10 +88,11 @@ export class Router {
     this.snapshot = snapshot;
     if (!samePlan) {
       this.pools.clear();
+      this.standbyPools.clear();
       this.overflow.clear();
       return;
     }
-    for (const byModel of this.pools.values()) for (const pool of byModel.values()) pool.sites = pool.targets.map((t) => snapshot.sites[t.site]);
+    for (const pool of [...[...this.pools.values()].flatMap((byModel) => [...byModel.values()]), ...this.standbyPools.values()]) pool.sites = pool.targets.map((t) => snapshot.sites[t.site]);
   }
 
   select(query: RouteQuery): RouteResult {
@@ -94,7 +101,7 @@ export class Router {
     const overflow = this.overflowOf(query.classId);
     const spare = this.pick(query, cls.ttftMs, overflow, "none");
     if (query.spareOnly) return spare ?? { ok: false, reason: `no site has spare capacity for class ${query.classId}` };
-    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
+    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? this.pickStandby(query, cls.ttftMs) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
   }
 
   /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */
@@ -108,7 +115,22 @@ export class Router {
       });
       if (i < 0) continue;
       const t = pool.targets[i]!;
-      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: fallback === "saturated", starting: fallback === "starting" } };
+      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: fallback === "saturated", starting: fallback === "starting", standby: false } };
+    }
+    return null;
+  }
+
+  /** A standby of the request's model: ready, else saturated, else starting; null if none is eligible. */
+  private pickStandby(query: RouteQuery, ttftMs: number): RouteResult | null {
+    const pool = this.standbyPool(query.model);
+    for (const fallback of ["none", "saturated", "starting"] as const) {
+      const i = pool.rr.next((j) => {
+        const v = this.verdict(pool, j, query, ttftMs);
+        return v === "ok" || v === fallback;
+      });
+      if (i < 0) continue;
+      const t = pool.targets[i]!;
+      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: query.classId, overflow: false, saturated: fallback === "saturated", starting: fallback === "starting", standby: true } };
     }
     return null;
   }
@@ -140,6 +162,16 @@ export class Router {
     return pool;
   }
 
+  private standbyPool(model: string): Pool {
+    let pool = this.standbyPools.get(model);
+    if (!pool) {
+      const targets = this.snapshot.standby.filter((t) => t.model === model);
+      pool = { targets, sites: targets.map((t) => this.snapshot.sites[t.site]), rr: new SmoothWeightedRoundRobin(targets.map((t) => t.weight)) };
+      this.standbyPools.set(model, pool);
+    }
+    return pool;
+  }
+
   private overflowOf(classId: ClassId): ClassId[] {
     let order = this.overflow.get(classId);
     if (!order) {
@@ -151,8 +183,7 @@ export class Router {
 
   private explain(query: RouteQuery, pools: ClassId[], ttftMs: number): string {
     const counts = new Map<Verdict, number>();
-    for (const poolId of pools) {
-      const pool = this.pool(poolId, query.model);
+    for (const pool of [...pools.map((poolId) => this.pool(poolId, query.model)), this.standbyPool(query.model)]) {
       for (let j = 0; j < pool.targets.length; j++) {
         const v = this.verdict(pool, j, query, ttftMs);
         counts.set(v, (counts.get(v) ?? 0) + 1);
