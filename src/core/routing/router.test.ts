@@ -40,7 +40,9 @@ describe("Router shares", () => {
     const router = new Router(fixtureSnapshot(), OPTIONS);
     expect(choice(router.select(query("SL")))).toMatchObject({ site: "a", instance: "i1", pool: "SL", overflow: false });
     expect(choice(router.select(query("LS", { model: "other" })))).toMatchObject({ site: "a", instance: "o0" });
-    expect(router.select(query("LL", { model: "other" }))).toEqual({ ok: false, reason: 'no instance in plan 1 serves class LL of model "other"' });
+    // A class the plan routes nowhere is served on an instance of its model all the same.
+    expect(choice(router.select(query("LL", { model: "other" })))).toMatchObject({ site: "a", instance: "o0", failover: true });
+    expect(router.select(query("LL", { model: "unplanned" }))).toEqual({ ok: false, reason: 'no instance in plan 1 serves class LL of model "unplanned"' });
   });
 });
 

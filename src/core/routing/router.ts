@@ -26,7 +26,7 @@ export interface RouteChoice {
   saturated: boolean;
   /** True when no candidate was ready or saturated and it went to one still starting, which its site serves on a stand-in. */
   starting: boolean;
-  /** True when none of its class's targets could take it and it failed over to a standby or another instance of its model. */
+  /** True when none of its class's targets could take it (or the plan routes its class nowhere) and it went to a standby or another instance of its model. */
   failover: boolean;
 }
 
@@ -55,9 +55,9 @@ interface Pool {
  * when every remaining instance of the class's pool is saturated the request overflows to the next
  * larger pool, and only if all of those are saturated too it is queued in its own pool. When no
  * instance is ready, one that is starting (a plan change under way) is chosen: its site serves the
- * request on what already runs there (make-before-break) until it is up. When the plan routes the
- * class but none of its pools' targets can take it at all (their sites down, too far or already
- * tried, their instances draining), it fails over to a
+ * request on what already runs there (make-before-break) until it is up. When none of its pools'
+ * targets can take it at all (their sites down, too far or already tried, their instances
+ * draining, or the plan routes the class nowhere), it fails over to a
  * standby instance of its model (`Plan.standby`), else to any instance of its model the plan routes
  * other classes to: ready first, then saturated, then starting.
  *
@@ -103,7 +103,7 @@ export class Router {
     const overflow = this.overflowOf(query.classId);
     const spare = this.pick(query, cls.ttftMs, overflow, "none");
     if (query.spareOnly) return spare ?? { ok: false, reason: `no site has spare capacity for class ${query.classId}` };
-    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? this.pickFailover(query, cls.ttftMs, overflow) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
+    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? this.pickFailover(query, cls.ttftMs) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
   }
 
   /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */
@@ -122,12 +122,8 @@ export class Router {
     return null;
   }
 
-  /**
-   * A standby of the request's model, else another instance of it: ready, else saturated, else
-   * starting; null if none is eligible, or if the plan routes the class nowhere (nothing failed).
-   */
-  private pickFailover(query: RouteQuery, ttftMs: number, overflow: readonly ClassId[]): RouteResult | null {
-    if (!this.routesClass(query.model, [query.classId, ...overflow])) return null;
+  /** A standby of the request's model, else another instance of it: ready, else saturated, else starting; null if none is eligible. */
+  private pickFailover(query: RouteQuery, ttftMs: number): RouteResult | null {
     for (const fallback of ["none", "saturated", "starting"] as const) {
       for (const pool of this.failoverPoolsOf(query.model)) {
         const i = pool.rr.next((j) => {
@@ -169,11 +165,6 @@ export class Router {
     return pool;
   }
 
-  /** Whether the plan routes any of these pools of the model anywhere. */
-  private routesClass(model: string, pools: readonly ClassId[]): boolean {
-    return pools.some((poolId) => this.pool(poolId, model).targets.length > 0);
-  }
-
   private failoverPoolsOf(model: string): Pool[] {
     let pools = this.failoverPools.get(model);
     if (!pools) {
@@ -197,8 +188,7 @@ export class Router {
   private explain(query: RouteQuery, pools: ClassId[], ttftMs: number): string {
     const counts = new Map<Verdict, number>();
     const seen = new Set<string>();
-    const failover = this.routesClass(query.model, pools) ? this.failoverPoolsOf(query.model) : [];
-    for (const pool of [...pools.map((poolId) => this.pool(poolId, query.model)), ...failover]) {
+    for (const pool of [...pools.map((poolId) => this.pool(poolId, query.model)), ...this.failoverPoolsOf(query.model)]) {
       pool.targets.forEach((t, j) => {
         if (seen.has(`${t.site}/${t.instance}`)) return;
         seen.add(`${t.site}/${t.instance}`);
