@@ -6,7 +6,7 @@ import { runFaultMatrix } from "./faults/fault-matrix.ts";
 import { edgeRequest, fuzzOnce, gatewayRequest, localApiRequest, type FuzzRequest } from "./faults/fuzz-requests.ts";
 import { edgeSnapshot, siteSnapshot } from "./faults/http-state.ts";
 import { runBadInputCases, type Send, type Snapshot } from "./faults/run-cases.ts";
-import { httpSend } from "./faults/http-send.ts";
+import { httpSend, retryingDevProxy } from "./faults/http-send.ts";
 import { gatewaySender, mostlySigned } from "./faults/site-senders.ts";
 import type { FaultRow } from "./faults/traffic.ts";
 
@@ -22,6 +22,8 @@ export interface FaultsBenchOptions {
 
 export interface FaultsBenchResult {
   bad_inputs: { tried: number; correct: number; wrong: string[] };
+  /** Requests of the table and the edge's fuzzing sent again after wrangler dev's proxy answered DEV_PROXY_RESTART (see traffic.ts). */
+  dev_proxy_retries: number;
   fuzz: { runs: number; server_errors: number; state_changes: number; by_door: Record<string, { runs: number; server_errors: number; state_changes: number }>; failures: string[] };
   faults: FaultRow[];
   wall_s: number;
@@ -57,7 +59,8 @@ export async function runFaultsBench(o: FaultsBenchOptions): Promise<FaultsBench
     const id = site!.site.id;
     log("bad inputs");
     const cases = badInputCases({ model: config.model, site: id, siteToken: stack.siteToken(id), otherSite: other!.site.id, adminToken: stack.adminToken });
-    const edgeSend = httpSend(stack.edgeUrl);
+    const devProxyRetries = { count: 0 };
+    const edgeSend = retryingDevProxy(httpSend(stack.edgeUrl), devProxyRetries);
     const table = await runBadInputCases(cases, edgeSend, edgeSnapshot(stack));
     const sites = stack.sites.map((s) => s.site.id);
     const fuzzCtx = { model: config.model, sites };
@@ -86,6 +89,7 @@ export async function runFaultsBench(o: FaultsBenchOptions): Promise<FaultsBench
     const faults = await runFaultMatrix(stack, { beforeS: o.beforeS ?? 3, afterS: o.afterS ?? 12, log });
     return {
       bad_inputs: { tried: table.tried, correct: table.correct, wrong: table.verdicts.filter((v) => !v.correct).map((v) => `${v.name}: expected ${v.expected.status} ${v.expected.code}, got ${v.got.status} ${v.got.code}${v.stateChanged ? ", state changed" : ""}`) },
+      dev_proxy_retries: devProxyRetries.count,
       fuzz: { runs: total("runs"), server_errors: total("server_errors"), state_changes: total("state_changes"), by_door: byDoor, failures },
       faults,
       wall_s: Math.round((performance.now() - started) / 100) / 10,
@@ -102,10 +106,11 @@ export function faultsBenchTable(r: FaultsBenchResult): string {
     ...r.bad_inputs.wrong.map((w) => `  wrong: ${w}`),
     `fuzz: ${r.fuzz.runs} runs, ${r.fuzz.server_errors} server errors, ${r.fuzz.state_changes} state changes (${Object.entries(r.fuzz.by_door).map(([d, t]) => `${d} ${t.runs}`).join(", ")})`,
     ...r.fuzz.failures.map((f) => `  ${f}`),
+    `sent again after wrangler dev's proxy lost its connection to the Worker: ${r.dev_proxy_retries} (table and edge fuzzing), ${r.faults.reduce((n, f) => n + f.dev_proxy_retries, 0)} (fault matrix)`,
     "",
-    "| fault | requests | served | lost | errored with reason | recovery s |",
-    "|---|---|---|---|---|---|",
-    ...r.faults.map((f) => `| ${f.name} | ${f.requests} | ${f.served} | ${f.lost} | ${f.errored_with_reason} | ${f.recovery_s ?? "never"} |`),
+    "| fault | requests | served | lost | errored with reason | recovery s | dev proxy retries |",
+    "|---|---|---|---|---|---|---|",
+    ...r.faults.map((f) => `| ${f.name} | ${f.requests} | ${f.served} | ${f.lost} | ${f.errored_with_reason} | ${f.recovery_s ?? "never"} | ${f.dev_proxy_retries} |`),
     ...r.faults.filter((f) => f.note).map((f) => `  ${f.name}: ${f.note}`),
     `wall time ${r.wall_s} s`,
   ];

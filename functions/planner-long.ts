@@ -44,7 +44,7 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
 
   let plan;
   try {
-    plan = planWithPolicy(entry, ctx.fleet.policy, assembled.input, await deps.solver()).plan;
+    plan = planWithPolicy(entry, ctx.fleet.policy, assembled.input, await deps.solver(), ctx.fleet).plan;
   } catch (error) {
     return { status: "error", message: `${name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }

@@ -3,13 +3,20 @@ import type { LocalStack, StackSiteHandle } from "../../lib/stack/local-stack.ts
 import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
 import { POWER_LADDER_STEPS, type PowerLadderStep } from "../../host-agent/controllers/power-ladder.ts";
 import { StallProxy } from "./stall-proxy.ts";
+import { busiestSite, failoverOf, planForTraffic, servedAt } from "./traffic-plan.ts";
 import { faultRow, Traffic, type FaultRow } from "./traffic.ts";
 
-/** The site every fault hits; the other two carry on. */
+/** The site the stall, the restarts and the clock skews hit; the other two carry on. */
 export const VICTIM = "wind-erco";
+/** Where the stall's plan keeps its standby. */
+const STANDBY = "grid-ciso";
 const ALL = { "wind-bpat": 1, "wind-erco": 1, "grid-ciso": 1 };
 /** Where Debian's faketime package puts libfaketime (the clock-skew faults run the agent under it). */
 const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+/** The matrix's traffic: one request every 100 ms, 40 prompt tokens. */
+const TRAFFIC = { intervalMs: 100, inputTokens: 40 };
+/** Output tokens of the kill's streams (long, so the kill lands mid-stream). */
+const KILL_OUTPUT_TOKENS = 400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface MatrixOptions {
@@ -21,9 +28,9 @@ interface MatrixOptions {
 
 /** Runs every fault on the local stack, one after the other, each healed before the next. */
 export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promise<FaultRow[]> {
-  const victim = stack.sites.find((s) => s.site.id === VICTIM)!;
+  const victim = siteHandle(stack, VICTIM);
   const rows: FaultRow[] = [];
-  const traffic = (stream: (i: number) => boolean, outputTokens: number) => new Traffic(stack.load!, { intervalMs: 100, outputTokens, stream }).start();
+  const traffic = (stream: (i: number) => boolean, outputTokens: number) => new Traffic(stack.load!, { ...TRAFFIC, outputTokens, stream }).start();
   /** Traffic for beforeS, the fault, traffic for afterS; the row of that window. */
   const measure = async (name: string, inject: () => Promise<string | void>, stream: (i: number) => boolean = (i) => i % 2 === 0, outputTokens = 48) => {
     o.log(`fault: ${name}`);
@@ -33,19 +40,43 @@ export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promi
     const note = await inject();
     const remaining = o.afterS * 1000 - (Date.now() - faultAtMs);
     if (remaining > 0) await sleep(remaining);
-    const row = faultRow(name, await t.stop(), faultAtMs, note || undefined);
+    const row = faultRow(name, await t.stop(), faultAtMs, t.devProxyRetries, note || undefined);
     o.log(`  ${JSON.stringify(row)}`);
     rows.push(row);
   };
   const healthy = () => waitFor(async () => (await stack.admin<{ health: { healthy: boolean } }[]>("GET", "/admin/v1/sites")).every((s) => s.health.healthy), 60_000, "every site healthy");
 
-  await setWeightedPlan(stack, ALL);
+  // The stall first, while the edge holds no site as failing (a site that failed a request is
+  // passed over for a while, so the stall would not be met): the plan routes every request to the
+  // victim, with a standby at another site. Each request meets the stall until the edge's idle
+  // timeout ends it; routing then fails over to the standby.
+  await setWeightedPlan(stack, { [VICTIM]: 1 }, { standby: [STANDBY] });
+  await servedAt(stack, VICTIM);
+  const proxy = await StallProxy.start(victim.ingressUrl);
+  try {
+    await pointFleetAt(stack, VICTIM, proxy.url);
+    await servedAt(stack, VICTIM, () => proxy.forwarded > 0);
+    await measure("site stalls after the response head", async () => {
+      proxy.stalling = true;
+      return `${VICTIM}'s answers stop after their head (the plan routes every request there; standby at ${STANDBY}); the edge's idle timeout is ${stack.config.siteIdleTimeoutS} s`;
+    });
+  } finally {
+    proxy.stalling = false;
+    await pointFleetAt(stack, VICTIM, victim.ingressUrl);
+    await proxy.close();
+  }
+
+  // The kill on the fleet planner's own plan for the matrix's traffic (standby setting on): the
+  // agent of the site it routes most of those requests to dies mid-stream.
+  const { classes, plan } = await planForTraffic(stack, { inputTokens: TRAFFIC.inputTokens, outputTokens: KILL_OUTPUT_TOKENS }, 1000 / TRAFFIC.intervalMs);
+  const killed = siteHandle(stack, busiestSite(plan, classes));
   await measure("agent SIGKILLed mid-stream", async () => {
-    victim.process!.killNow();
-    return `SIGKILL to the agent of ${VICTIM} (its engines with it) while it streamed 400-token answers`;
-  }, () => true, 400);
-  await restart(stack, victim);
+    killed.process!.killNow();
+    return `SIGKILL to the agent of ${killed.site.id} (its engines with it), where plan ${plan.version} (${plan.policy}) sends most ${classes.join("/")} requests, while it streamed ${KILL_OUTPUT_TOKENS}-token answers; failover: ${failoverOf(plan, killed.site.id, stack.config.model)}`;
+  }, () => true, KILL_OUTPUT_TOKENS);
+  await restart(stack, killed);
   await healthy();
+  await setWeightedPlan(stack, ALL);
 
   for (const rung of POWER_LADDER_STEPS) {
     await measure(`agent restarted at power-ladder rung ${rung}`, async () => {
@@ -61,21 +92,6 @@ export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promi
     });
     await setWeightedPlan(stack, ALL);
     await healthy();
-  }
-
-  // Most traffic at the victim, so the stall is met; the others keep a share to route around it with.
-  await setWeightedPlan(stack, { ...ALL, [VICTIM]: 20 });
-  const proxy = await StallProxy.start(victim.ingressUrl);
-  try {
-    await pointFleetAt(stack, VICTIM, proxy.url);
-    await measure("site stalls after the response head", async () => {
-      proxy.stalling = true;
-      return `${VICTIM}'s answers stop after their head; the edge's idle timeout is ${stack.config.siteIdleTimeoutS} s`;
-    });
-  } finally {
-    proxy.stalling = false;
-    await pointFleetAt(stack, VICTIM, victim.ingressUrl);
-    await proxy.close();
   }
 
   for (const mode of ["failing", "hanging"] as const) {
@@ -106,6 +122,12 @@ export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promi
     await healthy();
   }
   return rows;
+}
+
+function siteHandle(stack: LocalStack, id: string): StackSiteHandle {
+  const handle = stack.sites.find((s) => s.site.id === id);
+  if (!handle) throw new Error(`no site ${id} in the stack`);
+  return handle;
 }
 
 async function restart(stack: LocalStack, victim: StackSiteHandle, env: Record<string, string> = {}): Promise<void> {

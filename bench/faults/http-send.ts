@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import type { Send } from "./run-cases.ts";
+import { DEV_PROXY_RESTART } from "./traffic.ts";
 
 /**
  * Sends one request with node:http and reads the answer even when the server answered before
@@ -19,6 +20,22 @@ export function httpSend(baseUrl: string): Send {
       });
       // A write cut by an early answer is not a failure: wait for the answer (or the socket's close).
       req.on("error", (e) => setTimeout(() => reject(e), 200));
+      // The write's error can come after the answer ended and the socket left the request: not a crash.
+      req.on("socket", (socket) => socket.on("error", () => {}));
       req.end(body);
     });
+}
+
+/**
+ * `send`, sending again once what wrangler dev's proxy answered with DEV_PROXY_RESTART (its
+ * connection to the Worker broke before the Worker's answer came; see traffic.ts); `retries`
+ * counts those.
+ */
+export function retryingDevProxy(send: Send, retries: { count: number }): Send {
+  return async (r) => {
+    const first = await send(r);
+    if (first.status !== 503 || !(await first.clone().text()).startsWith(DEV_PROXY_RESTART)) return first;
+    retries.count++;
+    return send(r);
+  };
 }

@@ -8,10 +8,13 @@ import { createServer, request, type Server } from "node:http";
 export class StallProxy {
   stalling = false;
   url = "";
+  /** Requests it has passed on. */
+  forwarded = 0;
   private readonly server: Server;
 
   private constructor(target: string) {
     this.server = createServer((req, res) => {
+      this.forwarded++;
       const upstream = request(new URL(req.url ?? "/", target), { method: req.method, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         res.flushHeaders();

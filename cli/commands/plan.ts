@@ -113,7 +113,7 @@ function planFor(kind: string, fleet: Fleet, input: PlanningInput, solver: LpSol
   const policy = PolicyKind.safeParse(kind);
   if (!policy.success) return createPlanner(PlannerConfig.parse({ kind })).plan(input, solver);
   const entry = POLICIES[policy.data];
-  return planWithPolicy(entry, { kind: entry.kind, weights: fleet.policy.kind === entry.kind ? fleet.policy.weights : entry.defaultWeights }, input, solver);
+  return planWithPolicy(entry, { kind: entry.kind, weights: fleet.policy.kind === entry.kind ? fleet.policy.weights : entry.defaultWeights }, input, solver, fleet);
 }
 
 function parseRates(text: string, flag: string, form: string): Record<string, number> {

@@ -70,6 +70,13 @@ const ROUTES = new Map([
 ]);
 /** One attempt and one retry on another replica, as the edge does across sites. */
 const MAX_ATTEMPTS = 2;
+/**
+ * How long an idle connection from the edge stays open: longer than any client in front keeps
+ * one idle (workerd's pool 5 s, cloudflared's 90 s), so the client always closes first. At Node's
+ * default (5 s) the two timers race, and a request sent on a connection the gateway is closing
+ * fails before it is read ("Network connection lost" at the edge, which then holds a healthy site).
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
 interface Pending extends WaitingRequest {
   path: string;
@@ -121,7 +128,7 @@ export class SiteGateway {
     this.now = options.nowMs ?? Date.now;
     this.held = new ByteBudget(options.maxHeldBytes ?? 256 * 1024 * 1024);
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
-    this.server = createServer((req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
+    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
   }
 
   start(host: string, port: number): Promise<string> {

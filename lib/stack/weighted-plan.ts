@@ -1,3 +1,5 @@
+import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
+import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
 import type { LocalStack } from "./local-stack.ts";
 
 /** The load a weighted plan says each class brings (the tests send their own; this sizes the headroom). */
@@ -7,10 +9,11 @@ const PLANNED_RPS_PER_CLASS = 0.05;
  * A plan set through the admin API (tests): two replicas of the stack's smallest TP
  * per site at max clock (each site's power cap 50 kW unless `powerCapW` names it), every class
  * routed to all sites with the given weights, planned at 0.05 req/s per class (about half of the
- * entry's time: the rest is headroom the deferral scheduler releases batch and flex work into).
- * Returns once every agent has applied it.
+ * entry's time: the rest is headroom the deferral scheduler releases batch and flex work into); the
+ * instances at the `standby` sites are the plan's standbys (routing fails over to them). Returns
+ * once every weighted and standby site's agent has applied it.
  */
-export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>, o: { powerCapW?: Record<string, number> } = {}): Promise<number> {
+export async function setWeightedPlan(stack: LocalStack, weights: Record<string, number>, o: { powerCapW?: Record<string, number>; standby?: readonly string[] } = {}): Promise<number> {
   const current = await stack.admin<{ version: number }>("GET", "/admin/v1/plan").catch(() => ({ version: 0 }));
   const version = current.version + 1;
   const classes = stack.fleet!.classes.map((c) => c.id as string);
@@ -27,11 +30,13 @@ export async function setWeightedPlan(stack: LocalStack, weights: Record<string,
       instances: [{ id: "i0", model: stack.config.model, variant: "base", tp, replicas: 2, gpus: Array.from({ length: 2 * tp }, (_, i) => i), clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(classes.map((c) => [c, PLANNED_RPS_PER_CLASS])) }],
     })),
     routing: Object.fromEntries(classes.map((c) => [c, stack.sites.map((s) => ({ site: s.site.id, instance: "i0", weight: weights[s.site.id] ?? 0 })).filter((t) => t.weight > 0)])),
+    ...(o.standby ? { standby: o.standby.map((site) => ({ model: stack.config.model, site, instance: "i0", idlePowerW: 2 * tp * gpuSpec(stack.config.gpuType).power.idleW * SERVER_POWER_OVERHEAD, gco2ePerHour: null })) } : {}),
   };
   await stack.admin("PUT", "/admin/v1/plan", plan);
   await waitFor(async () => {
     const sites = await stack.admin<{ site: string; health: { healthy: boolean; appliedPlanVersion: number | null } }[]>("GET", "/admin/v1/sites");
-    return sites.every((s) => !(s.site in weights) || (weights[s.site]! > 0 ? s.health.healthy && s.health.appliedPlanVersion === version : true));
+    const waitsFor = (site: string) => (weights[site] ?? 0) > 0 || (o.standby ?? []).includes(site);
+    return sites.every((s) => !waitsFor(s.site) || (s.health.healthy && s.health.appliedPlanVersion === version));
   }, 60_000, `plan ${version} applied at every weighted site`);
   return version;
 }

@@ -235,7 +235,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
 
   const { choice } = forwarded;
   edge.metrics.observe("greenference_time_to_first_byte_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
-  const outcome = choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
+  const outcome = choice.failover ? "failover" : choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
   let broke = false;

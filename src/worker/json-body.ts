@@ -8,7 +8,7 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response
 
 /**
  * Reads a JSON body of at most `maxBytes`: 415 unless the Content-Type is application/json, 413
- * when it is longer (by Content-Length or while reading, without reading past the limit), 400
+ * when it is longer (by Content-Length or while reading, keeping nothing past the limit), 400
  * when it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH.
  *
  * @example
@@ -18,7 +18,7 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response
 export async function readJson(request: Request, maxBytes: number): Promise<Parsed<unknown>> {
   const tooLarge = () => ({ ok: false as const, response: openAiError(413, `request body is larger than ${maxBytes} bytes`, { code: "request_too_large" }) });
   if (!isJsonMediaType(request.headers.get("content-type"))) {
-    await request.body?.cancel();
+    await drain(request.body, OVERSIZED_BODY_DRAIN_BYTES);
     return { ok: false, response: openAiError(415, "The request body must be JSON, sent with 'Content-Type: application/json'.", { code: "unsupported_media_type" }) };
   }
   const bytes = await readBounded(request, maxBytes);
@@ -26,13 +26,22 @@ export async function readJson(request: Request, maxBytes: number): Promise<Pars
 }
 
 /**
+ * Bytes of an oversized body read and dropped before its 413 is sent. A proxy that streams the body
+ * on to the Worker (wrangler dev's does) takes an answer that comes while it is still writing for a
+ * network error, and sends its client a 503 or a reset instead of the 413; read to the end, the
+ * answer passes. A body longer than this is cut off (its client may see a reset).
+ */
+export const OVERSIZED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
  * The body's bytes, or null when it is longer than `maxBytes` (by Content-Length or while
- * reading, without reading past the limit).
+ * reading; nothing past the limit is kept, and an oversized body is read to its end, up to
+ * OVERSIZED_BODY_DRAIN_BYTES, before the caller answers).
  */
 export async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | null> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) {
-    await request.body?.cancel();
+    await drain(request.body, declared <= OVERSIZED_BODY_DRAIN_BYTES ? OVERSIZED_BODY_DRAIN_BYTES : 0);
     return null;
   }
   if (declared >= 0 && request.body && !request.headers.has("transfer-encoding")) {
@@ -50,7 +59,7 @@ export async function readBounded(request: Request, maxBytes: number): Promise<U
       if (done) break;
       length += value.byteLength;
       if (length > maxBytes) {
-        await reader.cancel();
+        await drain(reader, OVERSIZED_BODY_DRAIN_BYTES - length);
         return null;
       }
       chunks.push(value);
@@ -63,6 +72,19 @@ export async function readBounded(request: Request, maxBytes: number): Promise<U
     offset += c.byteLength;
   }
   return bytes;
+}
+
+/** Reads and drops a body to its end, or cancels it once more than `upTo` bytes were dropped. */
+async function drain(body: ReadableStream<Uint8Array> | ReadableStreamDefaultReader<Uint8Array> | null, upTo: number): Promise<void> {
+  if (!body) return;
+  const reader = body instanceof ReadableStream ? body.getReader() : body;
+  let dropped = 0;
+  for (;;) {
+    if (dropped > upTo) return void (await reader.cancel());
+    const { done, value } = await reader.read();
+    if (done) return;
+    dropped += value.byteLength;
+  }
 }
 
 /** Decoding is stateless without `stream`, so one decoder serves every request of the isolate. */

@@ -4,7 +4,7 @@ import { boundsAtOrAbove, HISTOGRAM_BOUNDS, leLabel } from "../core/stats/histog
 /** The edge's counters and what they count. */
 export const METRICS = {
   greenference_requests_total: "Inference requests answered, by site (empty before routing), class and HTTP status.",
-  greenference_route_decisions_total: "Routing decisions, by request class, the pool that took it, site and outcome (own, overflow, queued, starting).",
+  greenference_route_decisions_total: "Routing decisions, by request class, the pool that took it, site and outcome (own, overflow, queued, starting, failover).",
   greenference_route_failures_total: "Requests no site could take, by class.",
   greenference_retries_total: "Requests retried at the next choice after a site failed before the first byte, by the failed site.",
   greenference_broken_responses_total: "Answers a site failed after its head (broke, went idle or ended its stream with an error event), by site; the client got an error event or a 502 saying why.",

@@ -28,7 +28,7 @@ describe.each(PolicyKind.options)("policy contract: %s", (kind) => {
   const made = () => {
     const assembled = assemblePlanningInput({ fleet, plan: null, forecasts: contractForecasts(fleet), measured: undefined, profile, nowMs: CONTRACT_NOW });
     if (!assembled.ok) throw new Error(assembled.message);
-    return { input: assembled.input, plan: planWithPolicy(entry, fleet.policy, assembled.input, solver).plan };
+    return { input: assembled.input, plan: planWithPolicy(entry, fleet.policy, assembled.input, solver, fleet).plan };
   };
 
   it("plans the example fleet within every site's power at the highest clock each instance may run", () => {

@@ -177,9 +177,9 @@ describe("inference API: routing and receipts", () => {
   });
 
   it("answers 503 with the reason when no site can take the request", async () => {
-    await takeDown("eu-b");
+    for (const site of ["eu-a", "eu-b", "us-c"]) await takeDown(site);
     edge.app.context.cache.invalidate();
-    // 600 prompt tokens and up to 2000 output tokens: class LL, which only eu-b serves.
+    // 600 prompt tokens and up to 2000 output tokens: class LL, which only eu-b serves (it would fail over to the others' instances).
     const r = await edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: new Array(600).fill(1), max_tokens: 2000 }), cf: { colo: "AMS" } } as RequestInit);
     expect(r.status).toBe(503);
     expect(await errorOf(r)).toMatchObject({ code: "no_capacity", message: expect.stringContaining("unhealthy or stale") });

@@ -34,7 +34,7 @@ export function row(p: { classId: string; tp?: number; mhz?: number; loadRps: nu
 }
 
 interface InputSketch {
-  sites: { id: string; gpus: number; powerW: number; gpu?: GpuType }[];
+  sites: { id: string; gpus: number; powerW: number; gpu?: GpuType; carbonGPerKwh?: number; rttMs?: number }[];
   demand: Record<string, number>;
   profile: readonly ProfileRow[];
   slos?: Record<string, Slo>;
@@ -49,7 +49,7 @@ export function planningInput(s: InputSketch): PlanningInput {
     version: s.version ?? 1,
     nowMs: 1_700_000_000_000,
     model: s.model ?? "m",
-    sites: s.sites.map((x) => ({ id: x.id, gpus: [{ type: x.gpu ?? "H100-80GB", count: x.gpus }], powerW: x.powerW })),
+    sites: s.sites.map(({ gpu, gpus, ...x }) => ({ ...x, gpus: [{ type: gpu ?? "H100-80GB", count: gpus }] })),
     classes: Object.entries(s.demand).map(([id, demandRps], i) => ({ id, inputBin: Math.floor(i / 3), outputBin: i % 3, slo: s.slos?.[id] ?? LOOSE_SLO, demandRps })),
     profile: s.profile,
     previous: s.previous,

@@ -86,9 +86,10 @@ export function contractForecasts(fleet: Fleet, nowMs = CONTRACT_NOW): Forecast[
 /**
  * What a plan of a policy must keep, whichever the policy: it parses and fits the fleet, it is the
  * policy's (kind; every site's queue discipline and decode routing as the entry asks; every clock
- * the entry's clock policy), it runs something, and every site stays within the power it can count
- * on with every instance at the highest clock its setting allows (`sitePowerAtCeilingW`). Returns
- * what it breaks, empty when nothing.
+ * the entry's clock policy), it runs something, every site stays within the power it can count
+ * on with every instance at the highest clock its setting allows (`sitePowerAtCeilingW`), and with
+ * the fleet's `standby` on, every model it serves runs at a second site. Returns what it breaks,
+ * empty when nothing.
  */
 export function planContractIssues(input: unknown, fleet: Fleet, entry: PolicyEntry, profile: readonly ProfileRow[], powerW: Readonly<Record<string, number>>): string[] {
   const parsed = Plan.safeParse(input);
@@ -108,6 +109,12 @@ export function planContractIssues(input: unknown, fleet: Fleet, entry: PolicyEn
   for (const { site, i } of instances) {
     const clock = i.clock.mode === "locked" ? "locked" : i.clock.policy;
     if (clock !== entry.clockPolicy) issues.push(`${site}/${i.id}: clock ${clock}, the policy gives ${entry.clockPolicy}`);
+  }
+  if (fleet.standby && fleet.sites.length > 1) {
+    for (const model of new Set(instances.map(({ i }) => i.model))) {
+      const at = new Set(instances.filter(({ i }) => i.model === model).map(({ site }) => site));
+      if (at.size < 2) issues.push(`model ${model} runs at ${[...at].join(", ")} only: no standby at a second site`);
+    }
   }
   return issues;
 }

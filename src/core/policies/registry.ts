@@ -1,7 +1,8 @@
 import type { LpSolver } from "../ports/lp-solver.ts";
 import type { PlannerResult } from "../planning/planner.ts";
 import type { PlanningInput } from "../planning/planning-input.ts";
-import type { Policy, PolicyKind } from "../schemas/fleet.ts";
+import type { Fleet, Policy, PolicyKind } from "../schemas/fleet.ts";
+import { withStandby } from "../planning/standby.ts";
 import { cloverPolicy } from "./clover.ts";
 import { dynamollmPolicy } from "./dynamollm.ts";
 import { freeshPolicy } from "./freesh.ts";
@@ -25,13 +26,16 @@ export type PolicyRegistry = Readonly<Record<PolicyKind, PolicyEntry>>;
 
 /**
  * Runs a policy's fleet planner and marks the plan as the policy's: its kind, and at every site the
- * queue discipline and decode routing the policy asks of the site's gateway.
+ * queue discipline and decode routing the policy asks of the site's gateway. With the fleet's
+ * `standby` setting (on by default) the plan then keeps failover capacity for every model it
+ * serves at a second site (`withStandby`), whichever policy made it.
  *
  * @example
- * const { plan } = planWithPolicy(POLICIES.freesh, fleet.policy, input, solver); // every site: queue "llf"
+ * const { plan } = planWithPolicy(POLICIES.freesh, fleet.policy, input, solver, fleet); // every site: queue "llf"
  */
-export function planWithPolicy(entry: PolicyEntry, policy: Policy, input: PlanningInput, solver: LpSolver): PlannerResult {
+export function planWithPolicy(entry: PolicyEntry, policy: Policy, input: PlanningInput, solver: LpSolver, settings: Pick<Fleet, "standby">): PlannerResult {
   const result = entry.fleetPlanner.create(policy).plan(input, solver);
-  const sites = result.plan.sites.map((s) => ({ ...s, queue: entry.site.queue, decodeRouting: entry.site.decodeRouting }));
-  return { ...result, plan: { ...result.plan, policy: entry.kind, sites } };
+  const planned = settings.standby ? withStandby(result.plan, input) : result.plan;
+  const sites = planned.sites.map((s) => ({ ...s, queue: entry.site.queue, decodeRouting: entry.site.decodeRouting }));
+  return { ...result, plan: { ...planned, policy: entry.kind, sites } };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClassId } from "../schemas/ids.ts";
 import { Router, type RouteQuery, type RouteResult } from "./router.ts";
+import { Plan } from "../schemas/plan.ts";
 import { fixturePlan, fixtureSnapshot, NOW, status } from "./routing.test-helper.ts";
 
 const OPTIONS = { staleAfterMs: 10_000 };
@@ -39,7 +40,9 @@ describe("Router shares", () => {
     const router = new Router(fixtureSnapshot(), OPTIONS);
     expect(choice(router.select(query("SL")))).toMatchObject({ site: "a", instance: "i1", pool: "SL", overflow: false });
     expect(choice(router.select(query("LS", { model: "other" })))).toMatchObject({ site: "a", instance: "o0" });
-    expect(router.select(query("LL", { model: "other" }))).toEqual({ ok: false, reason: 'no instance in plan 1 serves class LL of model "other"' });
+    // A class the plan routes nowhere is served on an instance of its model all the same.
+    expect(choice(router.select(query("LL", { model: "other" })))).toMatchObject({ site: "a", instance: "o0", failover: true });
+    expect(router.select(query("LL", { model: "unplanned" }))).toEqual({ ok: false, reason: 'no instance in plan 1 serves class LL of model "unplanned"' });
   });
 });
 
@@ -112,9 +115,56 @@ describe("Router during a plan change", () => {
     // SS has ready targets elsewhere: a starting one is skipped.
     const someReady = fixtureSnapshot([status("a", { unavailable: ["i0" as never], starting: ["i0" as never] })]);
     expect(count(sitesOf(new Router(someReady, OPTIONS), 4, query("SS")))).toEqual({ b: 2, c: 2 });
-    // A draining (unavailable, not starting) instance is never chosen.
+    // A draining (unavailable, not starting) instance is never chosen: the request fails over to a ready instance of its model.
     const draining = fixtureSnapshot([status("b", { unavailable: ["i1" as never] })]);
-    expect(new Router(draining, OPTIONS).select(query("LL"))).toEqual({ ok: false, reason: 'no available instance for class LL of model "m": 1 not ready' });
+    expect(choice(new Router(draining, OPTIONS).select(query("LL")))).toMatchObject({ site: "a", instance: "i0", failover: true });
+    const allDraining = fixtureSnapshot(["a", "b", "c"].map((s) => status(s, { unavailable: ["i0", "i1"] as never[] })));
+    expect(new Router(allDraining, OPTIONS).select(query("LL"))).toEqual({ ok: false, reason: 'no available instance for class LL of model "m": 5 not ready' });
+  });
+});
+
+describe("Router failover to a standby or another instance of the model", () => {
+  /** The fixture plan with a standby of model "other" (served only at a/o0) at b. */
+  function withStandbyPlan(): Plan {
+    const plan = fixturePlan();
+    return Plan.parse({
+      ...plan,
+      sites: plan.sites.map((s) => (s.site === "b" ? { ...s, instances: [...s.instances, { id: "os", model: "other", variant: "base", tp: 1, gpus: [2], clock: { mode: "locked", mhz: 1410 } }] } : s)),
+      standby: [{ model: "other", site: "b", instance: "os", idlePowerW: 136.5, gco2ePerHour: 13.7 }],
+    });
+  }
+  const other = (over: Partial<RouteQuery> = {}) => query("LS", { model: "other", edgeRegions: FROM_AMS, ...over });
+  const snapshot = (statuses: Parameters<typeof fixtureSnapshot>[0] = [], generation = 1) => fixtureSnapshot(statuses, generation, withStandbyPlan());
+
+  it("sends nothing to the standby while an instance the plan routes to can take the request, saturated or not", () => {
+    expect(choice(new Router(snapshot(), OPTIONS).select(other()))).toMatchObject({ site: "a", instance: "o0", failover: false });
+    expect(choice(new Router(snapshot([status("a", { saturated: ["o0" as never] })]), OPTIONS).select(other()))).toMatchObject({ site: "a", saturated: true, failover: false });
+  });
+
+  it("fails over to the standby when the plan's sites are down or already failed the request, and back when they return", () => {
+    const router = new Router(snapshot([status("a", { healthy: false })]), OPTIONS);
+    expect(choice(router.select(other()))).toMatchObject({ site: "b", instance: "os", pool: "LS", failover: true, saturated: false });
+    router.update(snapshot([], 2));
+    expect(choice(router.select(other()))).toMatchObject({ site: "a", instance: "o0", failover: false });
+    expect(choice(router.select(other({ excludeSites: new Set(["a"]) })))).toMatchObject({ site: "b", instance: "os", failover: true });
+  });
+
+  it("goes to the standby before the instances the plan routes other classes to", () => {
+    // SL's only target is a/i1 and its overflow LL's is b/i1; with a and b down, m's standby at c comes before c's SS instance.
+    const plan = fixturePlan();
+    const standbyAtC = Plan.parse({ ...plan, sites: plan.sites.map((s) => (s.site === "c" ? { ...s, instances: [...s.instances, { id: "ms", model: "m", variant: "base", tp: 1, gpus: [3], clock: { mode: "locked", mhz: 1410 } }] } : s)), standby: [{ model: "m", site: "c", instance: "ms", idlePowerW: 1, gco2ePerHour: null }] });
+    const down = (sb: boolean) => new Router(fixtureSnapshot([status("a", { healthy: false }), status("b", { healthy: false })], 1, sb ? standbyAtC : plan), OPTIONS);
+    expect(choice(down(true).select(query("SL")))).toMatchObject({ site: "c", instance: "ms", failover: true });
+    expect(choice(down(false).select(query("SL")))).toMatchObject({ site: "c", instance: "i0", failover: true });
+    // With only a down, SL overflows to LL's b/i1 (a larger pool of its own plan) before failing over.
+    expect(choice(new Router(fixtureSnapshot([status("a", { healthy: false })], 1, standbyAtC), OPTIONS).select(query("SL")))).toMatchObject({ site: "b", instance: "i1", overflow: true, failover: false });
+  });
+
+  it("keeps work that can wait off the standby, and counts the standby when nothing is left", () => {
+    const down = new Router(snapshot([status("a", { healthy: false })]), OPTIONS);
+    expect(down.select(other({ spareOnly: true }))).toEqual({ ok: false, reason: "no site has spare capacity for class LS" });
+    const both = new Router(snapshot([status("a", { healthy: false }), status("b", { healthy: false })]), OPTIONS);
+    expect(both.select(other())).toEqual({ ok: false, reason: 'no available instance for class LS of model "other": 2 at unhealthy or stale sites' });
   });
 });
 
@@ -125,7 +175,9 @@ describe("Router retry and snapshot updates", () => {
     expect(first.site).toBe("a");
     const retry = choice(router.select(query("SS", { excludeSites: new Set([first.site]) })));
     expect(retry.site).not.toBe("a");
-    expect(router.select(query("LL", { excludeSites: new Set(["b"]) }))).toMatchObject({ ok: false, reason: expect.stringContaining("already failed") });
+    // LL's only site failed it: it fails over to another instance of its model, and says why when every site did.
+    expect(choice(router.select(query("LL", { excludeSites: new Set(["b"]) })))).toMatchObject({ site: "a", failover: true });
+    expect(router.select(query("LL", { excludeSites: new Set(["a", "b", "c"]) }))).toMatchObject({ ok: false, reason: expect.stringContaining("5 at sites that already failed") });
   });
 
   it("keeps round-robin state across health updates of the same plan and restarts it for a new plan", () => {

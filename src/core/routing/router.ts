@@ -26,6 +26,8 @@ export interface RouteChoice {
   saturated: boolean;
   /** True when no candidate was ready or saturated and it went to one still starting, which its site serves on a stand-in. */
   starting: boolean;
+  /** True when none of its class's targets could take it (or the plan routes its class nowhere) and it went to a standby or another instance of its model. */
+  failover: boolean;
 }
 
 export type RouteResult = { ok: true; choice: RouteChoice } | { ok: false; reason: string };
@@ -53,7 +55,11 @@ interface Pool {
  * when every remaining instance of the class's pool is saturated the request overflows to the next
  * larger pool, and only if all of those are saturated too it is queued in its own pool. When no
  * instance is ready, one that is starting (a plan change under way) is chosen: its site serves the
- * request on what already runs there (make-before-break) until it is up.
+ * request on what already runs there (make-before-break) until it is up. When none of its pools'
+ * targets can take it at all (their sites down, too far or already tried, their instances
+ * draining, or the plan routes the class nowhere), it fails over to a
+ * standby instance of its model (`Plan.standby`), else to any instance of its model the plan routes
+ * other classes to: ready first, then saturated, then starting.
  *
  * @example
  * const router = new Router(snapshot, { staleAfterMs: 10_000 });
@@ -63,6 +69,8 @@ export class Router {
   private snapshot: RoutingSnapshot;
   /** Pools by class, then model. */
   private pools = new Map<ClassId, Map<string, Pool>>();
+  /** By model: its standby instances, then every instance of it the plan routes to. */
+  private failoverPools = new Map<string, Pool[]>();
   private overflow = new Map<ClassId, ClassId[]>();
 
   constructor(
@@ -82,10 +90,11 @@ export class Router {
     this.snapshot = snapshot;
     if (!samePlan) {
       this.pools.clear();
+      this.failoverPools.clear();
       this.overflow.clear();
       return;
     }
-    for (const byModel of this.pools.values()) for (const pool of byModel.values()) pool.sites = pool.targets.map((t) => snapshot.sites[t.site]);
+    for (const pool of [...[...this.pools.values()].flatMap((byModel) => [...byModel.values()]), ...[...this.failoverPools.values()].flat()]) pool.sites = pool.targets.map((t) => snapshot.sites[t.site]);
   }
 
   select(query: RouteQuery): RouteResult {
@@ -94,7 +103,7 @@ export class Router {
     const overflow = this.overflowOf(query.classId);
     const spare = this.pick(query, cls.ttftMs, overflow, "none");
     if (query.spareOnly) return spare ?? { ok: false, reason: `no site has spare capacity for class ${query.classId}` };
-    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
+    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? this.pickFailover(query, cls.ttftMs) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
   }
 
   /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */
@@ -108,7 +117,23 @@ export class Router {
       });
       if (i < 0) continue;
       const t = pool.targets[i]!;
-      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: fallback === "saturated", starting: fallback === "starting" } };
+      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: fallback === "saturated", starting: fallback === "starting", failover: false } };
+    }
+    return null;
+  }
+
+  /** A standby of the request's model, else another instance of it: ready, else saturated, else starting; null if none is eligible. */
+  private pickFailover(query: RouteQuery, ttftMs: number): RouteResult | null {
+    for (const fallback of ["none", "saturated", "starting"] as const) {
+      for (const pool of this.failoverPoolsOf(query.model)) {
+        const i = pool.rr.next((j) => {
+          const v = this.verdict(pool, j, query, ttftMs);
+          return v === "ok" || v === fallback;
+        });
+        if (i < 0) continue;
+        const t = pool.targets[i]!;
+        return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: query.classId, overflow: false, saturated: fallback === "saturated", starting: fallback === "starting", failover: true } };
+      }
     }
     return null;
   }
@@ -140,6 +165,17 @@ export class Router {
     return pool;
   }
 
+  private failoverPoolsOf(model: string): Pool[] {
+    let pools = this.failoverPools.get(model);
+    if (!pools) {
+      const routed = new Map<string, SnapshotTarget>();
+      for (const list of Object.values(this.snapshot.targets) as SnapshotTarget[][]) for (const t of list) if (t.model === model && t.weight > 0) routed.set(`${t.site}/${t.instance}`, { ...t, weight: 1 });
+      pools = [this.snapshot.standby.filter((t) => t.model === model), [...routed.values()]].map((targets) => ({ targets, sites: targets.map((t) => this.snapshot.sites[t.site]), rr: new SmoothWeightedRoundRobin(targets.map((t) => t.weight)) }));
+      this.failoverPools.set(model, pools);
+    }
+    return pools;
+  }
+
   private overflowOf(classId: ClassId): ClassId[] {
     let order = this.overflow.get(classId);
     if (!order) {
@@ -151,12 +187,14 @@ export class Router {
 
   private explain(query: RouteQuery, pools: ClassId[], ttftMs: number): string {
     const counts = new Map<Verdict, number>();
-    for (const poolId of pools) {
-      const pool = this.pool(poolId, query.model);
-      for (let j = 0; j < pool.targets.length; j++) {
+    const seen = new Set<string>();
+    for (const pool of [...pools.map((poolId) => this.pool(poolId, query.model)), ...this.failoverPoolsOf(query.model)]) {
+      pool.targets.forEach((t, j) => {
+        if (seen.has(`${t.site}/${t.instance}`)) return;
+        seen.add(`${t.site}/${t.instance}`);
         const v = this.verdict(pool, j, query, ttftMs);
         counts.set(v, (counts.get(v) ?? 0) + 1);
-      }
+      });
     }
     const subject = `class ${query.classId} of model "${query.model}"`;
     if (counts.size === 0) return `no instance in plan ${this.snapshot.planVersion ?? "(none)"} serves ${subject}`;

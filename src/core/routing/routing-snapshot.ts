@@ -51,6 +51,8 @@ export interface RoutingSnapshot {
   models: ModelId[];
   sites: Record<SiteId, SiteView>;
   targets: Record<ClassId, SnapshotTarget[]>;
+  /** The plan's standby instances (weight 1 each): any class of their model fails over to them. */
+  standby: SnapshotTarget[];
 }
 
 export interface SnapshotInput {
@@ -65,8 +67,8 @@ export interface SnapshotInput {
 }
 
 /**
- * Builds the routing snapshot. Targets at sites or of models no longer in the fleet are dropped
- * (the fleet may change under a plan).
+ * Builds the routing snapshot. Targets and standbys at sites or of models no longer in the fleet
+ * are dropped (the fleet may change under a plan).
  *
  * @example
  * const snapshot = buildRoutingSnapshot({ generation: 1, fleetRevision: 1, fleet, plan, statuses, carbon });
@@ -92,6 +94,7 @@ export function buildRoutingSnapshot(input: SnapshotInput): RoutingSnapshot {
       if (model !== undefined && sites[t.site] && modelSet.has(model)) targets[classId].push({ site: t.site, instance: t.instance, model, weight: t.weight });
     }
   }
+  const standby = (plan?.standby ?? []).filter((s) => sites[s.site] && modelSet.has(s.model)).map((s) => ({ site: s.site, instance: s.instance, model: s.model, weight: 1 }));
   return {
     generation: input.generation,
     planKey: `${input.fleetRevision}:${plan?.version ?? "none"}.${plan?.revision ?? 0}`,
@@ -102,5 +105,6 @@ export function buildRoutingSnapshot(input: SnapshotInput): RoutingSnapshot {
     models,
     sites,
     targets,
+    standby,
   };
 }

@@ -131,6 +131,13 @@ export const Fleet = z
     classScheme: ClassScheme,
     classes: z.array(RequestClass).min(1),
     policy: Policy,
+    /**
+     * Plans keep, for every model they serve, an instance at a second site (a standby at the
+     * cleanest site with room when the planner put the model at one site only), which routing
+     * turns to as soon as the sites serving the model stop answering. On by default; the plan
+     * reports the standby's idle power and carbon (`Plan.standby`).
+     */
+    standby: z.boolean().default(true),
   })
   .superRefine((fleet, ctx) => {
     reportDuplicates(ctx, fleet.sites.map((s) => s.id), (i) => ["sites", i, "id"], "site id");

@@ -120,6 +120,22 @@ export const Routing = z.record(ClassId, z.array(RouteTarget)).superRefine((rout
 export type Routing = z.infer<typeof Routing>;
 
 /**
+ * An instance a plan keeps at a second site of its model for failover: it has no planned load and
+ * no routing weight, and routing sends a request to it only when no instance the plan routes to
+ * can take it (the site serving the model stopped answering). The plan reports what it costs.
+ */
+export const StandbyInstance = z.object({
+  model: ModelId,
+  site: SiteId,
+  instance: InstanceId,
+  /** What it draws while it idles: its GPUs' idle power x the server overhead, W. */
+  idlePowerW: z.number().nonnegative(),
+  /** That power's carbon at the site's intensity over the slot, gCO2e per hour; null when the intensity is not known. */
+  gco2ePerHour: z.number().nonnegative().nullable(),
+});
+export type StandbyInstance = z.infer<typeof StandbyInstance>;
+
+/**
  * The highest plan version (2^31 - 1: a new plan every second for 68 years). Versions stay far
  * from 2^53, where the planners' `version + 1` would stop being a new number; the plan store also
  * bounds how far one upload may jump (PLAN_VERSION_STEP_MAX).
@@ -147,6 +163,8 @@ export const Plan = z
     shortfall: ClassRates.default({}),
     /** Req/s per class planned on operating points that miss the class's SLO, where none within it had room. */
     outsideSloRps: ClassRates.optional(),
+    /** Standby instances for failover (the fleet's `standby` setting) and their cost. */
+    standby: z.array(StandbyInstance).optional(),
     notes: z.array(z.string()).default([]),
   })
   .superRefine((plan, ctx) => {
@@ -160,6 +178,10 @@ export const Plan = z
         else if (!atSite.has(t.instance)) ctx.addIssue({ code: "custom", message: `no instance "${t.instance}" at site "${t.site}"`, path: ["routing", classId, j, "instance"] });
       });
     }
+    (plan.standby ?? []).forEach((s, j) => {
+      const inst = plan.sites.find((x) => x.site === s.site)?.instances.find((i) => i.id === s.instance);
+      if (!inst || inst.model !== s.model) ctx.addIssue({ code: "custom", message: `no instance "${s.instance}" of model "${s.model}" at site "${s.site}"`, path: ["standby", j, "instance"] });
+    });
     const served = new Set(plan.sites.flatMap((s) => s.instances.flatMap((i) => Object.entries(i.loadRps).filter(([, rps]) => rps > 0).map(([c]) => c))));
     for (const classId of served) {
       if ((plan.routing[classId as ClassId] ?? []).length === 0) ctx.addIssue({ code: "custom", message: `class ${classId} has planned load but no routing targets`, path: ["routing", classId] });
