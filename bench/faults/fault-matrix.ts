@@ -15,7 +15,7 @@ const ALL = { "wind-bpat": 1, "wind-erco": 1, "grid-ciso": 1 };
 const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 /** The matrix's traffic: one request every 100 ms, 40 prompt tokens. */
 const TRAFFIC = { intervalMs: 100, inputTokens: 40 };
-/** Output tokens of the kill's streams (long, so the kill lands mid-stream). */
+/** Output tokens of the kill's answers (long, so the kill lands mid-stream). */
 const KILL_OUTPUT_TOKENS = 400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
