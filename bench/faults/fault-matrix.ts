@@ -3,7 +3,7 @@ import type { LocalStack, StackSiteHandle } from "../../lib/stack/local-stack.ts
 import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
 import { POWER_LADDER_STEPS, type PowerLadderStep } from "../../host-agent/controllers/power-ladder.ts";
 import { StallProxy } from "./stall-proxy.ts";
-import { busiestSite, failoverOf, planForTraffic, servedAt } from "./traffic-plan.ts";
+import { busiestNow, failoverOf, planForTraffic, servedAt } from "./traffic-plan.ts";
 import { faultRow, Traffic, type FaultRow } from "./traffic.ts";
 
 /** The site the stall, the restarts and the clock skews hit; the other two carry on. */
@@ -15,7 +15,7 @@ const ALL = { "wind-bpat": 1, "wind-erco": 1, "grid-ciso": 1 };
 const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 /** The matrix's traffic: one request every 100 ms, 40 prompt tokens. */
 const TRAFFIC = { intervalMs: 100, inputTokens: 40 };
-/** Output tokens of the kill's streams (long, so the kill lands mid-stream). */
+/** Output tokens of the kill's answers (long, so the kill lands mid-stream). */
 const KILL_OUTPUT_TOKENS = 400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -67,13 +67,15 @@ export async function runFaultMatrix(stack: LocalStack, o: MatrixOptions): Promi
   }
 
   // The kill on the fleet planner's own plan for the matrix's traffic (standby setting on): the
-  // agent of the site it routes most of those requests to dies mid-stream.
-  const { classes, plan } = await planForTraffic(stack, { inputTokens: TRAFFIC.inputTokens, outputTokens: KILL_OUTPUT_TOKENS }, 1000 / TRAFFIC.intervalMs);
-  const killed = siteHandle(stack, busiestSite(plan, classes));
+  // agent of the site with the most requests in flight dies mid-stream.
+  const { plan } = await planForTraffic(stack, { inputTokens: TRAFFIC.inputTokens, outputTokens: KILL_OUTPUT_TOKENS }, 1000 / TRAFFIC.intervalMs);
+  let killed = victim;
   await measure("agent SIGKILLed mid-stream", async () => {
+    const busiest = await busiestNow(stack);
+    killed = busiest.site;
     killed.process!.killNow();
-    return `SIGKILL to the agent of ${killed.site.id} (its engines with it), where plan ${plan.version} (${plan.policy}) sends most ${classes.join("/")} requests, while it streamed ${KILL_OUTPUT_TOKENS}-token answers; failover: ${failoverOf(plan, killed.site.id, stack.config.model)}`;
-  }, () => true, KILL_OUTPUT_TOKENS);
+    return `SIGKILL to the agent of ${killed.site.id} (its engines with it), the site with the most requests in flight (${busiest.inFlight}; ${KILL_OUTPUT_TOKENS}-token answers, half of them streamed), on plan ${plan.version} (${plan.policy}); failover: ${failoverOf(plan, killed.site.id, stack.config.model)}`;
+  }, undefined, KILL_OUTPUT_TOKENS);
   await restart(stack, killed);
   await healthy();
   await setWeightedPlan(stack, ALL);

@@ -1,6 +1,10 @@
 import { request } from "node:http";
+import type { Socket } from "node:net";
 import type { Send } from "./run-cases.ts";
 import { DEV_PROXY_RESTART } from "./traffic.ts";
+
+/** Sockets given a listener for errors that come after their request ended (keep-alive reuses them). */
+const guarded = new WeakSet<Socket>();
 
 /**
  * Sends one request with node:http and reads the answer even when the server answered before
@@ -21,7 +25,11 @@ export function httpSend(baseUrl: string): Send {
       // A write cut by an early answer is not a failure: wait for the answer (or the socket's close).
       req.on("error", (e) => setTimeout(() => reject(e), 200));
       // The write's error can come after the answer ended and the socket left the request: not a crash.
-      req.on("socket", (socket) => socket.on("error", () => {}));
+      req.on("socket", (socket) => {
+        if (guarded.has(socket)) return;
+        guarded.add(socket);
+        socket.on("error", () => {});
+      });
       req.end(body);
     });
 }

@@ -1,4 +1,4 @@
-import type { LocalStack } from "../../lib/stack/local-stack.ts";
+import type { LocalStack, StackSiteHandle } from "../../lib/stack/local-stack.ts";
 import { waitFor } from "../../lib/stack/weighted-plan.ts";
 
 /** What the fault matrix reads of a plan. */
@@ -16,7 +16,7 @@ export interface PlanView {
  * the edge's output-length predictor learns as answers come back), a replan through the policy
  * registry (the fleet's standby setting applies), and every site on the new plan.
  */
-export async function planForTraffic(stack: LocalStack, request: { inputTokens: number; outputTokens: number }, rps: number): Promise<{ classes: string[]; plan: PlanView }> {
+export async function planForTraffic(stack: LocalStack, request: { inputTokens: number; outputTokens: number }, rps: number): Promise<{ plan: PlanView }> {
   const probe = await stack.load!.send(request.inputTokens, request.outputTokens, true);
   const inputBin = stack.fleet!.classes.find((c) => c.id === probe.classId)?.inputBin;
   if (inputBin === undefined) throw new Error(`the edge did not classify the matrix's request: ${probe.status} ${probe.error ?? ""}`);
@@ -26,16 +26,19 @@ export async function planForTraffic(stack: LocalStack, request: { inputTokens: 
   await stack.replan();
   const plan = await stack.admin<PlanView>("GET", "/admin/v1/plan");
   await waitFor(async () => (await stack.admin<{ health: { healthy: boolean; appliedPlanVersion: number | null } }[]>("GET", "/admin/v1/sites")).every((s) => s.health.healthy && s.health.appliedPlanVersion === plan.version), 60_000, `plan ${plan.version} applied at every site`);
-  return { classes, plan };
+  return { plan };
 }
 
-/** The site the plan sends most of these classes' requests to. */
-export function busiestSite(plan: PlanView, classes: readonly string[]): string {
-  const weight = new Map<string, number>();
-  for (const c of classes) for (const t of plan.routing[c] ?? []) weight.set(t.site, (weight.get(t.site) ?? 0) + t.weight);
-  const [site] = [...weight].sort((a, b) => b[1] - a[1])[0] ?? [];
-  if (!site) throw new Error(`plan ${plan.version} routes ${classes.join(", ")} nowhere`);
-  return site;
+/** The site whose gateway has the most requests in flight now (its agent's /metrics), and how many. */
+export async function busiestNow(stack: LocalStack): Promise<{ site: StackSiteHandle; inFlight: number }> {
+  const counts = await Promise.all(
+    stack.sites.map(async (site) => {
+      const text = await (await fetch(`${site.localApiUrl}/metrics`, { headers: { authorization: `Bearer ${site.readToken}` } })).text();
+      const inFlight = text.split("\n").filter((l) => l.startsWith("greenference_gateway_requests_in_flight{")).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+      return { site, inFlight };
+    }),
+  );
+  return counts.sort((a, b) => b.inFlight - a.inFlight)[0]!;
 }
 
 /** Where else the plan runs the model: its standby, or the other sites with an instance of it. */

@@ -57,9 +57,9 @@ interface Pool {
  * instance is ready, one that is starting (a plan change under way) is chosen: its site serves the
  * request on what already runs there (make-before-break) until it is up. When none of its pools'
  * targets can take it at all (their sites down, too far or already tried, their instances
- * draining, or the plan routes the class nowhere), it fails over to a
- * standby instance of its model (`Plan.standby`), else to any instance of its model the plan routes
- * other classes to: ready first, then saturated, then starting.
+ * draining, or the plan routes the class nowhere), it fails over to a standby instance of its
+ * model (`Plan.standby`), else to any instance of its model the plan routes other classes to:
+ * ready first, then saturated, then starting.
  *
  * @example
  * const router = new Router(snapshot, { staleAfterMs: 10_000 });
