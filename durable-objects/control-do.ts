@@ -1,4 +1,3 @@
-import { DurableObject } from "cloudflare:workers";
 import type { CarbonTriggerRecord } from "../src/core/forecast/carbon-trigger.ts";
 import { withBaselineCarbon } from "../src/core/dashboard/capacity-share-baseline.ts";
 import { modelIdentities } from "../src/core/model/model-identity.ts";
@@ -9,24 +8,16 @@ import type { Fleet, Policy } from "../src/core/schemas/fleet.ts";
 import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
-import { powerForecastMaxAgeMs } from "../src/edge/env.ts";
-import { AlarmTimers } from "./alarm-timers.ts";
-import { ApiKeyStore, type ApiKeyRecord } from "./api-key-store.ts";
-import { CarbonStore } from "./carbon-store.ts";
-import { CarbonTriggerLog } from "./carbon-trigger-log.ts";
+import type { ApiKeyRecord } from "./api-key-store.ts";
 import type { DashboardContext, DeferralSources, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
-import { CronRunStore, type CronOutcome, type CronRun } from "./cron-run-store.ts";
-import { DemandStore } from "./demand-store.ts";
-import { EdgeSnapshots, type SnapshotReply } from "./edge-snapshot.ts";
-import { FleetStore } from "./fleet-store.ts";
-import { ForecastIntake } from "./forecast-intake.ts";
-import { IngressSecretStore, type IngressSecretStatus } from "./ingress-secret-store.ts";
-import { MetricsStore } from "./metrics-store.ts";
+import { ControlStores } from "./control-stores.ts";
+import type { CronOutcome, CronRun } from "./cron-run-store.ts";
+import type { SnapshotReply } from "./edge-snapshot.ts";
+import type { IngressSecretStatus } from "./ingress-secret-store.ts";
 import type { Outcome } from "./outcome.ts";
-import { PlannerSLoop, PLANNER_S_TIMER, type CorrectionRecord } from "./planner-s-loop.ts";
-import { PlanStore, type PlanSummary, type SitePlanSlice, type StoredDelta } from "./plan-store.ts";
-import { ProfileStore, type ProfileSummary } from "./profile-store.ts";
-import { SiteStatusStore } from "./site-status-store.ts";
+import { PLANNER_S_TIMER, type CorrectionRecord } from "./planner-s-loop.ts";
+import type { PlanSummary, SitePlanSlice, StoredDelta } from "./plan-store.ts";
+import type { ProfileSummary } from "./profile-store.ts";
 
 // What callers of ControlDO's RPC methods name: its answers' shapes and the limits it keeps to.
 export type * from "./control-contract.ts";
@@ -46,59 +37,12 @@ export function controlStub(env: Env): DurableObjectStub<ControlDO> {
 /**
  * The global control object: the fleet, the plan and its history, the latest routing status of
  * every site, API keys, edge metrics and cron runs, forecasts, Clover's trigger log and the demand
- * sample between planner runs, each in a store of its own; this class wires them and answers RPC.
+ * sample between planner runs, each in a store of its own (ControlStores); this class answers RPC
+ * over them.
  * Every change that routing, keys or signing depend on bumps the generation (`EdgeSnapshots`). One
  * alarm drives every timer (`AlarmTimers`); the only one is Planner-S's (`PlannerSLoop`).
  */
-export class ControlDO extends DurableObject<Env> {
-  private readonly snapshots: EdgeSnapshots;
-  private readonly fleets: FleetStore;
-  private readonly plans: PlanStore;
-  private readonly plannerS: PlannerSLoop;
-  private readonly statuses: SiteStatusStore;
-  private readonly carbon: CarbonStore;
-  private readonly forecasts: ForecastIntake;
-  private readonly demand: DemandStore;
-  private readonly triggers: CarbonTriggerLog;
-  private readonly runs: CronRunStore;
-  private readonly keys: ApiKeyStore;
-  private readonly ingress: IngressSecretStore;
-  private readonly metrics: MetricsStore;
-  private readonly profile: ProfileStore;
-  private readonly timers: AlarmTimers;
-
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    const storage = ctx.storage;
-    this.snapshots = new EdgeSnapshots(storage);
-    this.fleets = new FleetStore(storage);
-    this.plans = new PlanStore(storage);
-    this.statuses = new SiteStatusStore(storage);
-    this.carbon = new CarbonStore(storage);
-    this.forecasts = new ForecastIntake(storage);
-    this.demand = new DemandStore(storage);
-    this.triggers = new CarbonTriggerLog(storage);
-    this.runs = new CronRunStore(storage);
-    this.keys = new ApiKeyStore(storage);
-    this.ingress = new IngressSecretStore(storage);
-    this.metrics = new MetricsStore(storage);
-    this.profile = new ProfileStore(storage);
-    this.timers = new AlarmTimers(storage);
-    this.plannerS = new PlannerSLoop(storage, this.timers, {
-      fleet: () => this.fleets.fleet,
-      plans: this.plans,
-      profileRows: () => this.profile.rows(),
-      forecasts: () => this.forecasts.store.all(),
-      demandRps: (nowMs) => this.demand.observe(nowMs, this.metrics.all),
-      pendingSites: () => this.statuses.reconfiguring(),
-      draws: () => this.statuses.healthyDraws(),
-      periodMs: () => plannerSPeriodMs(env),
-      powerForecastMaxAgeMs: () => powerForecastMaxAgeMs(env),
-    });
-    const stores = [this.snapshots, this.fleets, this.plans, this.plannerS, this.statuses, this.carbon, this.forecasts.store, this.demand, this.triggers, this.runs, this.keys, this.ingress, this.metrics, this.timers];
-    void ctx.blockConcurrencyWhile(async () => void (await Promise.all(stores.map((s) => s.load()))));
-  }
-
+export class ControlDO extends ControlStores {
   /** Runs every timer that is due (see AlarmTimers). */
   override async alarm(): Promise<void> {
     const nowMs = Date.now();
@@ -388,10 +332,4 @@ export class ControlDO extends DurableObject<Env> {
     if (outcome.ok) await this.snapshots.bump();
     return outcome;
   }
-}
-
-/** PLANNER_S_PERIOD_S in milliseconds (5 s unless a positive number is set). */
-function plannerSPeriodMs(env: Env): number {
-  const s = Number(env.PLANNER_S_PERIOD_S);
-  return (Number.isFinite(s) && s > 0 ? s : 5) * 1000;
 }
