@@ -13,7 +13,7 @@ describe("greenference plan --bench", () => {
     expect(row.planner_s_ms).toBeGreaterThan(0);
     // The cold first solve (JIT, solver start-up) is reported apart from the rows.
     expect(r.last().first_solve_ms).toBeGreaterThan(0);
-  });
+  }, 300_000);
 
   it("refuses to run without --bench", async () => {
     const r = await runCli(["plan"]);
