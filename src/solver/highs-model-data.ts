@@ -26,16 +26,17 @@ export interface HighsColumns {
  */
 export function highsColumns(model: LpModel, integer: boolean): HighsColumns {
   const variables = Object.keys(model.variables);
-  const rows = rowsOf(model);
-  const order = columnOrder(model, variables, rows.of, rows.lower.length);
+  // Each variable's coefficients, read once: the passes below all walk them.
+  const terms = variables.map((v) => Object.entries(model.variables[v]!));
+  const rows = rowsOf(model, terms);
+  const order = columnOrder(model, variables, terms, rows.of, rows.lower.length);
   const starts = new Int32Array(order.length + 1);
   const indices: number[] = [];
   const values: number[] = [];
   const colCost = new Float64Array(order.length);
   order.forEach((j, col) => {
-    const coefficients = model.variables[variables[j]!]!;
-    colCost[col] = finite(coefficients[model.optimize] ?? 0);
-    for (const [attribute, c] of Object.entries(coefficients)) {
+    colCost[col] = finite(model.variables[variables[j]!]![model.optimize] ?? 0);
+    for (const [attribute, c] of terms[j]!) {
       if (c === 0) continue;
       for (const r of rows.of.get(attribute) ?? []) {
         indices.push(r);
@@ -51,12 +52,12 @@ export function highsColumns(model: LpModel, integer: boolean): HighsColumns {
 }
 
 /** The rows of each constraint some variable touches (one per bound), and whether an untouched one fails at 0. */
-function rowsOf(model: LpModel): { of: Map<string, number[]>; lower: number[]; upper: number[]; infeasible: boolean } {
+function rowsOf(model: LpModel, terms: ReadonlyArray<ReadonlyArray<[string, number]>>): { of: Map<string, number[]>; lower: number[]; upper: number[]; infeasible: boolean } {
   const of = new Map<string, number[]>();
   const lower: number[] = [];
   const upper: number[] = [];
   let infeasible = false;
-  const touched = touchedConstraints(model);
+  const touched = touchedConstraints(terms);
   for (const [name, bound] of Object.entries(model.constraints)) {
     const limits: Array<[number, number]> = [];
     if (bound.equal !== undefined) limits.push([bound.equal, bound.equal]);
@@ -77,7 +78,7 @@ function rowsOf(model: LpModel): { of: Map<string, number[]>; lower: number[]; u
 }
 
 /** Variable indices in the order the LP text first names them: objective terms, then row by row. */
-function columnOrder(model: LpModel, variables: readonly string[], rows: ReadonlyMap<string, number[]>, rowCount: number): number[] {
+function columnOrder(model: LpModel, variables: readonly string[], terms: ReadonlyArray<ReadonlyArray<[string, number]>>, rows: ReadonlyMap<string, number[]>, rowCount: number): number[] {
   const order: number[] = [];
   const seen = new Uint8Array(variables.length);
   const take = (j: number) => {
@@ -88,28 +89,33 @@ function columnOrder(model: LpModel, variables: readonly string[], rows: Readonl
   variables.forEach((v, j) => (model.variables[v]![model.optimize] ? take(j) : undefined));
   if (order.length === 0 && variables.length > 0) take(0); // an empty objective is written "0 x0"
   const byRow: number[][] = Array.from({ length: rowCount }, () => []);
-  variables.forEach((v, j) => {
-    for (const [attribute, c] of Object.entries(model.variables[v]!)) if (c !== 0) for (const r of rows.get(attribute) ?? []) byRow[r]!.push(j);
+  terms.forEach((entries, j) => {
+    for (const [attribute, c] of entries) if (c !== 0) for (const r of rows.get(attribute) ?? []) byRow[r]!.push(j);
   });
   for (const row of byRow) row.forEach(take);
   return order;
 }
 
-function touchedConstraints(model: LpModel): Set<string> {
+function touchedConstraints(terms: ReadonlyArray<ReadonlyArray<[string, number]>>): Set<string> {
   const touched = new Set<string>();
-  for (const coefficients of Object.values(model.variables)) for (const [attribute, c] of Object.entries(coefficients)) if (c !== 0) touched.add(attribute);
+  for (const entries of terms) for (const [attribute, c] of entries) if (c !== 0) touched.add(attribute);
   return touched;
 }
 
-/** Row indices ascending within each column, as HiGHS stores them. */
+/** Row indices ascending within each column, as HiGHS stores them (insertion sort in place: columns hold a few entries). */
 function sortColumns(starts: Int32Array, indices: number[], values: number[]): void {
   for (let j = 0; j + 1 < starts.length; j++) {
     const [from, to] = [starts[j]!, starts[j + 1]!];
-    const pairs = indices.slice(from, to).map((r, k) => [r, values[from + k]!] as const).sort((a, b) => a[0] - b[0]);
-    pairs.forEach(([r, v], k) => {
-      indices[from + k] = r;
-      values[from + k] = v;
-    });
+    for (let k = from + 1; k < to; k++) {
+      const [r, v] = [indices[k]!, values[k]!];
+      let m = k - 1;
+      for (; m >= from && indices[m]! > r; m--) {
+        indices[m + 1] = indices[m]!;
+        values[m + 1] = values[m]!;
+      }
+      indices[m + 1] = r;
+      values[m + 1] = v;
+    }
   }
 }
 

@@ -52,6 +52,8 @@ export interface PlannerSProblem {
   unservedPenalty: number;
 }
 
+const NO_OPTIONS: { all: OperatingOption[]; pruned: OperatingOption[] } = { all: [], pruned: [] };
+
 /** A cost per instance at an option, per site (index into the input's sites), replacing the objective's. */
 export type OptionPrice = (site: number, option: OperatingOption) => number;
 
@@ -66,7 +68,8 @@ export type OptionPrice = (site: number, option: OperatingOption) => number;
 export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan, pendingSites: readonly string[], objective: PlannerObjective, price?: OptionPrice): PlannerSProblem {
   const slos = Object.fromEntries(input.classes.map((c) => [c.id, c.slo]));
   const allSets = operatingOptions(input.profile, { model: input.model, variant: input.variant, slos, objective });
-  const sets = allSets.map((s) => ({ ...s, options: paretoOptions(s.options) }));
+  // Options per (GPU, class, TP): all within the SLO, and pruned per unit of load.
+  const optionsOf = new Map(allSets.map((s) => [`${s.gpu}|${s.classId}|${s.tp}`, { all: s.options, pruned: paretoOptions(s.options) }]));
   const classIdx = new Map<string, number>(input.classes.map((c, i) => [c.id, i]));
   const movable: MovableEntry[] = [];
   const groups: MovableGroup[] = [];
@@ -82,8 +85,8 @@ export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan,
       const ci = classIdx.get(c ?? "");
       if (c === undefined || ci === undefined) continue;
       const type = gpuTypeAt(ranges, e.gpus[0] ?? -1);
-      const find = (from: typeof sets) => from.find((s) => s.gpu === type && s.classId === c && s.tp === e.tp)?.options ?? [];
-      const options = price && site >= 0 ? paretoOptions(find(allSets).map((o) => ({ ...o, cost: price(site, o) }))) : find(sets);
+      const set = optionsOf.get(`${type}|${c}|${e.tp}`) ?? NO_OPTIONS;
+      const options = price && site >= 0 ? paretoOptions(set.all.map((o) => ({ ...o, cost: price(site, o) }))) : set.pruned;
       if (site < 0 || pendingSites.includes(sitePlan.site) || e.clock.mode !== "locked" || options.length === 0) {
         fixed.push({ siteId: sitePlan.site, id: e.id, classIdx: ci, loadRps: e.loadRps[c] ?? 0 });
       } else {
@@ -92,7 +95,7 @@ export function plannerSProblem(input: z.infer<typeof PlanningBase>, plan: Plan,
         groups[group]!.replicas += e.replicas;
         groups[group]!.entries.push(movable.length);
         const load = routed.get(`${sitePlan.site}/${e.id}/${c}`) ?? 0;
-        movable.push({ site, id: e.id, classIdx: ci, replicas: e.replicas, options, allOptions: find(allSets), mhz: e.clock.mhz, loadRps: load / e.replicas, group });
+        movable.push({ site, id: e.id, classIdx: ci, replicas: e.replicas, options, allOptions: set.all, mhz: e.clock.mhz, loadRps: load / e.replicas, group });
       }
     }
   }

@@ -25,6 +25,16 @@ interface Move {
   score: number;
 }
 
+/** Entry i's state as `cheapestCut` scores its cuts: load per replica now, the site's excess, its class's surplus, power and cost now. */
+interface CutContext {
+  i: number;
+  u: number;
+  excess: number;
+  surplus: number;
+  nowW: number;
+  nowCost: number;
+}
+
 /**
  * Makes settings feasible and fills what they leave unserved: sites over power get lower clocks,
  * lower loads or idle entries, cheapest per watt (unserved load at its penalty); then classes short
@@ -116,28 +126,27 @@ class SettingsRepair {
     if (u <= 0) return best;
     const c = this.curves[i]!;
     const e = this.p.movable[i]!;
-    const surplus = Math.max(0, this.cap[e.classIdx]! - this.p.demandRps[e.classIdx]!);
-    const nowW = this.power(i, this.set[i]!);
-    const nowCost = this.cost(i, this.set[i]!);
-    const consider = (to: EntrySetting) => {
-      const saved = nowW - this.power(i, to);
-      if (saved <= EPS) return;
-      const unserved = Math.max(0, e.replicas * (u - to.loadRps) - surplus);
-      const m = { i, to, score: (this.cost(i, to) - nowCost + this.p.unservedPenalty * unserved) / Math.min(saved, excess) };
-      if (better(m, best)) best = m;
-    };
+    const cut: CutContext = { i, u, excess, surplus: Math.max(0, this.cap[e.classIdx]! - this.p.demandRps[e.classIdx]!), nowW: this.power(i, this.set[i]!), nowCost: this.cost(i, this.set[i]!) };
     // A lower clock at the same load, or (with `shedOnClockDown`) at the most load it carries.
-    for (const f of c.clocks()) if (f < mhz && (this.shedOnClockDown || c.maxLoad(f) >= u)) consider({ mhz: f, loadRps: Math.min(u, c.maxLoad(f)) });
+    for (const f of c.clocks()) if (f < mhz && (this.shedOnClockDown || c.maxLoad(f) >= u)) best = this.cutMove(cut, { mhz: f, loadRps: Math.min(u, c.maxLoad(f)) }, best);
     const levels = c.levels(mhz);
     let lower: number | undefined;
-    for (const l of levels) if (l < u - EPS) lower = l;
+    for (let k = 0; k < levels.length; k++) if (levels[k]! < u - EPS) lower = levels[k]!;
     if (lower !== undefined) {
       // Down the current segment, no further than the excess needs (power is linear there).
-      const perRps = (nowW - this.power(i, { mhz, loadRps: lower })) / (u - lower);
-      consider({ mhz, loadRps: Math.max(lower, u - excess / Math.max(perRps, EPS)) });
+      const perRps = (cut.nowW - this.power(i, { mhz, loadRps: lower })) / (u - lower);
+      best = this.cutMove(cut, { mhz, loadRps: Math.max(lower, u - excess / Math.max(perRps, EPS)) }, best);
     }
-    consider({ mhz, loadRps: 0 });
-    return best;
+    return this.cutMove(cut, { mhz, loadRps: 0 }, best);
+  }
+
+  /** The cut to `to` scored per watt saved (unserved load at its penalty), if it saves power and beats `best`. */
+  private cutMove(cut: CutContext, to: EntrySetting, best: Move | undefined): Move | undefined {
+    const saved = cut.nowW - this.power(cut.i, to);
+    if (saved <= EPS) return best;
+    const unserved = Math.max(0, this.p.movable[cut.i]!.replicas * (cut.u - to.loadRps) - cut.surplus);
+    const m = { i: cut.i, to, score: (this.cost(cut.i, to) - cut.nowCost + this.p.unservedPenalty * unserved) / Math.min(saved, cut.excess) };
+    return better(m, best) ? m : best;
   }
 
   /**
