@@ -4,6 +4,7 @@ import { pendingByClass, pickLines } from "../src/core/deferral/batch-line-picks
 import type { BatchAllotment } from "../src/core/deferral/deferral-book.ts";
 import type { ClassId } from "../src/core/schemas/ids.ts";
 import { unansweredLine } from "../src/edge/batch-output-line.ts";
+import { markBatchEnded } from "../src/edge/active-batches.ts";
 import { indexFile } from "../src/edge/file-index.ts";
 import { ANONYMOUS, type Identity } from "../src/edge/identity.ts";
 import { newFileId, putFile } from "../src/edge/stored-files.ts";
@@ -244,6 +245,9 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     b.status = status;
     b[`${status}_at`] = secondsOf(nowMs);
     await this.save(state);
+    // The files hold the answers now: the lines and answers go, and the batch no longer counts against its key.
+    await this.forgetLines();
+    await markBatchEnded(this.env.FILES, state.owner, b.id);
     await deferralStub(this.env).batchDone(b.id).catch((error: unknown) => console.error(`batch ${b.id}: the deferral scheduler was not told it ended`, error));
   }
 
@@ -253,6 +257,19 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     if (state.owner === ANONYMOUS) return { keyId: null, limits: none, carbonBudget: null };
     const key = Object.hasOwn(keys, state.owner) ? keys[state.owner] : undefined;
     return key ? { keyId: state.owner, limits: none, carbonBudget: key.carbonBudget ?? null } : null;
+  }
+
+  /** Deletes the stored lines and answers, a batch of keys at a time (storage deletes take at most 128 keys). */
+  private async forgetLines(): Promise<void> {
+    for (const prefix of ["line:", "answer:"]) {
+      for (;;) {
+        const keys = [...(await this.ctx.storage.list({ prefix, limit: 128 })).keys()];
+        if (keys.length === 0) break;
+        await this.ctx.storage.delete(keys);
+      }
+    }
+    this.answered = undefined;
+    this.classes = undefined;
   }
 
   /** Every stored answer (read whole only to write the files). */

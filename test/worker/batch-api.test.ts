@@ -1,9 +1,9 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { batchStub } from "../../durable-objects/batch-do.ts";
 import type { BatchObject } from "../../src/core/schemas/batch.ts";
 import { useBatchSiteClient } from "../../src/worker/batch/batch-site-client.ts";
-import { completion, Edge, errorOf, MODEL, takeDown, telemetry } from "./edge-fixture.ts";
+import { completion, Edge, errorOf, MODEL, takeDown, telemetry, testEnv } from "./edge-fixture.ts";
 
 const edge = new Edge();
 let alice: string;
@@ -151,6 +151,36 @@ describe("Batch API: batches", () => {
       expect(r.status).toBe(400);
       expect((await errorOf(r)).param).toBe(param);
     }
+  });
+
+  it("bounds a key's running batches: one past BATCHES_MAX_ACTIVE_PER_KEY gets 429 batch_quota_exceeded with Retry-After and is not created; once one ends another may be, and an ended batch keeps no lines", async () => {
+    const two = { ...testEnv, BATCHES_MAX_ACTIVE_PER_KEY: "2" };
+    const carol = await createKey("carol");
+    const file = await uploadOk(carol, [chatLine("q-0"), chatLine("q-1")]);
+    const create = () => edge.fetch("/v1/batches", as(carol, json({ input_file_id: file, endpoint: "/v1/chat/completions", completion_window: "24h" })), two);
+    const running: BatchObject[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await create();
+      expect(r.status).toBe(200);
+      running.push((await r.json()) as BatchObject);
+    }
+    const refused = await create();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await errorOf(refused)).toMatchObject({ code: "batch_quota_exceeded", type: "rate_limit_error", param: "input_file_id" });
+    const listed = (await (await edge.fetch("/v1/batches?limit=10", as(carol))).json()) as { data: BatchObject[] };
+    expect(listed.data.map((b) => b.id).sort()).toEqual(running.map((b) => b.id).sort());
+    // Another key is not held back by carol's batches.
+    expect((await edge.fetch("/v1/batches", as(bob, json({ input_file_id: await uploadOk(bob, [chatLine("b")]), endpoint: "/v1/chat/completions", completion_window: "24h" })), two)).status).toBe(200);
+
+    const done = await settle(carol, running[0]!.id);
+    expect(done.status).toBe("completed");
+    expect((await content(carol, done.output_file_id!)).map((l) => l.custom_id)).toEqual(["q-0", "q-1"]);
+    const stored = await runInDurableObject(batchStub(env, done.id), async (_, state) => [...(await state.storage.list()).keys()]);
+    expect(stored.filter((k) => k.startsWith("line:") || k.startsWith("answer:"))).toEqual([]);
+    const again = await create();
+    expect(again.status).toBe(200);
+    for (const b of [running[1]!, (await again.json()) as BatchObject]) await settle(carol, b.id);
   });
 
   it("cancels: the batch ends cancelled with the answers it had, and a cancelled batch stays so", async () => {

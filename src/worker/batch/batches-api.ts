@@ -1,11 +1,13 @@
 import type { IRequest, RouterType } from "itty-router";
 import { batchStub } from "../../../durable-objects/batch-do.ts";
+import { deferralSlotMs } from "../../../durable-objects/deferral-do.ts";
 import { BATCH_LIMITS, CreateBatchRequest, type BatchObject } from "../../core/schemas/batch.ts";
 import type { EdgeContext } from "../inference.ts";
 import { parseBody, readJson } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
 import { callerOwner } from "./files-api.ts";
+import { activeBatchCount, activeBatchQuota, markBatchActive, markBatchEnded } from "../../edge/active-batches.ts";
 import { fileKey, hex, ownedFile } from "../../edge/stored-files.ts";
 
 const BATCH_ID = /^batch_[0-9a-f]{27}$/;
@@ -43,9 +45,24 @@ export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
     if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "input_file_id", code: "invalid_batch_file" });
     const nowMs = Date.now();
     const id = newBatchId(nowMs);
-    const created = await batchStub(env, id).create(id, owner, body, checked.lines, nowMs);
-    await env.FILES.put(indexKey(owner, id), "");
-    return Response.json(created);
+    // Marked before it is counted, so batches created at once cannot all slip past the quota.
+    await markBatchActive(env.FILES, owner, id);
+    const quota = activeBatchQuota(env);
+    if ((await activeBatchCount(env.FILES, owner, quota)) > quota) {
+      await markBatchEnded(env.FILES, owner, id);
+      const response = openAiError(429, `This API key already has ${quota} batches that have not ended, its most. Wait for one to complete, or cancel one (POST /v1/batches/{id}/cancel), and create this batch again.`, { param: "input_file_id", code: "batch_quota_exceeded" });
+      // A batch ends at the earliest when the deferral scheduler next releases lines.
+      response.headers.set("retry-after", String(Math.ceil(deferralSlotMs(env) / 1000)));
+      return response;
+    }
+    try {
+      const created = await batchStub(env, id).create(id, owner, body, checked.lines, nowMs);
+      await env.FILES.put(indexKey(owner, id), "");
+      return Response.json(created);
+    } catch (error) {
+      await markBatchEnded(env.FILES, owner, id);
+      throw error;
+    }
   });
 
   router.get("/v1/batches", async (request: IRequest, env: Env) => {
