@@ -50,7 +50,10 @@ export class PlanReplicas {
   install(plan: Plan, t: number, warm: boolean): void {
     const servedBy = new Map<string, Set<ClassId>>();
     for (const [c, targets] of Object.entries(plan.routing) as [ClassId, Plan["routing"][ClassId]][]) {
-      for (const target of targets ?? []) if (target.weight > 0) (servedBy.get(`${target.site}/${target.instance}`) ?? servedBy.set(`${target.site}/${target.instance}`, new Set()).get(`${target.site}/${target.instance}`)!).add(c);
+      for (const target of targets ?? []) {
+        const key = `${target.site}/${target.instance}`;
+        if (target.weight > 0) (servedBy.get(key) ?? servedBy.set(key, new Set()).get(key)!).add(c);
+      }
     }
     const next = new Map<string, RunningEntry>();
     const handedOver: Replica[] = [];
