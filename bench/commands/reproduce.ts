@@ -12,7 +12,7 @@ import { readFile } from "node:fs/promises";
 
 const DEFAULTS = { data: defaultDataDir(), out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
 
-const usage = `usage: greenference reproduce <${SEEDS.join("|")}|all> [--data DIR] [--trace FILE] [--grid FILE]... [--out DIR] [--results FILE] [--seed N] [--json]
+const usage = `usage: greenference reproduce <${SEEDS.join("|")}|all> [--data DIR] [--trace FILE] [--grid FILE]... [--out DIR] [--results FILE] [--seed N] [--fluid] [--json]
        greenference reproduce sweep [--data DIR] [--trace FILE] [--seeds 1,2] [--mixes A,B,..] [--window-hours 48] [--out DIR] [--results FILE] [--quick] [--json]
 
 Re-runs the seed papers' headline experiments in the simulator and compares them with the papers.
@@ -27,6 +27,8 @@ simulated.
                  (default: every file in DIR/grid-2022), DynamoLLM the first file's avg_CI as
                  carbon intensity
   --seed N       random seed (default ${DEFAULTS.seed})
+  --fluid        run the hour-scale experiments (DynamoLLM's conversation hour, Heron's Planner-S
+                 and packing hour) on the fluid fleet simulator instead of per request
   --quick        a tiny configuration for tests; its rows say nothing about the papers
 
 sweep runs every seed's headline (with its guards) and every combined-policy row over workload
@@ -53,6 +55,7 @@ export const reproduce: Command = {
         mixes: { type: "string", default: SWEEP_DEFAULTS.mixes },
         "window-hours": { type: "string", default: SWEEP_DEFAULTS.windowHours },
         quick: { type: "boolean", default: false },
+        fluid: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
       },
       usage,
@@ -72,13 +75,14 @@ export const reproduce: Command = {
       ...values.grid.map((g) => `--grid ${g}`),
       ...(seed !== Number(DEFAULTS.seed) ? [`--seed ${seed}`] : []),
       ...(values.quick ? ["--quick"] : []),
+      ...(values.fluid ? ["--fluid"] : []),
     ];
     const runs: SeedRun[] = [];
     const started = performance.now();
     for (const name of names) {
       const seedStart = performance.now();
       const progress = (message: string) => console.error(`reproduce ${name} [${((performance.now() - started) / 1e3).toFixed(0)} s]: ${message}`);
-      const options: ReproduceOptions = { dataDir: values.data, grids: values.grid, outDir: join(values.out, name), seed, progress, quick: values.quick, ...(values.trace ? { trace: values.trace } : {}) };
+      const options: ReproduceOptions = { dataDir: values.data, grids: values.grid, outDir: join(values.out, name), seed, progress, quick: values.quick, fluidHours: values.fluid, ...(values.trace ? { trace: values.trace } : {}) };
       const result = await REPRODUCTIONS[name].run(options);
       const rows = result.rows.map((r) => ExperimentRow.parse({ ...r, command: [r.command, ...flags].join(" ") }));
       runs.push({ seed: name, result: { ...result, rows }, wallS: (performance.now() - seedStart) / 1e3, outDir: options.outDir });

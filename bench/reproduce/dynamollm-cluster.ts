@@ -1,6 +1,6 @@
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { gpuSpecs, type GpuSpec } from "../../src/core/model/gpu-specs.ts";
-import { llmSpecs } from "../../src/core/model/llm-specs.ts";
+import { llmSpecs, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { meetsSlo } from "../../src/core/planning/slo.ts";
 import { classLengthsFromScheme } from "../../src/core/profiling/class-lengths.ts";
 import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
@@ -19,6 +19,7 @@ export interface DynamoCluster {
   classIds: ClassId[];
   shares: Record<ClassId, number>;
   gpu: GpuSpec;
+  llm: LlmSpec;
   model: string;
   profile: ProfileRow[];
   slo: Record<ClassId, Slo>;
@@ -44,7 +45,7 @@ export function dynamoCluster(trace: RequestTrace, o: { quick: boolean; seed: nu
       return [c.classId, { ttftMs, tbtMs }];
     }),
   ) as Record<ClassId, Slo>;
-  return { trace, scheme: DYNAMOLLM_SCHEME, classIds: classIds(DYNAMOLLM_SCHEME), shares: classShares(DYNAMOLLM_SCHEME, trace.requests), gpu, model: llm.id, profile, slo };
+  return { trace, scheme: DYNAMOLLM_SCHEME, classIds: classIds(DYNAMOLLM_SCHEME), shares: classShares(DYNAMOLLM_SCHEME, trace.requests), gpu, llm, model: llm.id, profile, slo };
 }
 
 /**

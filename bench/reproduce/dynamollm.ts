@@ -13,7 +13,9 @@ import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import type { ClassId, SiteId } from "../../src/core/schemas/ids.ts";
 import type { FleetResult } from "../../src/core/sim/fleet/fleet-result.ts";
 import { simulateFleet } from "../../src/core/sim/fleet/fleet-simulator.ts";
-import type { FleetWorkload } from "../../src/core/sim/fleet/fleet-types.ts";
+import type { FleetSimConfig, FleetWorkload } from "../../src/core/sim/fleet/fleet-types.ts";
+import { traceFleetRequests, type FleetRequest } from "../../src/core/sim/requests/fleet-requests.ts";
+import { simulateRequestFleet } from "../../src/core/sim/requests/request-fleet-simulator.ts";
 import { constantSeries, type TimeSeries } from "../../src/core/sim/fleet/time-series.ts";
 import { templateRates, traceRates } from "../../src/core/sim/fleet/workload-rates.ts";
 import { plannerInFleet } from "../../src/core/sim/planners/registry-planner.ts";
@@ -75,16 +77,18 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
   // constant intensity makes its carbon term energy.
   const carbonHour = o.sweep?.window.startHour ?? 0;
   const hourCarbon = constantSeries(`${carbonPath} avg_CI, hour ${carbonHour}`, "gCO2/kWh", grid.values[carbonHour]!, hourS);
+  // The hour replays the trace's own requests through the router into engine instances; `--fluid` runs it on the fluid simulator.
+  const hourRequests = o.fluidHours ? undefined : traceFleetRequests(cluster.trace.requests, cluster.scheme, hourS);
   const hour = new Map<System, Run>();
   // A sweep cell repeats the headline (DynamoLLM against SinglePool) and the combined row only.
   for (const s of o.sweep ? SYSTEMS.filter((x) => x.system === "single-pool" || x.system === "dynamollm") : SYSTEMS) {
     o.progress(`conversation hour on ${HOUR_SERVERS} servers: ${s.label}`);
-    const runSystem = () => run(cluster, full, s.system, solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: hourCarbon, seed: o.seed });
+    const runSystem = () => run(cluster, full, s.system, solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: hourCarbon, seed: o.seed, requests: hourRequests });
     hour.set(s.system, o.sweep ? memo(`${shared}|${s.system}`, runSystem) : runSystem());
   }
 
   o.progress(`conversation hour on ${HOUR_SERVERS} servers: Greenference combined policy`);
-  const combined = run(cluster, full, "greenference", solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: hourCarbon, seed: o.seed });
+  const combined = run(cluster, full, "greenference", solver, { servers: HOUR_SERVERS, durationS: hourS, stepS: 1, provisionRps: hourPeak, carbon: hourCarbon, seed: o.seed, requests: hourRequests });
 
   if (o.sweep) return sweepReport(hour, combined);
   const carbon: TimeSeries = { name: `${carbonPath} avg_CI`, unit: "gCO2/kWh", startS: 0, intervalS: 3600, values: grid.values.slice(0, Math.ceil(size.weekS / 3600)) };
@@ -97,7 +101,7 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
     o.progress(`synthetic conversation week on ${WEEK_SERVERS} servers with ${carbon.name}: ${label(system)}`);
     weekly.set(system, run(cluster, week, system, solver, { servers: WEEK_SERVERS, durationS: size.weekS, stepS: size.weekStepS, provisionRps: weekPeak, carbon, seed: o.seed }));
   }
-  return report(cluster, hour, combined, weekly, { tracePath, carbonPath, hourS, weekS: size.weekS, weekStepS: size.weekStepS, meanWeekRps: template.meanRatePerS, seed: o.seed, carbonFilled: grid.filled });
+  return report(cluster, hour, combined, weekly, { tracePath, carbonPath, hourS, weekS: size.weekS, weekStepS: size.weekStepS, hourSim: hourRequests ? `per request: the trace's ${hourRequests.length} requests (their own arrivals and lengths) through the edge's router and a site gateway into an engine instance per replica (continuous batching, KV capacity)` : "fluid fleet simulator (--fluid), the trace's per-minute rates", meanWeekRps: template.meanRatePerS, seed: o.seed, carbonFilled: grid.filled });
 }
 
 /**
@@ -106,12 +110,12 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
  * workload, and the instance managers every 5 s. The combined policy plans every 5 min too, its
  * sites running EcoFreq within the planned clock bounds every 5 s (`ecoFreqCorrector`).
  */
-function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "greenference", solver: LpSolver, o: { servers: number; durationS: number; stepS: number; provisionRps: Record<ClassId, number>; carbon: TimeSeries; seed: number }): Run {
+function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "greenference", solver: LpSolver, o: { servers: number; durationS: number; stepS: number; provisionRps: Record<ClassId, number>; carbon: TimeSeries; seed: number; requests?: readonly FleetRequest[] | undefined }): Run {
   const samples = Array.from({ length: Math.ceil(o.durationS / 300) }, (_, i) => ({ tMs: i * 300_000, rps: perClass(cluster, (c) => workload.rateRps(i * 300, c)) }));
   const planner = system === "greenference" ? createPlanner(PlannerConfig.parse({ kind: "greenference" })) : dynamoLlmPlanner(DynamoLlmConfig.parse({ kind: "dynamollm", system, provisionRps: o.provisionRps }), { forecast: loadTemplate(samples) });
   const gpus = o.servers * 8;
   const fleetPlanner = peakDemandPlanner(plannerInFleet(system, planner, solver, cluster.scheme, POOL_EPOCH_S), workload, { durationS: o.durationS, sampleS: 60 });
-  const result = simulateFleet({
+  const cfg: FleetSimConfig = {
     sites: [{ id: "dc" as SiteId, gpu: cluster.gpu, gpus, power: constantSeries("grid", "W", gpus * cluster.gpu.tdpW * SERVER_POWER_OVERHEAD, o.durationS), carbon: o.carbon }],
     workload,
     profile: cluster.profile,
@@ -123,7 +127,8 @@ function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "
     stepS: o.stepS,
     recordEveryS: 300,
     seed: o.seed,
-  });
+  };
+  const result = o.requests ? simulateRequestFleet({ ...cfg, requests: o.requests, scheme: cluster.scheme, llm: cluster.llm }) : simulateFleet(cfg);
   return { ...result, meanGpusHeld: fleetPlanner.gpusHeld.reduce((a, b) => a + b, 0) / Math.max(1, fleetPlanner.gpusHeld.length) };
 }
 
@@ -144,6 +149,7 @@ interface RunInputs {
   hourS: number;
   weekS: number;
   weekStepS: number;
+  hourSim: string;
   meanWeekRps: number;
   seed: number;
   carbonFilled: number;
@@ -207,8 +213,8 @@ function report(cluster: DynamoCluster, hour: Map<System, Run>, combined: Run, w
     classes: `DynamoLLM Table IV bins (input < 256 / < 1024 / longer, output < 100 / < 350 / longer); shares of the trace: ${Object.entries(cluster.shares).map(([c, x]) => `${c} ${(100 * x).toFixed(0)}%`).join(", ")} (paper: SS 14, SM 18, SL 1, MS 5, MM 6, ML 22, LS 14, LM 9, LL 11)`,
     model: "llama2-70b on H100-80GB, virtual profile (TP 2/4/8, 7 clocks 800-1980 MHz); SLO: TTFT and TBT 5x the isolated TP8 top-clock latency",
     energy: "energy of the GPUs instances hold (server overhead x1.82 included; servers no instance holds are released, as DynamoLLM scales servers)",
-    hour: { duration_s: inp.hourS, servers: HOUR_SERVERS, rate: "the trace at 1x, per-minute rates", static_pools_sized_for: "each class's highest 5-minute rate of the hour", step_s: 1 },
-    week: { duration_s: inp.weekS, servers: WEEK_SERVERS, mean_rps: Math.round(inp.meanWeekRps * 100) / 100, shape: "synthetic conversation week (peak 1.7x mean, 3.3x valley), the trace's class mix; its peak is what 40 SinglePool servers serve", step_s: inp.weekStepS },
+    hour: { duration_s: inp.hourS, servers: HOUR_SERVERS, rate: "the trace at 1x", simulated: inp.hourSim, static_pools_sized_for: "each class's highest 5-minute rate of the hour" },
+    week: { simulated: "fluid fleet simulator", duration_s: inp.weekS, servers: WEEK_SERVERS, mean_rps: Math.round(inp.meanWeekRps * 100) / 100, shape: "synthetic conversation week (peak 1.7x mean, 3.3x valley), the trace's class mix; its peak is what 40 SinglePool servers serve", step_s: inp.weekStepS },
     carbon: `${inp.carbonPath} avg_CI, hours 0 to ${Math.ceil(inp.weekS / 3600)} (2022-01-01 on for grid-2022), ${inp.carbonFilled} empty cells filled`,
     planners: "every 5 min (pool managers) for each class's peak of the coming 5 min; cluster manager's forecast: a load template of the same workload (perfect); instance managers every 5 s",
     combined: "Greenference's planner (default weights) every 5 min for each class's peak of the coming 5 min, the hour's grid at the carbon file's first hour; EcoFreq within the planned clock bounds every 5 s (least-power clock meeting the SLO at the load of the moment and with the instance full, as requests wait then; else the top of the bounds)",

@@ -59,6 +59,8 @@ export interface ReproduceOptions {
   outDir: string;
   seed: number;
   progress: (message: string) => void;
+  /** Hour-scale experiments on the fluid fleet simulator instead of per request (`--fluid`): faster, latency looked up from the profile. */
+  fluidHours?: boolean;
   /** A small configuration for tests (`--quick`): short windows, few points; its rows say nothing about the paper. */
   quick?: boolean;
   /**

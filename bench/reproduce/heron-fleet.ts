@@ -3,7 +3,7 @@ import { dataFilesIn, loadAzureTrace, loadGrid } from "../../host-agent/data/rea
 import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { windSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
-import { llmSpecs } from "../../src/core/model/llm-specs.ts";
+import { llmSpecs, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
 import { classLengthsFromScheme } from "../../src/core/profiling/class-lengths.ts";
 import { meetsSlo } from "../../src/core/planning/slo.ts";
@@ -37,6 +37,7 @@ export interface HeronFleet {
   scheme: ClassScheme;
   profile: ProfileRow[];
   slo: Record<ClassId, Slo>;
+  llm: LlmSpec;
   model: string;
   /** Sites whose power series start at the window's first hour and cover `hours`. */
   sites: FleetSite[];
@@ -103,7 +104,7 @@ export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
   };
   const slo = Object.fromEntries(classes.map((c) => [c.classId, isolatedLatencySlo(llm, gpu, c, 5)])) as Record<ClassId, Slo>;
   const gpus = sites.reduce((s, x) => s + x.gpus, 0);
-  return { trace, scheme, profile, slo, model: llm.id, sites, siteInputs, siteChoice, capacityRps: gpus * perGpuCapacityRps(profile, slo, classShares(scheme, trace.requests)) };
+  return { trace, scheme, profile, slo, llm, model: llm.id, sites, siteInputs, siteChoice, capacityRps: gpus * perGpuCapacityRps(profile, slo, classShares(scheme, trace.requests)) };
 }
 
 /**
@@ -117,6 +118,22 @@ export function perGpuCapacityRps(profile: readonly ProfileRow[], slo: Readonly<
     return share > 0 ? s + share / Math.max(1e-9, ...usable.map((r) => r.loadRps / r.tp)) : s;
   }, 0);
   return 1 / gpuSecondsPerRequest;
+}
+
+/**
+ * The fleet at 1/`divisor` of its size: each site's GPUs (rounded, at least one TP8 server's
+ * worth) and power envelope divided alike, so power per GPU and the sites' shares stay. What the
+ * per-request hour runs on: Heron's fleet serves tens of thousands of requests a second, which an
+ * engine per replica cannot simulate in minutes.
+ */
+export function scaledFleet(fleet: HeronFleet, divisor: number): HeronFleet {
+  const sites = fleet.sites.map((s) => {
+    const gpus = Math.max(8, Math.round(s.gpus / divisor));
+    const k = gpus / s.gpus;
+    return { ...s, gpus, power: { ...s.power, name: `${s.power.name} x ${k.toFixed(5)}`, values: s.power.values.map((w) => w * k) } };
+  });
+  const gpus = (list: readonly { gpus: number }[]) => list.reduce((n, s) => n + s.gpus, 0);
+  return { ...fleet, sites, capacityRps: (fleet.capacityRps * gpus(sites)) / gpus(fleet.sites) };
 }
 
 function uniqueId(id: string, taken: readonly string[]): string {

@@ -6,6 +6,8 @@ import type { PlannerConfig } from "../../src/core/planning/registry.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import type { FleetResult } from "../../src/core/sim/fleet/fleet-result.ts";
 import { simulateFleet } from "../../src/core/sim/fleet/fleet-simulator.ts";
+import { workloadFleetRequests, type FleetRequest } from "../../src/core/sim/requests/fleet-requests.ts";
+import { simulateRequestFleet } from "../../src/core/sim/requests/request-fleet-simulator.ts";
 import type { FleetCorrector, FleetSimConfig, FleetWorkload } from "../../src/core/sim/fleet/fleet-types.ts";
 import { templateRates, traceRates } from "../../src/core/sim/fleet/workload-rates.ts";
 import { heronPackingCorrector } from "../../src/core/sim/planners/heron-packing-corrector.ts";
@@ -15,7 +17,7 @@ import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
 import { sortedAscending, nearestRankPercentile } from "../../src/core/stats/percentile.ts";
 import { WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/workload/week-template.ts";
 import type { ExperimentRow, GridWindow, ReproduceOptions, SeedReproduction, SeedResult } from "./experiment.ts";
-import { defaultWindFiles, HERON_WIND_TIME_SCALE, heronFleet, type HeronFleet } from "./heron-fleet.ts";
+import { defaultWindFiles, HERON_WIND_TIME_SCALE, heronFleet, scaledFleet, type HeronFleet } from "./heron-fleet.ts";
 import { combinedRow } from "./combined-rows.ts";
 import { peakDemandPlanner } from "./peak-demand.ts";
 import { change, experimentRow, guard, headlineRow } from "./rows.ts";
@@ -24,6 +26,11 @@ const COMMAND = "npx greenference reproduce heron";
 const SLOT_S = 900;
 /** Heron §5.2 follows Planner-L's decisions blindly: instances are where the plan puts them at once. */
 const INSTANT = { startS: 0, tpChangeS: 0, clockChangeS: 0 };
+/**
+ * The per-request Planner-S/packing hour runs the fleet at 1/1000 of its size (169 GPUs, about 28
+ * req/s at the headline load): at full size the hour is 10^8 requests.
+ */
+const HOUR_FLEET_DIVISOR = 1000;
 
 /**
  * Sizes of the runs. The goodput headline (Heron Fig. 14/15) is a week of 15-minute plans: 672
@@ -86,10 +93,13 @@ async function runHeron(o: ReproduceOptions): Promise<SeedResult> {
   o.progress(`load ${size.headline}: Greenference combined policy, ${size.windowHours} h of the synthetic conversation week`);
   const combined = simulate(fleet, week(size.headline), { kind: "greenference" }, solver, { durationS, stepS: size.stepS, seed: o.seed });
 
+  // Per request, the hour runs on the fleet scaled down (`HOUR_FLEET_DIVISOR`); `--fluid` runs it whole on the fluid simulator.
+  const hourFleet = o.fluidHours ? fleet : scaledFleet(fleet, HOUR_FLEET_DIVISOR);
   const hour = traceRates(fleet.trace.requests, fleet.scheme, 1, 60);
   const hourS = Math.min(size.hourS ?? hour.coveredS, hour.coveredS);
-  const multiplier = (size.headline * fleet.capacityRps) / (fleet.trace.requests.length / hour.coveredS);
+  const multiplier = (size.headline * hourFleet.capacityRps) / (fleet.trace.requests.length / hour.coveredS);
   const hourWorkload = traceRates(fleet.trace.requests, fleet.scheme, multiplier, 60);
+  const hourRequests = o.fluidHours ? undefined : workloadFleetRequests(hourWorkload, fleet.scheme, fleet.trace.requests, hourS, o.seed);
   const latencyConfig = POLICIES[1]!.config;
   const stages: Array<{ label: string; corrector?: () => FleetCorrector }> = [
     { label: "Planner-L" },
@@ -98,10 +108,11 @@ async function runHeron(o: ReproduceOptions): Promise<SeedResult> {
   ];
   const hierarchy = new Map<string, FleetResult>();
   for (const stage of stages) {
-    o.progress(`conversation hour x${multiplier.toFixed(0)}: ${stage.label} (min-latency)`);
-    hierarchy.set(stage.label, simulate(fleet, hourWorkload, latencyConfig, solver, { durationS: hourS, stepS: 1, seed: o.seed, ...(stage.corrector ? { corrector: stage.corrector() } : {}) }));
+    o.progress(`conversation hour x${multiplier.toFixed(0)}${hourRequests ? ` per request on 1/${HOUR_FLEET_DIVISOR} of the fleet` : ""}: ${stage.label} (min-latency)`);
+    hierarchy.set(stage.label, simulate(hourFleet, hourWorkload, latencyConfig, solver, { durationS: hourS, stepS: 1, seed: o.seed, ...(stage.corrector ? { corrector: stage.corrector() } : {}), ...(hourRequests ? { requests: hourRequests } : {}) }));
   }
-  return report(fleet, sweep, wholeWeek, hierarchy, combined, { ...size, multiplier, hourS, tracePath, gridPaths, seed: o.seed });
+  const hourSim = hourRequests ? `per request (router, site gateways, an engine per replica) on the fleet at 1/${HOUR_FLEET_DIVISOR} of its size: ${hourFleet.sites.map((x) => `${x.id} ${x.gpus}`).join(", ")} GPUs, power alike; ${hourRequests.length} requests` : "fluid fleet simulator (--fluid), the whole fleet";
+  return report(fleet, sweep, wholeWeek, hierarchy, combined, { ...size, multiplier, hourS, hourSim, tracePath, gridPaths, seed: o.seed });
 }
 
 /**
@@ -143,10 +154,11 @@ function combinedGoodputRow(combined: FleetResult, plannerL: FleetResult, where:
   return combinedRow({ metric: `goodput (requests served) of the combined policy vs Heron Planner-L (min-power) (${where})`, ours: combined.served, theirs: plannerL.served, better: "higher", baseline: PLANNER_L, slo: { ours: combined.sloAttainment, theirs: plannerL.sloAttainment }, command: COMMAND });
 }
 
-function simulate(fleet: HeronFleet, workload: FleetWorkload, config: PolicySettings, solver: LpSolver, o: { durationS: number; stepS: number; seed: number; corrector?: FleetCorrector }): FleetResult {
+/** A policy on the fleet: on the fluid simulator, or per request when `requests` are given. */
+function simulate(fleet: HeronFleet, workload: FleetWorkload, config: PolicySettings, solver: LpSolver, o: { durationS: number; stepS: number; seed: number; corrector?: FleetCorrector; requests?: readonly FleetRequest[] }): FleetResult {
   const planner = peakDemandPlanner(registryFleetPlanner(config, solver, fleet.scheme, SLOT_S), workload, { durationS: o.durationS, sampleS: 60 });
   const cfg: FleetSimConfig = { sites: fleet.sites, workload, profile: fleet.profile, model: fleet.model, slo: fleet.slo, planner, durationS: o.durationS, stepS: o.stepS, slotS: SLOT_S, recordEveryS: SLOT_S, reconfiguration: INSTANT, seed: o.seed, ...(o.corrector ? { corrector: o.corrector } : {}) };
-  return simulateFleet(cfg);
+  return o.requests ? simulateRequestFleet({ ...cfg, requests: o.requests, scheme: fleet.scheme, llm: fleet.llm }) : simulateFleet(cfg);
 }
 
 /**
@@ -183,6 +195,7 @@ interface RunInputs {
   stepS: number;
   multiplier: number;
   hourS: number;
+  hourSim: string;
   tracePath: string;
   gridPaths: readonly string[];
   seed: number;
@@ -246,7 +259,7 @@ function report(fleet: HeronFleet, sweep: Map<number, Map<string, FleetResult>>,
     reconfiguration: "instant (Heron §5.2 follows Planner-L's decisions blindly)",
     step_s: inp.stepS,
     goodput: "requests served per 15-min slot (Heron's goodput); ratio per slot, slots where the baseline served nothing left out",
-    hour: { multiplier: Math.round(inp.multiplier), duration_s: inp.hourS, objective: "min-latency for Planner-L and Planner-S (every 5 s)", e2e: "median over requests" },
+    hour: { multiplier: Math.round(inp.multiplier), duration_s: inp.hourS, simulated: inp.hourSim, objective: "min-latency for Planner-L and Planner-S (every 5 s)", e2e: "median over requests" },
     seed: inp.seed,
   };
   return { rows, tables, plots, inputs };

@@ -134,7 +134,7 @@ export class EngineInstance {
   private readonly kvCapacity: number;
   private readonly clockFor: (s: IterationState) => number;
   /** The clock when it is locked, so the hook's state need not be built every iteration. */
-  private readonly lockedMhz: number | undefined;
+  private lockedMhz: number | undefined;
 
   constructor(
     private readonly config: EngineConfig,
@@ -157,6 +157,11 @@ export class EngineInstance {
   /** Queues a request, available from `readyS` (its arrival, or when its KV reaches a decode instance). */
   enqueue(index: number, readyS: number): void {
     this.waiting.push({ index, readyS });
+  }
+
+  /** Locks the clock at `mhz` from the next iteration on (a plan's clock change; the switch stalls as any other). */
+  lockClock(mhz: number): void {
+    this.lockedMhz = mhz;
   }
 
   get load(): { waiting: number; running: number; kvTokens: number } {

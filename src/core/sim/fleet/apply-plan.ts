@@ -115,7 +115,7 @@ function reconfigure(old: InstanceRecord | undefined, planned: PlannedInstance, 
 }
 
 /** A locked clock as given; a clock policy runs, in this flow-level model, at the highest profiled clock within its bounds. */
-function clockOf(planned: PlannedInstance, site: FleetSite, profile: ProfileIndex, classes: readonly ClassId[]): number {
+export function clockOf(planned: PlannedInstance, site: FleetSite, profile: ProfileIndex, classes: readonly ClassId[]): number {
   if (planned.clock.mode === "locked") return planned.clock.mhz;
   const { minMhz, maxMhz } = planned.clock;
   const served = classes[0] ?? (Object.keys(planned.loadRps)[0] as ClassId | undefined);

@@ -11,6 +11,7 @@ import type { FleetResult } from "./fleet-result.ts";
 import type { InstanceGroup } from "./instance-group.ts";
 import { poissonCount } from "./poisson-count.ts";
 import { ClassBacklog } from "./class-backlog.ts";
+import { planningContextAt } from "./planning-context.ts";
 import { ProfileIndex } from "./profile-index.ts";
 import { assertCovers, valueAt } from "./time-series.ts";
 
@@ -61,12 +62,12 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
 
   for (let t = 0; t < cfg.durationS; t += stepS) {
     if (t >= nextPlanS) {
-      install(cfg.planner.plan(planningContext(t)), t, plans === 0);
+      install(cfg.planner.plan(planningContextAt(cfg, t, stepS, plan)), t, plans === 0);
       plans++;
       nextPlanS += cfg.planner.cadenceS;
       if (cfg.corrector) nextCorrectionS = t + cfg.corrector.cadenceS;
     } else if (t >= nextCorrectionS && cfg.corrector && plan) {
-      const delta = cfg.corrector.correct({ ...planningContext(t, t), current: plan });
+      const delta = cfg.corrector.correct({ ...planningContextAt(cfg, t, stepS, plan, t), current: plan });
       if (delta) {
         install(applyDelta(plan, delta), t, false);
         corrections++;
@@ -196,21 +197,5 @@ export function simulateFleet(cfg: FleetSimConfig, onProgress?: (doneS: number, 
     // The site's draw less the GPUs no instance holds.
     const instancesW = Math.max(0, drawW - idleGpusW * overhead);
     metrics.sitePower(site.id, t, stepS, { drawW, availableW, instancesW }, valueAt(site.carbon, t), limited);
-  }
-
-  /** What planners see at `t`; demand is read at `demandAtS` (the middle of the coming period for Planner-L, now for a corrector). */
-  function planningContext(t: number, demandAtS?: number) {
-    const periodS = cfg.planner.cadenceS;
-    const mid = demandAtS ?? Math.min(cfg.durationS - stepS, t + periodS / 2);
-    return {
-      nowS: t,
-      periodS,
-      sites: cfg.sites.map((s) => ({ id: s.id, gpu: s.gpu, gpus: s.gpus, availableW: valueAt(s.power, t), carbonGPerKwh: valueAt(s.carbon, t) })),
-      demandRps: Object.fromEntries(classes.map((c) => [c, cfg.workload.rateRps(mid, c)])) as Record<ClassId, number>,
-      profile: cfg.profile,
-      slo: cfg.slo,
-      model: cfg.model,
-      ...(plan ? { current: plan } : {}),
-    };
   }
 }

@@ -1,0 +1,81 @@
+import type { ClassId } from "../../schemas/ids.ts";
+import { ReplicaTurns } from "../../scheduling/replica-turns.ts";
+import { SiteQueue, type WaitingRequest } from "../../scheduling/site-queue.ts";
+import type { PlanReplicas } from "./plan-replicas.ts";
+import type { Replica } from "./replica.ts";
+
+/** A request the site holds until a replica has a free slot for it. */
+export interface HeldRequest extends WaitingRequest {
+  entryKey: string;
+  classId: ClassId;
+}
+
+/** The replicas a request may go to now, and the group whose turns choose among them. */
+export interface GatewayTarget {
+  group: string;
+  replicas: Replica[];
+}
+
+export interface SimGatewayOptions {
+  /** Requests in flight per replica before more wait in the site queue (the agent's `gatewayReplicaConcurrency`). */
+  replicaConcurrency: number;
+  /** Most requests the site queue holds. */
+  queueMax: number;
+  /** Longest a request waits in the site queue. */
+  queueWaitMs: number;
+}
+
+/**
+ * A site's gateway as the host agent runs it, on simulated replicas: a request for a plan entry
+ * goes to that entry's up replicas; failing those, to the other entries the plan routes its class
+ * to at the site; while those are all starting, to any up replica of the model (the replicas a
+ * plan change hands over included), as `resolveTarget` does. Replicas take turns (`ReplicaTurns`)
+ * up to `replicaConcurrency` requests each; the rest wait in the site queue (`SiteQueue`, FIFO)
+ * up to `queueWaitMs`.
+ */
+export class SimSiteGateway {
+  readonly queue: SiteQueue<HeldRequest>;
+  /** Requests held in the queue per entry (its instance's `waiting` in telemetry). */
+  readonly heldByEntry = new Map<string, number>();
+  private readonly turns = new ReplicaTurns();
+
+  constructor(
+    readonly siteId: string,
+    private readonly plan: PlanReplicas,
+    private readonly options: SimGatewayOptions,
+  ) {
+    this.queue = new SiteQueue<HeldRequest>({ policy: "fifo-rr", maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
+  }
+
+  /** Where a request for `entryKey` of class `classId` may go at `t`; undefined when nothing at the site can take it (the edge tries elsewhere). */
+  resolve(entryKey: string, classId: ClassId, model: string, t: number): GatewayTarget | undefined {
+    const entry = this.plan.entries.get(entryKey);
+    const own = entry?.replicas.filter((r) => r.accepting(t)) ?? [];
+    if (own.length > 0) return { group: entryKey, replicas: own };
+    const serving = (this.plan.classEntries.get(this.siteId)?.get(classId) ?? []).filter((e) => e.key !== entryKey && e.model === model);
+    const others = serving.flatMap((e) => e.replicas.filter((r) => r.accepting(t)));
+    if (others.length > 0) return { group: `class:${classId}`, replicas: others };
+    const awaited = [...(entry ? [entry] : []), ...serving].some((e) => e.replicas.some((r) => r.readyAtS > t && r.stopAtS > t));
+    if (!awaited) return undefined;
+    const standIns = this.plan.bySite.get(this.siteId)!.filter((r) => r.model === model && r.accepting(t));
+    return standIns.length > 0 ? { group: `standin:${model}`, replicas: standIns } : undefined;
+  }
+
+  /** The target's next replica in turn with a free slot, or undefined when all are full. */
+  pick(target: GatewayTarget): Replica | undefined {
+    const slots = target.replicas.map((r) => ({ key: String(r.id), free: this.options.replicaConcurrency - r.inFlight }));
+    const key = this.turns.pick(target.group, slots);
+    return key === undefined ? undefined : target.replicas.find((r) => String(r.id) === key);
+  }
+
+  hold(request: HeldRequest): boolean {
+    if (this.queue.offer(request)) return false;
+    this.heldByEntry.set(request.entryKey, (this.heldByEntry.get(request.entryKey) ?? 0) + 1);
+    return true;
+  }
+
+  /** Notes that a held request left the queue (placed or expired). */
+  released(request: HeldRequest): void {
+    this.heldByEntry.set(request.entryKey, (this.heldByEntry.get(request.entryKey) ?? 1) - 1);
+  }
+}
