@@ -5,6 +5,7 @@ import { placeEntries, type PlacedEntry } from "./gpu-placement.ts";
 import { siteInstances } from "./plan-reading.ts";
 import type { PlanningInput } from "./planning-input.ts";
 import { gpuRanges, gpuTypeAt } from "./site-gpus.ts";
+import { unservedDemand } from "./unserved-demand.ts";
 
 /** `count` instances of one (site, GPU type, class, TP) locked at `mhz`, each planned for `loadRps`. */
 export interface Allocation {
@@ -99,11 +100,7 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
       : [];
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall: Record<string, number> = {};
-  for (const c of input.classes) {
-    const missing = c.demandRps - Math.min(c.demandRps, served.get(c.id) ?? 0);
-    if (missing > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = missing;
-  }
+  const shortfall = unservedDemand(input.classes, served);
   return {
     version: input.version,
     createdAtMs: input.nowMs,
@@ -111,7 +108,7 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
     policy: o.policy ?? "heron",
     sites,
     routing: routing as Plan["routing"],
-    shortfall: shortfall as Plan["shortfall"],
+    shortfall,
     notes,
   };
 }
