@@ -6,7 +6,7 @@ import { sliceCountsOf, type ConfigGraph } from "./config-graph.ts";
 import { gpuLayouts, SLICE_TYPES } from "./mig.ts";
 import type { CloverService } from "./service-model.ts";
 import type { CloverVariant } from "./variants.ts";
-import { unservedDemand } from "../unserved-demand.ts";
+import { routedPlan } from "../routed-plan.ts";
 
 /** One Clover service as solved: its GPUs at a site (indices start..start+gpus-1), variants, model and configuration graph. */
 export interface ServiceBlock {
@@ -81,6 +81,5 @@ export function migPlan(input: PlanningInput, blocks: readonly ServiceBlock[], o
     });
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall = unservedDemand(input.classes, served);
-  return { version: input.version, createdAtMs: input.nowMs, validUntilMs: input.nowMs + input.horizonMs, policy: o.policy, sites, routing: routing as Plan["routing"], shortfall, notes };
+  return routedPlan(input, { policy: o.policy, sites, routing, served, notes });
 }

@@ -6,7 +6,7 @@ import { siteInstances } from "../plan-reading.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { gpuRanges, gpuTypeAt } from "../site-gpus.ts";
 import type { PoolEntry } from "./pool-entry.ts";
-import { unservedDemand } from "../unserved-demand.ts";
+import { routedPlan } from "../routed-plan.ts";
 
 /** The pools one cluster (GPUs of one type at one site) runs. */
 export interface ClusterEntries {
@@ -48,15 +48,5 @@ export function poolPlan(input: PlanningInput, clusters: readonly ClusterEntries
       : [];
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall = unservedDemand(input.classes, served);
-  return {
-    version: input.version,
-    createdAtMs: input.nowMs,
-    validUntilMs: input.nowMs + input.horizonMs,
-    policy: "dynamollm",
-    sites,
-    routing: routing as Plan["routing"],
-    shortfall,
-    notes: allNotes,
-  };
+  return routedPlan(input, { policy: "dynamollm", sites, routing, served, notes: allNotes });
 }
