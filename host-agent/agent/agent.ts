@@ -188,10 +188,11 @@ export class Agent {
   }
 
   /**
-   * Stops the loops (a pull, heartbeat or push in flight gets up to `drainTimeoutMs`, at least 1 s), the gateway (queued requests get 503, those in flight get up to
-   * `drainTimeoutMs`) and the local API, stops every engine (draining up to `drainTimeoutMs`)
-   * and any an earlier run left, puts every GPU back to its settings from before the agent's
-   * changes, and lets go of the state dir.
+   * Stops the loops (a plan pull, heartbeat or forecast push in flight gets up to
+   * `drainTimeoutMs`, at least 1 s), the gateway (queued requests get 503, those in flight get up
+   * to `drainTimeoutMs`, at least 1 s) and the local API, stops every engine (draining up to
+   * `drainTimeoutMs`) and any an earlier run left, puts every GPU back to its settings from
+   * before the agent's changes, and lets go of the state dir.
    */
   async stop(drainTimeoutMs = 0): Promise<void> {
     this.stopping.abort();
