@@ -2,7 +2,7 @@ import { LocalStack } from "../lib/stack/local-stack.ts";
 import { chatCompletionRequest } from "../lib/stack/openai-request.ts";
 import { summariseOutcomes } from "../lib/stack/outcome-summary.ts";
 import { isLost } from "../lib/stack/request-outcome.ts";
-import { StackConfig } from "../lib/stack/stack-config.ts";
+import { smallStackConfig } from "../lib/stack/stack-config.ts";
 import { waitFor } from "../lib/stack/weighted-plan.ts";
 import { POLICIES } from "../src/core/policies/registry.ts";
 import type { PolicyKind } from "../src/core/schemas/fleet.ts";
@@ -47,21 +47,14 @@ const PLANS_DEADLINE_MS = 120_000;
 export async function runE2eBench(o: E2eBenchOptions) {
   const log = o.log ?? (() => {});
   const policy = o.policy ?? "greenference";
-  const config = StackConfig.parse({
+  const config = smallStackConfig({
     policy,
     // A small model, so sites of 4 GPUs hold several instances; MIG policies keep their own family.
     ...(POLICIES[policy].usesMig ? {} : { model: "llama3.1-8b", tps: [1, 2] }),
     dataDir: o.dataDir,
-    edgePort: 0,
-    engineSpeed: 10,
     maxOutputTokens: 64,
     loadRps: o.loadRps ?? 8,
     devtoolsNetworkCapture: o.devtoolsNetworkCapture ?? false,
-    sites: [
-      { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 4 },
-      { kind: "wind", id: VICTIM, region: "ERCO", gpus: 4 },
-      { kind: "grid", id: "grid-ciso", region: "CISO", gpus: 4 },
-    ],
   });
   const stack = await LocalStack.start({ config, load: false, log: (l) => (l.startsWith("[") ? undefined : log(l)) });
   const applied = new AppliedVersions(stack);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { LocalStack } from "../lib/stack/local-stack.ts";
-import { StackConfig } from "../lib/stack/stack-config.ts";
+import { smallStackConfig } from "../lib/stack/stack-config.ts";
 import { badInputCases } from "./faults/bad-input-cases.ts";
 import { runFaultMatrix } from "./faults/fault-matrix.ts";
 import { edgeRequest, fuzzOnce, gatewayRequest, localApiRequest, type FuzzRequest } from "./faults/fuzz-requests.ts";
@@ -39,20 +39,7 @@ export async function runFaultsBench(o: FaultsBenchOptions): Promise<FaultsBench
   const started = performance.now();
   const log = o.log ?? (() => {});
   const runs = o.fuzzRuns ?? { edge: 6_000, gateway: 3_000, localApi: 2_000 };
-  const config = StackConfig.parse({
-    model: "llama3.1-8b",
-    tps: [1, 2],
-    dataDir: o.dataDir,
-    edgePort: 0,
-    engineSpeed: 10,
-    maxOutputTokens: 400,
-    siteIdleTimeoutS: 5,
-    sites: [
-      { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 4 },
-      { kind: "wind", id: "wind-erco", region: "ERCO", gpus: 4 },
-      { kind: "grid", id: "grid-ciso", region: "CISO", gpus: 4 },
-    ],
-  });
+  const config = smallStackConfig({ model: "llama3.1-8b", tps: [1, 2], dataDir: o.dataDir, maxOutputTokens: 400, siteIdleTimeoutS: 5 });
   const stack = await LocalStack.start({ config, load: false, autopilot: false, log });
   try {
     const [site, other] = stack.sites;

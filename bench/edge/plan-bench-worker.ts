@@ -22,8 +22,9 @@ const instances = new Map<string, { instance: PlanBenchInstance; plan?: Plan }>(
  * The edge Worker with one route more, for `greenference plan --bench --in-worker` alone (never
  * deployed: wrangler.toml's main is src/index.ts). `GET /__bench/plan?step=...&sites=N&seed=S` runs
  * one step of the plan bench in this isolate on HiGHS's WebAssembly as a Worker module
- * (`workerHighsSolver`; the cron plans on javascript-lp-solver for now, see docs/deploy.md): `load` loads it, `prepare` builds the instance, `l` runs Planner-L
- * and keeps its plan, `s` runs Planner-S once on that plan. One step per request, so the caller can
+ * (`workerHighsSolver`, what the cron and ControlDO's Planner-S plan on): `load` loads it,
+ * `prepare` builds the instance, `l` runs Planner-L and keeps its plan, `s` runs Planner-S once on
+ * that plan. One step per request, so the caller can
  * read workerd's CPU time around each. Every other request goes to the edge Worker.
  */
 export default {

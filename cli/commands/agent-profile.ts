@@ -6,7 +6,7 @@ import { GpuType } from "../../src/core/schemas/ids.ts";
 import { ProfileFileError, runProfile } from "../../host-agent/profiler/agent-profiler.ts";
 import { openProfilerEngines, type ProfilerEngineOptions } from "../../host-agent/profiler/profile-engines.ts";
 import { pickClocks, type ProfileGrid } from "../../host-agent/profiler/profile-grid.ts";
-import { CliError } from "../../lib/cli-error.ts";
+import { asCliError, CliError } from "../../lib/cli-error.ts";
 import { parseFlags, positiveInt, printResult, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference agent profile --model ID [--engine-url URL | --engine sim|vllm|sglang] [options] [--json]
@@ -96,7 +96,7 @@ export const agentProfile: Command = {
       simSpeed: positiveNumber(v["sim-speed"], "--sim-speed"),
       log: (m) => process.stderr.write(`${m}\n`),
     };
-    const engines = await wrap(() => openProfilerEngines(engineOptions));
+    const engines = await asCliError(() => openProfilerEngines(engineOptions));
     let grid: ProfileGrid;
     try {
       grid = {
@@ -220,13 +220,4 @@ function parsed<T>(schema: { safeParse(x: unknown): { success: true; data: T } |
   const r = schema.safeParse(value);
   if (!r.success) throw new CliError(`${flag}: ${r.error.issues[0]?.message ?? "invalid"}`);
   return r.data;
-}
-
-async function wrap<T>(f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError((error as Error).message);
-  }
 }

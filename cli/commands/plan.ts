@@ -63,7 +63,7 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
   const nowMs = forecasts.length > 0 ? Math.max(...forecasts.map((f) => f.issuedAtMs)) : Date.now();
   const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: demandRps, profile: fleetVirtualProfile(fleet, seed), nowMs });
   if (!assembled.ok) throw new CliError(`${file}: ${assembled.message}`);
-  // What one planner run costs (the profile is made before): what the Worker's cron pays per run, with --solver jslp.
+  // What one planner run costs (the profile is made before); with the default --solver highs, the solver the Worker's cron runs (there as a Worker module).
   const cpuBefore = process.cpuUsage();
   const startedMs = performance.now();
   const result = planFor(policy, fleet, assembled.input, solver);

@@ -6,7 +6,7 @@ import { classLengthsFromScheme, DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
-import { CliError } from "../../lib/cli-error.ts";
+import { asCliError, CliError } from "../../lib/cli-error.ts";
 import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--trace FILE] [--scheduling prefill-first|chunked] [--requests N] [--seed N] [--json]
@@ -42,8 +42,8 @@ export const profile: Command = {
     if (values.help) return void console.log(usage);
     if (!values.virtual) throw new CliError(`only --virtual profiling runs here; real GPUs are profiled on their site with \`greenference agent profile\`\n${usage}`);
     if (!values.model || !values.gpu || !values.out) throw new CliError(`--model, --gpu and --out are required\n${usage}`);
-    const llm = wrap(() => llmSpec(values.model!));
-    const gpu = wrap(() => gpuSpec(values.gpu!));
+    const llm = asCliError(() => llmSpec(values.model!));
+    const gpu = asCliError(() => gpuSpec(values.gpu!));
     const tps = values.tp.split(",").map((t) => positiveInt(t.trim(), "--tp"));
     const loadFractions = values.loads.split(",").map((x) => {
       const n = Number(x);
@@ -94,12 +94,4 @@ export const profile: Command = {
 async function traceClasses(path: string) {
   const trace = await loadAzureTrace(path);
   return classLengthsFromScheme(schemeFromPercentiles(trace.requests), trace.requests);
-}
-
-function wrap<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
 }

@@ -20,7 +20,7 @@ import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
 import { Scenario } from "../../src/core/sim/scenario/scenario.ts";
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/workload/week-template.ts";
-import { CliError } from "../../lib/cli-error.ts";
+import { asCliError, CliError } from "../../lib/cli-error.ts";
 
 /**
  * Reads a scenario file and everything it names (paths relative to the file), and builds the
@@ -32,7 +32,7 @@ export async function loadScenario(path: string): Promise<{ scenario: Scenario; 
   const dir = dirname(resolve(path));
   const at = (file: string) => resolve(dir, file);
   const scenario = parseScenario(await readDataFile(path), path);
-  const llm = wrap(() => llmSpec(scenario.model));
+  const llm = asCliError(() => llmSpec(scenario.model));
   const trace = await loadAzureTrace(at(scenario.workload.file));
   const p = scenario.classPercentiles;
   const scheme = schemeFromPercentiles(trace.requests, { inputPercentiles: p, outputPercentiles: p });
@@ -113,12 +113,4 @@ function gpusFromPower(budgetW: number, gpu: GpuSpec, where: string): number {
   const n = gpusForPower(budgetW, gpu.tdpW, SERVER_POWER_OVERHEAD);
   if (n <= 0) throw new CliError(`${where}: the right-sized power budget (${Math.round(budgetW)} W) does not power one server of ${gpu.type}`);
   return n;
-}
-
-function wrap<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
 }

@@ -188,15 +188,17 @@ export class Agent {
   }
 
   /**
-   * Stops the loops, the gateway (queued requests get 503, those in flight get up to
-   * `drainTimeoutMs`) and the local API, stops every engine (draining up to `drainTimeoutMs`)
-   * and any an earlier run left, puts every GPU back to its settings from before the agent's
-   * changes, and lets go of the state dir.
+   * Stops the loops (a plan pull, heartbeat or forecast push in flight gets up to
+   * `drainTimeoutMs`, at least 1 s), the gateway (queued requests get 503, those in flight get up
+   * to `drainTimeoutMs`, at least 1 s) and the local API, stops every engine (draining up to
+   * `drainTimeoutMs`) and any an earlier run left, puts every GPU back to its settings from
+   * before the agent's changes, and lets go of the state dir.
    */
   async stop(drainTimeoutMs = 0): Promise<void> {
     this.stopping.abort();
-    await Promise.all([this.planPoller.stop(), this.heartbeats.stop(), this.powerForecast?.stop(), this.registration]);
-    await this.gateway?.close(Math.max(1000, drainTimeoutMs));
+    const loopsMs = Math.max(1000, drainTimeoutMs);
+    await Promise.all([this.planPoller.stop(loopsMs), this.heartbeats.stop(loopsMs), this.powerForecast?.stop(loopsMs), this.registration]);
+    await this.gateway?.close(loopsMs);
     await this.localApi?.close();
     await this.controllers.stop();
     await this.applier.stop(drainTimeoutMs);

@@ -1,5 +1,5 @@
 import type { AgentRegistration } from "../../src/core/schemas/agent-messages.ts";
-import { backoffMs, sleep, type Backoff } from "../util/backoff.ts";
+import { backoffMs, logsFailure, sleep, type Backoff } from "../util/backoff.ts";
 import type { EdgeClient } from "../protocol/edge-client.ts";
 
 /**
@@ -12,7 +12,7 @@ export async function registerUntilDone(edge: Pick<EdgeClient, "register">, regi
       await edge.register(registration);
       return true;
     } catch (error) {
-      if (attempt === 1 || attempt % 10 === 0) opts.log(`registration failed (attempt ${attempt}; retrying): ${(error as Error).message}`);
+      if (logsFailure(attempt)) opts.log(`registration failed (attempt ${attempt}; retrying): ${(error as Error).message}`);
       await sleep(backoffMs(opts.backoff, attempt), opts.signal);
     }
   }

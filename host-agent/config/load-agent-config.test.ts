@@ -16,6 +16,17 @@ const file = (body: unknown) => {
 const base = { site: "wind-a", edge: "https://edge.example", token: "gfs_wind-a_00ff" };
 const SECRET = `gfi_${"ab".repeat(32)}`;
 
+/** The message of the ConfigError that loading from `sources` throws (failing the test when it loads). */
+function configErrorOf(sources: Parameters<typeof loadAgentConfig>[0]): string {
+  try {
+    loadAgentConfig(sources);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
 describe("loadAgentConfig", () => {
   it("names flags and variables after the keys", () => {
     expect(flagOf("engineCommand")).toBe("engine-command");
@@ -34,25 +45,16 @@ describe("loadAgentConfig", () => {
   });
 
   it("names the bad field and where its value came from", () => {
-    const bad = (sources: Parameters<typeof loadAgentConfig>[0]) => {
-      try {
-        loadAgentConfig(sources);
-      } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError);
-        return (error as Error).message;
-      }
-      throw new Error("expected a ConfigError");
-    };
-    expect(bad({ flags: { ...base, simSpeed: "fast" } })).toMatch(/simSpeed \(--sim-speed\): .*number/);
-    expect(bad({ flags: base, env: { GREENFERENCE_GPU: "cuda" } })).toMatch(/gpu \(GREENFERENCE_GPU\): .*"nvml"/);
-    expect(bad({ file: file({ ...base, enginePortBase: 70000 }) })).toMatch(/enginePortBase \("enginePortBase" in .*\.json\): Too big/);
-    expect(bad({ file: file({ ...base, colour: "green" }) })).toMatch(/colour .*Unrecognized key/);
-    expect(bad({ flags: { edge: base.edge, token: base.token } })).toMatch(/site \(--site \/ GREENFERENCE_SITE\)/);
-    expect(bad({ flags: { ...base, engine: "sim" } })).toMatch(/engine \(--engine\): the simulated engine runs on simulated GPUs/);
-    expect(bad({ flags: { ...base, listen: "127.0.0.1:9400", readToken: "r".repeat(16) } })).toMatch(/controlToken .*required when the local API listens/);
-    expect(bad({ flags: { ...base, listen: "localhost" } })).toMatch(/listen \(--listen\): host:port/);
-    expect(bad({ file: file("{not json") })).toMatch(/not valid JSON/);
-    expect(bad({ file: join(dir, "missing.json") })).toMatch(/cannot read the config file/);
+    expect(configErrorOf({ flags: { ...base, simSpeed: "fast" } })).toMatch(/simSpeed \(--sim-speed\): .*number/);
+    expect(configErrorOf({ flags: base, env: { GREENFERENCE_GPU: "cuda" } })).toMatch(/gpu \(GREENFERENCE_GPU\): .*"nvml"/);
+    expect(configErrorOf({ file: file({ ...base, enginePortBase: 70000 }) })).toMatch(/enginePortBase \("enginePortBase" in .*\.json\): Too big/);
+    expect(configErrorOf({ file: file({ ...base, colour: "green" }) })).toMatch(/colour .*Unrecognized key/);
+    expect(configErrorOf({ flags: { edge: base.edge, token: base.token } })).toMatch(/site \(--site \/ GREENFERENCE_SITE\)/);
+    expect(configErrorOf({ flags: { ...base, engine: "sim" } })).toMatch(/engine \(--engine\): the simulated engine runs on simulated GPUs/);
+    expect(configErrorOf({ flags: { ...base, listen: "127.0.0.1:9400", readToken: "r".repeat(16) } })).toMatch(/controlToken .*required when the local API listens/);
+    expect(configErrorOf({ flags: { ...base, listen: "localhost" } })).toMatch(/listen \(--listen\): host:port/);
+    expect(configErrorOf({ file: file("{not json") })).toMatch(/not valid JSON/);
+    expect(configErrorOf({ file: join(dir, "missing.json") })).toMatch(/cannot read the config file/);
   });
 
   it("configures the site gateway: ingress, scheduler and queue bounds, with defaults", () => {
@@ -77,14 +79,7 @@ describe("loadAgentConfig", () => {
   });
 
   it("names a bad gateway setting", () => {
-    const bad = (flags: Record<string, string>) => {
-      try {
-        loadAgentConfig({ flags: { ...base, ...flags } });
-      } catch (error) {
-        return (error as Error).message;
-      }
-      throw new Error("expected a ConfigError");
-    };
+    const bad = (flags: Record<string, string>) => configErrorOf({ flags: { ...base, ...flags } });
     expect(bad({ scheduler: "edf" })).toMatch(/scheduler \(--scheduler\): .*"fifo-rr"\|"llf"/);
     expect(bad({ ingress: "9000", ingressSecret: SECRET })).toMatch(/ingress \(--ingress\): host:port/);
     expect(bad({ ingress: "127.0.0.1:99999", ingressSecret: SECRET })).toMatch(/ingress .*port up to 65535/);
@@ -111,23 +106,14 @@ describe("loadAgentConfig", () => {
   });
 
   it("names the option and the path of a secret file it cannot use", () => {
-    const message = (sources: Parameters<typeof loadAgentConfig>[0]) => {
-      try {
-        loadAgentConfig(sources);
-      } catch (error) {
-        expect(error).toBeInstanceOf(ConfigError);
-        return (error as Error).message;
-      }
-      throw new Error("expected a ConfigError");
-    };
     const missing = join(dir, "no-such-token");
-    expect(message({ flags: { site: "wind-a", edge: base.edge, tokenFile: missing } })).toContain(`tokenFile (--token-file): cannot read ${missing}: ENOENT`);
-    expect(message({ flags: { site: "wind-a", edge: base.edge }, env: { GREENFERENCE_TOKEN_FILE: dir } })).toMatch(/tokenFile \(GREENFERENCE_TOKEN_FILE\): cannot read .*EISDIR/);
+    expect(configErrorOf({ flags: { site: "wind-a", edge: base.edge, tokenFile: missing } })).toContain(`tokenFile (--token-file): cannot read ${missing}: ENOENT`);
+    expect(configErrorOf({ flags: { site: "wind-a", edge: base.edge }, env: { GREENFERENCE_TOKEN_FILE: dir } })).toMatch(/tokenFile \(GREENFERENCE_TOKEN_FILE\): cannot read .*EISDIR/);
     writeFileSync(join(dir, "blank"), " \n");
-    expect(message({ flags: { site: "wind-a", edge: base.edge, tokenFile: join(dir, "blank") } })).toContain(`tokenFile (--token-file): ${join(dir, "blank")} is empty`);
-    expect(message({ flags: { ...base, tokenFile: join(dir, "blank") } })).toContain("token (--token): give --token or --token-file, not both");
+    expect(configErrorOf({ flags: { site: "wind-a", edge: base.edge, tokenFile: join(dir, "blank") } })).toContain(`tokenFile (--token-file): ${join(dir, "blank")} is empty`);
+    expect(configErrorOf({ flags: { ...base, tokenFile: join(dir, "blank") } })).toContain("token (--token): give --token or --token-file, not both");
     writeFileSync(join(dir, "short"), "short");
-    expect(message({ flags: { ...base, listen: "127.0.0.1:0", readTokenFile: join(dir, "short"), controlToken: "c".repeat(16) } })).toContain(
+    expect(configErrorOf({ flags: { ...base, listen: "127.0.0.1:0", readTokenFile: join(dir, "short"), controlToken: "c".repeat(16) } })).toContain(
       `readToken (read from ${join(dir, "short")}, named by --read-token-file): at least 16 characters`,
     );
   });

@@ -11,7 +11,7 @@ import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
 import type { RequestTracker } from "../telemetry/request-tracker.ts";
-import { PeriodicTask } from "../util/periodic-task.ts";
+import { periodicTask, type PeriodicTask } from "../util/periodic-task.ts";
 import { ClockActuator } from "./clock-actuator.ts";
 import type { ControlProfiles } from "./control-profiles.ts";
 import { EcoFreqIterationController, EcoFreqMetricsController, EcoFreqModels } from "./ecofreq-controller.ts";
@@ -272,21 +272,17 @@ export class LocalControllers {
   private loop(siteMs: number, attempt: () => Promise<void>, what: string): PeriodicTask {
     const intervalMs = Math.max(1, Math.round(siteMs / this.o.speed));
     let last = "";
-    return new PeriodicTask({
-      intervalMs,
-      backoff: { baseMs: intervalMs, maxMs: Math.max(intervalMs, 30_000) },
-      attempt: async () => {
-        try {
-          await attempt();
-          last = "";
-          return true;
-        } catch (error) {
-          const message = (error as Error).message;
-          if (message !== last) this.log(`${what}: ${message}`);
-          last = message;
-          return false;
-        }
-      },
+    return periodicTask({ intervalMs, backoff: { baseMs: intervalMs, maxMs: Math.max(intervalMs, 30_000) } }, async () => {
+      try {
+        await attempt();
+        last = "";
+        return true;
+      } catch (error) {
+        const message = (error as Error).message;
+        if (message !== last) this.log(`${what}: ${message}`);
+        last = message;
+        return false;
+      }
     });
   }
 }

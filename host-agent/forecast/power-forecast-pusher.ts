@@ -1,6 +1,5 @@
 import type { Forecast } from "../../src/core/schemas/forecast.ts";
-import type { Backoff } from "../util/backoff.ts";
-import { PeriodicTask } from "../util/periodic-task.ts";
+import { PeriodicTask, type PeriodicTaskTiming } from "../util/periodic-task.ts";
 
 /** What the pusher last did, for the agent's status. */
 export interface PowerForecastStats {
@@ -21,20 +20,15 @@ export interface PowerForecastStats {
  * const pusher = new PowerForecastPusher({ intervalMs: 900_000, backoff, make: () => sitePowerForecast(site, path), push: (f) => edge.pushPowerForecast(f) });
  * pusher.start();
  */
-export class PowerForecastPusher {
+export class PowerForecastPusher extends PeriodicTask {
   readonly stats: PowerForecastStats = { pushed: 0, failed: 0, lastError: null, lastPushedAtMs: null, last: null };
-  private readonly task: PeriodicTask;
 
-  constructor(private readonly o: { intervalMs: number; backoff: Backoff; make: () => Promise<Forecast>; push: (forecast: Forecast) => Promise<void>; log?: (message: string) => void }) {
-    this.task = new PeriodicTask({ intervalMs: o.intervalMs, backoff: o.backoff, attempt: () => this.pushOnce() });
+  constructor(private readonly o: PeriodicTaskTiming & { make: () => Promise<Forecast>; push: (forecast: Forecast) => Promise<void>; log?: (message: string) => void }) {
+    super(o);
   }
 
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
+  protected attempt(): Promise<boolean> {
+    return this.pushOnce();
   }
 
   /** Makes and pushes one forecast now; returns whether the edge took it. */

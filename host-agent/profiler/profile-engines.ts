@@ -87,10 +87,7 @@ function urlEngines(o: ProfilerEngineOptions, backend: GpuBackend, gpuType: GpuT
   if (!o.engineUrl) throw new Error("--engine-url is required with an engine already running");
   const url = o.engineUrl.replace(/\/+$/, "");
   return {
-    gpuType,
-    gpuCount: count,
-    backend,
-    supportedClocks: () => backend.supportedGraphicsClocks(o.gpus[0]!),
+    ...profiledGpus(backend, gpuType, count, o.gpus),
     open: async (tp) => {
       if (tp !== o.gpus.length) throw new Error(`the engine at ${url} runs on GPUs ${o.gpus.join(",")}: profile it at TP ${o.gpus.length} (--tp ${o.gpus.length}) or give --gpus`);
       return { url, servedName: o.servedName ?? o.model, gpus: o.gpus, backend, nowMs: () => performance.now() * o.engineSpeed, speed: o.engineSpeed };
@@ -107,10 +104,7 @@ function withDriver(o: ProfilerEngineOptions, backend: GpuBackend, gpuType: GpuT
     running = undefined;
   };
   return {
-    gpuType,
-    gpuCount: count,
-    backend,
-    supportedClocks: () => backend.supportedGraphicsClocks(o.gpus[0]!),
+    ...profiledGpus(backend, gpuType, count, o.gpus),
     open: async (tp) => {
       await stop();
       if (tp > o.gpus.length) throw new Error(`TP ${tp} needs ${tp} GPUs; --gpus gives ${o.gpus.length}`);
@@ -128,6 +122,17 @@ function withDriver(o: ProfilerEngineOptions, backend: GpuBackend, gpuType: GpuT
     },
     details: { engine: driver.kind, ...(o.engine === "sim" ? { simulated: true, simSpeed: speed } : {}), gpuBackend: backend.name },
   };
+}
+
+/**
+ * What the profiler's engines tell of their GPUs, whichever engines run on them: the type, how many
+ * the site has, the backend and the clocks of the first GPU an engine uses.
+ *
+ * @example
+ * profiledGpus(backend, "H100-80GB", 2, [1]).supportedClocks(); // GPU 1's clocks, highest first
+ */
+export function profiledGpus(backend: GpuBackend, gpuType: GpuType, count: number, gpus: readonly number[]): Pick<ProfilerEngines, "gpuType" | "gpuCount" | "backend" | "supportedClocks"> {
+  return { gpuType, gpuCount: count, backend, supportedClocks: () => backend.supportedGraphicsClocks(gpus[0]!) };
 }
 
 /** Back to the driver's default clocks, then the backend released. */

@@ -1,14 +1,11 @@
-import { PeriodicTask } from "../util/periodic-task.ts";
-import type { Backoff } from "../util/backoff.ts";
+import { PeriodicTask, type PeriodicTaskTiming } from "../util/periodic-task.ts";
+import { logsFailure } from "../util/backoff.ts";
 import { type EdgeClient } from "./edge-client.ts";
 import { planEtag } from "../../src/core/schemas/plan-slice.ts";
 import { claimedRevision, claimedVersion } from "./plan-slice.ts";
 
-export interface PlanPollerOptions {
+export interface PlanPollerOptions extends PeriodicTaskTiming {
   edge: Pick<EdgeClient, "pullPlan">;
-  intervalMs: number;
-  /** Spacing after consecutive failures (never shorter than the interval). */
-  backoff: Backoff;
   /** Hands a new plan body to the applier (which validates it). */
   offer: (body: unknown) => void;
   log?: (message: string) => void;
@@ -33,31 +30,26 @@ export interface PlanPollStats {
  * const poller = new PlanPoller({ edge, intervalMs: 5000, backoff: { baseMs: 1000, maxMs: 60_000 }, offer: (b) => applier.offer(b, "edge") });
  * poller.start();
  */
-export class PlanPoller {
+export class PlanPoller extends PeriodicTask {
   readonly stats: PlanPollStats = { pulls: 0, consecutiveFailures: 0, lastError: null, lastVersionSeen: null };
   private etag: string | undefined;
-  private readonly task: PeriodicTask;
 
   constructor(private readonly options: PlanPollerOptions) {
-    this.task = new PeriodicTask({ intervalMs: options.intervalMs, backoff: options.backoff, attempt: () => this.pull() });
+    super(options);
   }
 
-  start(): void {
-    this.task.start();
+  protected attempt(signal: AbortSignal): Promise<boolean> {
+    return this.pull(signal);
   }
 
-  stop(): Promise<void> {
-    return this.task.stop();
-  }
-
-  /** Pulls once now; returns whether the edge answered. */
-  async pull(): Promise<boolean> {
+  /** Pulls once now; returns whether the edge answered. A plan that arrives after `signal` aborts (the poller stopped) is not taken. */
+  async pull(signal?: AbortSignal): Promise<boolean> {
     try {
       const pulled = await this.options.edge.pullPlan(this.etag);
       this.stats.pulls++;
       this.stats.consecutiveFailures = 0;
       this.stats.lastError = null;
-      if (pulled.kind === "plan") {
+      if (pulled.kind === "plan" && !signal?.aborted) {
         const version = claimedVersion(pulled.body);
         this.stats.lastVersionSeen = version ?? null;
         this.etag = pulled.etag ?? (version === undefined ? undefined : planEtag(version, claimedRevision(pulled.body)));
@@ -67,7 +59,7 @@ export class PlanPoller {
     } catch (error) {
       this.stats.consecutiveFailures++;
       this.stats.lastError = (error as Error).message;
-      if (this.stats.consecutiveFailures === 1 || this.stats.consecutiveFailures % 10 === 0) this.options.log?.(`plan pull failed (${this.stats.consecutiveFailures} in a row; keeping the current plan): ${this.stats.lastError}`);
+      if (logsFailure(this.stats.consecutiveFailures)) this.options.log?.(`plan pull failed (${this.stats.consecutiveFailures} in a row; keeping the current plan): ${this.stats.lastError}`);
       return false;
     }
   }

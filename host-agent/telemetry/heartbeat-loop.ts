@@ -1,13 +1,10 @@
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
-import { PeriodicTask } from "../util/periodic-task.ts";
-import type { Backoff } from "../util/backoff.ts";
+import { logsFailure } from "../util/backoff.ts";
+import { PeriodicTask, type PeriodicTaskTiming } from "../util/periodic-task.ts";
 
-export interface HeartbeatLoopOptions {
-  intervalMs: number;
+export interface HeartbeatLoopOptions extends PeriodicTaskTiming {
   build: () => Promise<Telemetry>;
   send: (telemetry: Telemetry) => Promise<void>;
-  /** Spacing after consecutive failures (never shorter than the interval). */
-  backoff: Backoff;
   log?: (message: string) => void;
 }
 
@@ -28,20 +25,15 @@ export interface HeartbeatStats {
  * const beats = new HeartbeatLoop({ intervalMs: 5000, build, send: (t) => edge.heartbeat(t), backoff: { baseMs: 5000, maxMs: 60_000 } });
  * beats.start();
  */
-export class HeartbeatLoop {
+export class HeartbeatLoop extends PeriodicTask {
   readonly stats: HeartbeatStats = { sent: 0, failed: 0, consecutiveFailures: 0, lastError: null, lastSentAtMs: null };
-  private readonly task: PeriodicTask;
 
   constructor(private readonly options: HeartbeatLoopOptions) {
-    this.task = new PeriodicTask({ intervalMs: options.intervalMs, backoff: options.backoff, attempt: () => this.beat() });
+    super(options);
   }
 
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
+  protected attempt(): Promise<boolean> {
+    return this.beat();
   }
 
   /** Builds and sends one heartbeat now; returns whether the edge took it. */
@@ -57,7 +49,7 @@ export class HeartbeatLoop {
       this.stats.failed++;
       this.stats.consecutiveFailures++;
       this.stats.lastError = (error as Error).message;
-      if (this.stats.consecutiveFailures === 1 || this.stats.consecutiveFailures % 10 === 0) this.options.log?.(`heartbeat failed (${this.stats.consecutiveFailures} in a row): ${this.stats.lastError}`);
+      if (logsFailure(this.stats.consecutiveFailures)) this.options.log?.(`heartbeat failed (${this.stats.consecutiveFailures} in a row): ${this.stats.lastError}`);
       return false;
     }
   }

@@ -49,3 +49,14 @@ export class Wakeup {
     this.pending?.();
   }
 }
+
+/**
+ * Whether to log failure number `inARow` of a streak: the first and every tenth after, so a long
+ * outage logs a line now and then rather than one per try.
+ *
+ * @example
+ * [1, 2, 10, 20].map(logsFailure); // [true, false, true, true]
+ */
+export function logsFailure(inARow: number): boolean {
+  return inARow === 1 || inARow % 10 === 0;
+}

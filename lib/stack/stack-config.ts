@@ -91,6 +91,27 @@ export const StackConfig = z.preprocess((raw) => withPolicyDefaults(raw), z.obje
 }));
 export type StackConfig = z.infer<typeof StackConfig>;
 
+/**
+ * The stack at the scale the e2e tests and the stack benches run it: a free edge port, engines 10x
+ * faster than real time, the default three sites at 4 GPUs each (wind without right-sizing), and
+ * `over` on top.
+ *
+ * @example
+ * const config = smallStackConfig({ model: "llama3.1-8b", tps: [1, 2] }); // 3 sites x 4 GPUs
+ */
+export function smallStackConfig(over: Partial<StackConfig> = {}): StackConfig {
+  return StackConfig.parse({
+    edgePort: 0,
+    engineSpeed: 10,
+    sites: [
+      { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 4 },
+      { kind: "wind", id: "wind-erco", region: "ERCO", gpus: 4 },
+      { kind: "grid", id: "grid-ciso", region: "CISO", gpus: 4 },
+    ],
+    ...over,
+  });
+}
+
 function withPolicyDefaults(raw: unknown): unknown {
   if (typeof raw !== "object" || raw === null) return raw;
   const policy = PolicyKind.safeParse((raw as { policy?: unknown }).policy ?? "greenference");

@@ -93,39 +93,37 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
       return Response.json(sites);
     }),
   );
+  /**
+   * Rotates `:site`'s ingress secret after `issue` has issued what else the route gives the site,
+   * and answers 201 with it all. The edge signs with the new secret at once and, for `?overlap_s=`
+   * seconds (default 3600, 0 to cut the old one off now), with the old one too, so the agent may be
+   * given the new secret at any time within the overlap. An unknown site (404) or a bad overlap
+   * (400) issues nothing.
+   */
+  const rotateIngress = (issue: (site: string, env: EdgeEnv) => Promise<Record<string, string>>) =>
+    admin(async (request, env) => {
+      const site = await fleetSite(request, env);
+      if (site instanceof Response) return site;
+      const overlapMs = overlapOf(request);
+      if (overlapMs instanceof Response) return overlapMs;
+      const issued = await issue(site, env);
+      const ingressSecret = makeIngressSecret();
+      const ingress = await controlStub(env).rotateIngressSecret(site, ingressSecret, overlapMs);
+      edge.cache.invalidate();
+      return Response.json({ site, ...issued, ingressSecret, previousIngressSecretValidUntilMs: ingress.previousUntilMs }, { status: 201 });
+    });
   // A new agent token and a new ingress secret for the site (the agent needs both; the token's
-  // hash and the secret are stored, the token is shown only here). `?overlap_s=` as below.
+  // hash and the secret are stored, the token is shown only here).
   router.post(
     "/admin/v1/sites/:site/token",
-    admin(async (request, env) => {
-      const site = await fleetSite(request, env);
-      if (site instanceof Response) return site;
-      const overlapMs = overlapOf(request);
-      if (overlapMs instanceof Response) return overlapMs;
+    rotateIngress(async (site, env) => {
       const token = makeSiteToken(site);
-      const ingressSecret = makeIngressSecret();
       await env.SITE.get(env.SITE.idFromName(site)).setTokenHash(await sha256Hex(token));
-      const ingress = await controlStub(env).rotateIngressSecret(site, ingressSecret, overlapMs);
-      edge.cache.invalidate();
-      return Response.json({ site, token, ingressSecret, previousIngressSecretValidUntilMs: ingress.previousUntilMs }, { status: 201 });
+      return { token };
     }),
   );
-  // Rotates the site's ingress secret alone. The edge signs with the new secret at once and, for
-  // `?overlap_s=` seconds (default 3600, 0 to cut the old one off now), with the old one too, so
-  // the agent may be given the new secret at any time within the overlap.
-  router.post(
-    "/admin/v1/sites/:site/ingress-secret",
-    admin(async (request, env) => {
-      const site = await fleetSite(request, env);
-      if (site instanceof Response) return site;
-      const overlapMs = overlapOf(request);
-      if (overlapMs instanceof Response) return overlapMs;
-      const ingressSecret = makeIngressSecret();
-      const ingress = await controlStub(env).rotateIngressSecret(site, ingressSecret, overlapMs);
-      edge.cache.invalidate();
-      return Response.json({ site, ingressSecret, previousIngressSecretValidUntilMs: ingress.previousUntilMs }, { status: 201 });
-    }),
-  );
+  // The site's ingress secret alone.
+  router.post("/admin/v1/sites/:site/ingress-secret", rotateIngress(async () => ({})));
 
   router.get("/admin/v1/keys", admin(async (_, env) => Response.json(await controlStub(env).listApiKeys())));
   router.post(

@@ -1,5 +1,5 @@
 import { LocalStack } from "../../lib/stack/local-stack.ts";
-import { StackConfig } from "../../lib/stack/stack-config.ts";
+import { smallStackConfig, type StackConfig } from "../../lib/stack/stack-config.ts";
 
 /** Output of the stack's processes, kept for a failing test's message (printed with GREENFERENCE_E2E_VERBOSE=1). */
 export const stackLog: string[] = [];
@@ -9,17 +9,7 @@ export const stackLog: string[] = [];
  * simulated GPUs, engines 10x faster than real time so requests take fractions of a second.
  */
 export function startTestStack(over: Partial<StackConfig> = {}, options: { autopilot?: boolean } = {}): Promise<LocalStack> {
-  const config = StackConfig.parse({
-    edgePort: 0,
-    engineSpeed: 10,
-    maxOutputTokens: 64,
-    sites: [
-      { kind: "wind", id: "wind-bpat", region: "BPAT", gpus: 4 },
-      { kind: "wind", id: "wind-erco", region: "ERCO", gpus: 4 },
-      { kind: "grid", id: "grid-ciso", region: "CISO", gpus: 4 },
-    ],
-    ...over,
-  });
+  const config = smallStackConfig({ maxOutputTokens: 64, ...over });
   return LocalStack.start({
     config,
     load: false,

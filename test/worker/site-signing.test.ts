@@ -113,4 +113,18 @@ describe("signed site hop: admin API", () => {
     expect((await edge.chat(chatBody())).status).toBe(200);
     expect(edge.sites.secrets.get("eu-a")).toBe(before);
   });
+
+  it("checks the overlap before issuing a site token: a bad one leaves the token and the secret as they were", async () => {
+    const { token } = (await (await edge.admin("POST", "/admin/v1/sites/eu-b/token?overlap_s=0")).json()) as { token: string };
+    const ingressOf = async () => ((await (await edge.admin("GET", "/admin/v1/sites")).json()) as { site: string; ingressSecret: unknown }[]).find((s) => s.site === "eu-b")!.ingressSecret;
+    const before = await ingressOf();
+    expect(before).toMatchObject({ issued: true, previousUntilMs: null });
+    const r = await edge.admin("POST", "/admin/v1/sites/eu-b/token?overlap_s=abc");
+    expect(r.status).toBe(400);
+    expect((await errorOf(r)).param).toBe("overlap_s");
+    const beat = await edge.fetch("/agent/v1/sites/eu-b/heartbeat", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(telemetry("eu-b")) });
+    expect(beat.ok).toBe(true);
+    expect(await ingressOf()).toEqual(before);
+    expect((await edge.admin("POST", "/admin/v1/sites/nowhere/token")).status).toBe(404);
+  });
 });

@@ -96,6 +96,14 @@ describe("NvmlBackend", () => {
     expect(fake.calls()).toContain("nvmlDeviceGetPowerManagementDefaultLimit 1");
   });
 
+  it("reads each power in watts through its own NVML getter, for the GPU asked", async () => {
+    await gpu.init();
+    await gpu.setPowerLimitW(0, 250);
+    fake.clearLog();
+    expect([await gpu.powerUsageW(0), await gpu.powerLimitW(0), await gpu.defaultPowerLimitW(0)]).toEqual([250, 250, 400]);
+    expect(fake.calls()).toEqual(["nvmlDeviceGetPowerUsage 0", "nvmlDeviceGetPowerManagementLimit 0", "nvmlDeviceGetPowerManagementDefaultLimit 0"]);
+  });
+
   it("keeps the fake devices' locks and limits in FAKE_NVML_STATE across a fresh start of the library", async () => {
     const dir = mkdtempSync(join(tmpdir(), "fake-nvml-state-"));
     fake.setEnv({ FAKE_NVML_STATE: join(dir, "state") });

@@ -5,6 +5,9 @@ import { readNvmlList, readNvmlString } from "./nvml-buffers.ts";
 import { loadNvmlLibrary, NvmlClock, type NvmlDevice, type NvmlLibrary } from "./nvml-library.ts";
 import { gpuErrorCodeOf, NvmlReturn, nvmlReturnName } from "./nvml-return.ts";
 
+/** The NVML getters that answer a power in milliwatts. */
+type NvmlMilliwattGetter = "nvmlDeviceGetPowerUsage" | "nvmlDeviceGetPowerManagementLimit" | "nvmlDeviceGetPowerManagementDefaultLimit";
+
 /** The NVML shared library's usual name on Linux; found through the loader's search path. */
 export const DEFAULT_NVML_LIBRARY = "libnvidia-ml.so.1";
 
@@ -96,10 +99,7 @@ export class NvmlBackend implements GpuBackend {
   }
 
   async powerUsageW(index: number): Promise<number> {
-    const { lib, handle, site } = this.device("powerUsageW", index);
-    const mw: [number] = [0];
-    this.check(lib, site, "nvmlDeviceGetPowerUsage", lib.nvmlDeviceGetPowerUsage(handle, mw));
-    return mw[0] / 1e3;
+    return this.readWatts("powerUsageW", index, "nvmlDeviceGetPowerUsage");
   }
 
   async totalEnergyJ(index: number): Promise<number> {
@@ -110,10 +110,7 @@ export class NvmlBackend implements GpuBackend {
   }
 
   async powerLimitW(index: number): Promise<number> {
-    const { lib, handle, site } = this.device("powerLimitW", index);
-    const mw: [number] = [0];
-    this.check(lib, site, "nvmlDeviceGetPowerManagementLimit", lib.nvmlDeviceGetPowerManagementLimit(handle, mw));
-    return mw[0] / 1e3;
+    return this.readWatts("powerLimitW", index, "nvmlDeviceGetPowerManagementLimit");
   }
 
   async setPowerLimitW(index: number, watts: number): Promise<void> {
@@ -123,10 +120,7 @@ export class NvmlBackend implements GpuBackend {
   }
 
   async defaultPowerLimitW(index: number): Promise<number> {
-    const { lib, handle, site } = this.device("defaultPowerLimitW", index);
-    const mw: [number] = [0];
-    this.check(lib, site, "nvmlDeviceGetPowerManagementDefaultLimit", lib.nvmlDeviceGetPowerManagementDefaultLimit(handle, mw));
-    return mw[0] / 1e3;
+    return this.readWatts("defaultPowerLimitW", index, "nvmlDeviceGetPowerManagementDefaultLimit");
   }
 
   async currentClocksMhz(index: number): Promise<GpuClocks> {
@@ -175,6 +169,14 @@ export class NvmlBackend implements GpuBackend {
     const site = { backend: this.name, op, device: index };
     checkIndex(site, handles.length);
     return { lib, handle: handles[index] as NvmlDevice, site };
+  }
+
+  /** GPU `index`'s reading from the NVML getter `fn`, which answers milliwatts, in watts. */
+  private readWatts(op: GpuOp, index: number, fn: NvmlMilliwattGetter): number {
+    const { lib, handle, site } = this.device(op, index);
+    const mw: [number] = [0];
+    this.check(lib, site, fn, lib[fn](handle, mw));
+    return mw[0] / 1e3;
   }
 
   private check(lib: NvmlLibrary, site: GpuErrorSite, fn: string, result: number): void {

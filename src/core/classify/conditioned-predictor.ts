@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { binIndex } from "../workload/class-scheme.ts";
+import { DecayedHistograms, type DecayedHistogramOptions } from "./decayed-histograms.ts";
 import type { OutputLengthPredictor, OutputQuery } from "./output-predictor.ts";
 
 /** One learned request: its output bin, where the conditioned predictor files it. Crosses isolates (edge -> PredictorDO). */
@@ -17,14 +18,8 @@ export type OutputObservation = z.infer<typeof OutputObservation>;
 export const PredictorState = z.array(z.tuple([z.string().max(400), z.array(z.number().nonnegative()).max(16), z.number().int().nonnegative()])).max(20_000);
 export type PredictorState = z.infer<typeof PredictorState>;
 
-export interface ConditionedPredictorOptions {
-  /** Weight kept by old observations at each new one (default 0.97: the last ~30 requests of a histogram count most). */
-  decay?: number;
-  /** Observations a histogram needs before it is used (default 3). */
-  minObservations?: number;
-  /** Histograms kept; the least recently updated go first (default 4000). */
-  maxEntries?: number;
-}
+/** The conditioned predictor's options; defaults: decay 0.97 (the last ~30 requests of a histogram count most), minObservations 3, maxEntries 4000. */
+export type ConditionedPredictorOptions = DecayedHistogramOptions;
 
 /** Anonymous-or-not pooled histograms live under this key. */
 const ANY_KEY = "\u0000any";
@@ -55,23 +50,17 @@ export function lengthBucket(inputTokens: number): number {
  * p.predictBin({ scheme, key: "other", model: "m", inputTokens: 1900 }); // the bin holding 900
  */
 export class ConditionedOutputPredictor implements OutputLengthPredictor {
-  private readonly decay: number;
-  private readonly minObservations: number;
-  private readonly maxEntries: number;
-  private histograms = new Map<string, { weights: number[]; observations: number }>();
+  private readonly histograms: DecayedHistograms;
 
   constructor(options: ConditionedPredictorOptions = {}) {
-    this.decay = options.decay ?? 0.97;
-    this.minObservations = options.minObservations ?? 3;
-    this.maxEntries = options.maxEntries ?? 4000;
-    if (!(this.decay > 0 && this.decay <= 1)) throw new Error(`decay must be in (0, 1], got ${this.decay}`);
+    this.histograms = new DecayedHistograms(options, { decay: 0.97, minObservations: 3, maxEntries: 4000 });
   }
 
   predictBin(query: OutputQuery): number | undefined {
     const bucket = lengthBucket(query.inputTokens);
     for (const [key, b] of [[query.key, bucket], [ANY_KEY, bucket], [query.key, NO_BUCKET], [ANY_KEY, NO_BUCKET]] as const) {
-      const h = this.histograms.get(entryKey(query.scheme.name, key, query.model, b));
-      if (h && h.observations >= this.minObservations) return mode(h.weights);
+      const bin = this.histograms.trustedMode(entryKey(query.scheme.name, key, query.model, b));
+      if (bin !== undefined) return bin;
     }
     return undefined;
   }
@@ -90,40 +79,23 @@ export class ConditionedOutputPredictor implements OutputLengthPredictor {
 
   /** Learns one observation (from this isolate or another). */
   apply(o: OutputObservation): void {
-    for (const key of [o.key, ANY_KEY]) for (const b of [o.lengthBucket, NO_BUCKET]) this.add(entryKey(o.scheme, key, o.model, b), o.bins, o.bin);
+    for (const key of [o.key, ANY_KEY]) for (const b of [o.lengthBucket, NO_BUCKET]) this.histograms.add(entryKey(o.scheme, key, o.model, b), o.bins, o.bin);
   }
 
   state(): PredictorState {
-    return [...this.histograms].map(([k, h]) => [k, [...h.weights], h.observations]);
+    return this.histograms.entries().map(([k, h]) => [k, h.weights, h.observations]);
   }
 
   /** Replaces the histograms with `state` (a Durable Object's merged copy). */
   load(state: PredictorState): void {
-    this.histograms = new Map(state.slice(-this.maxEntries).map(([k, weights, observations]) => [k, { weights: [...weights], observations }]));
+    this.histograms.load(state.map(([k, weights, observations]) => [k, { weights, observations }]));
   }
 
   get size(): number {
     return this.histograms.size;
   }
-
-  private add(key: string, bins: number, bin: number): void {
-    const h = this.histograms.get(key) ?? { weights: new Array<number>(bins).fill(0), observations: 0 };
-    if (h.weights.length !== bins) h.weights = new Array<number>(bins).fill(0);
-    for (let i = 0; i < h.weights.length; i++) h.weights[i]! *= this.decay;
-    h.weights[bin] = (h.weights[bin] ?? 0) + 1;
-    h.observations++;
-    this.histograms.delete(key);
-    this.histograms.set(key, h);
-    if (this.histograms.size > this.maxEntries) this.histograms.delete(this.histograms.keys().next().value!);
-  }
 }
 
 function entryKey(scheme: string, key: string, model: string, bucket: number): string {
   return `${scheme}\u0000${key}\u0000${model}\u0000${bucket}`;
-}
-
-function mode(weights: readonly number[]): number {
-  let best = 0;
-  for (let i = 1; i < weights.length; i++) if (weights[i]! >= weights[best]!) best = i;
-  return best;
 }

@@ -1,5 +1,6 @@
 import type { ClassScheme } from "../schemas/request-class.ts";
 import { binIndex } from "../workload/class-scheme.ts";
+import { DecayedHistograms, type DecayedHistogramOptions } from "./decayed-histograms.ts";
 
 /** Who asks for what: the predictor learns per (API key, model) within one class scheme. */
 export interface OutputQuery {
@@ -21,19 +22,8 @@ export interface OutputLengthPredictor {
   observe(query: OutputQuery, completionTokens: number): void;
 }
 
-export interface HistogramPredictorOptions {
-  /** Weight kept by old observations at each new one, so the histogram follows drift (default 0.9). */
-  decay?: number;
-  /** Observations a histogram needs before it is trusted (default 3). */
-  minObservations?: number;
-  /** Histograms kept; the least recently updated go first (default 10 000). */
-  maxEntries?: number;
-}
-
-interface Histogram {
-  weights: number[];
-  observations: number;
-}
+/** The histogram predictor's options; defaults: decay 0.9 (follows drift), minObservations 3, maxEntries 10 000. */
+export type HistogramPredictorOptions = DecayedHistogramOptions;
 
 /** Histograms for every key of one model are pooled under this key, the fallback for a new key. */
 const ANY_KEY = "\u0000any";
@@ -50,22 +40,16 @@ const ANY_KEY = "\u0000any";
  * p.predictBin(q); // the bin holding 900 tokens
  */
 export class HistogramOutputPredictor implements OutputLengthPredictor {
-  private readonly decay: number;
-  private readonly minObservations: number;
-  private readonly maxEntries: number;
-  private readonly histograms = new Map<string, Histogram>();
+  private readonly histograms: DecayedHistograms;
 
   constructor(options: HistogramPredictorOptions = {}) {
-    this.decay = options.decay ?? 0.9;
-    this.minObservations = options.minObservations ?? 3;
-    this.maxEntries = options.maxEntries ?? 10_000;
-    if (!(this.decay > 0 && this.decay <= 1)) throw new Error(`decay must be in (0, 1], got ${this.decay}`);
+    this.histograms = new DecayedHistograms(options, { decay: 0.9, minObservations: 3, maxEntries: 10_000 });
   }
 
   predictBin(query: OutputQuery): number | undefined {
     for (const key of [query.key, ANY_KEY]) {
-      const h = this.histograms.get(entryKey(query, key));
-      if (h && h.observations >= this.minObservations) return mode(h.weights);
+      const bin = this.histograms.trustedMode(entryKey(query, key));
+      if (bin !== undefined) return bin;
     }
     return undefined;
   }
@@ -73,31 +57,15 @@ export class HistogramOutputPredictor implements OutputLengthPredictor {
   observe(query: OutputQuery, completionTokens: number): void {
     if (!Number.isFinite(completionTokens) || completionTokens < 0) return;
     const bin = binIndex(query.scheme.outputEdges, completionTokens);
-    for (const key of [query.key, ANY_KEY]) this.add(entryKey(query, key), query.scheme.outputLabels.length, bin);
+    for (const key of [query.key, ANY_KEY]) this.histograms.add(entryKey(query, key), query.scheme.outputLabels.length, bin);
   }
 
   /** Histograms held (for tests and memory accounting). */
   get size(): number {
     return this.histograms.size;
   }
-
-  private add(key: string, bins: number, bin: number): void {
-    const h = this.histograms.get(key) ?? { weights: new Array<number>(bins).fill(0), observations: 0 };
-    for (let i = 0; i < h.weights.length; i++) h.weights[i]! *= this.decay;
-    h.weights[bin] = (h.weights[bin] ?? 0) + 1;
-    h.observations++;
-    this.histograms.delete(key);
-    this.histograms.set(key, h);
-    if (this.histograms.size > this.maxEntries) this.histograms.delete(this.histograms.keys().next().value!);
-  }
 }
 
 function entryKey(query: OutputQuery, key: string): string {
   return `${query.scheme.name}\u0000${key}\u0000${query.model}`;
-}
-
-function mode(weights: readonly number[]): number {
-  let best = 0;
-  for (let i = 1; i < weights.length; i++) if (weights[i]! >= weights[best]!) best = i;
-  return best;
 }

@@ -5,6 +5,7 @@ import { placeEntries, type PlacedEntry } from "./gpu-placement.ts";
 import { siteInstances } from "./plan-reading.ts";
 import type { PlanningInput } from "./planning-input.ts";
 import { gpuRanges, gpuTypeAt } from "./site-gpus.ts";
+import { routedPlan } from "./routed-plan.ts";
 
 /** `count` instances of one (site, GPU type, class, TP) locked at `mhz`, each planned for `loadRps`. */
 export interface Allocation {
@@ -99,21 +100,7 @@ export function assemblePlan(input: PlanningInput, allocations: readonly Allocat
       : [];
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall: Record<string, number> = {};
-  for (const c of input.classes) {
-    const missing = c.demandRps - Math.min(c.demandRps, served.get(c.id) ?? 0);
-    if (missing > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = missing;
-  }
-  return {
-    version: input.version,
-    createdAtMs: input.nowMs,
-    validUntilMs: input.nowMs + input.horizonMs,
-    policy: o.policy ?? "heron",
-    sites,
-    routing: routing as Plan["routing"],
-    shortfall: shortfall as Plan["shortfall"],
-    notes,
-  };
+  return routedPlan(input, { policy: o.policy ?? "heron", sites, routing, served, notes });
 }
 
 /** Sizes of the entries `count` replicas are split into: full chunks of `max`, then the rest. */

@@ -110,14 +110,8 @@ export class Router {
   private pick(query: RouteQuery, ttftMs: number, overflow: readonly ClassId[], fallback: Fallback): RouteResult | null {
     for (let k = -1; k < overflow.length; k++) {
       const poolId = k < 0 ? query.classId : overflow[k]!;
-      const pool = this.pool(poolId, query.model);
-      const i = pool.rr.next((j) => {
-        const v = this.verdict(pool, j, query, ttftMs);
-        return v === "ok" || v === fallback;
-      });
-      if (i < 0) continue;
-      const t = pool.targets[i]!;
-      return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: poolId, overflow: k >= 0, saturated: fallback === "saturated", starting: fallback === "starting", failover: false } };
+      const choice = this.next(this.pool(poolId, query.model), query, ttftMs, fallback);
+      if (choice) return { ok: true, choice: { ...choice, pool: poolId, overflow: k >= 0, failover: false } };
     }
     return null;
   }
@@ -126,16 +120,22 @@ export class Router {
   private pickFailover(query: RouteQuery, ttftMs: number): RouteResult | null {
     for (const fallback of ["none", "saturated", "starting"] as const) {
       for (const pool of this.failoverPoolsOf(query.model)) {
-        const i = pool.rr.next((j) => {
-          const v = this.verdict(pool, j, query, ttftMs);
-          return v === "ok" || v === fallback;
-        });
-        if (i < 0) continue;
-        const t = pool.targets[i]!;
-        return { ok: true, choice: { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, pool: query.classId, overflow: false, saturated: fallback === "saturated", starting: fallback === "starting", failover: true } };
+        const choice = this.next(pool, query, ttftMs, fallback);
+        if (choice) return { ok: true, choice: { ...choice, pool: query.classId, overflow: false, failover: true } };
       }
     }
     return null;
+  }
+
+  /** The pool's next target in its weighted round-robin that is eligible, or only `fallback` (saturated, starting); null if none is. */
+  private next(pool: Pool, query: RouteQuery, ttftMs: number, fallback: Fallback): Pick<RouteChoice, "site" | "instance" | "ingressUrl" | "saturated" | "starting"> | null {
+    const i = pool.rr.next((j) => {
+      const v = this.verdict(pool, j, query, ttftMs);
+      return v === "ok" || v === fallback;
+    });
+    if (i < 0) return null;
+    const t = pool.targets[i]!;
+    return { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, saturated: fallback === "saturated", starting: fallback === "starting" };
   }
 
   private verdict(pool: Pool, j: number, query: RouteQuery, ttftMs: number): Verdict {

@@ -6,6 +6,7 @@ import { sliceCountsOf, type ConfigGraph } from "./config-graph.ts";
 import { gpuLayouts, SLICE_TYPES } from "./mig.ts";
 import type { CloverService } from "./service-model.ts";
 import type { CloverVariant } from "./variants.ts";
+import { routedPlan } from "../routed-plan.ts";
 
 /** One Clover service as solved: its GPUs at a site (indices start..start+gpus-1), variants, model and configuration graph. */
 export interface ServiceBlock {
@@ -80,10 +81,5 @@ export function migPlan(input: PlanningInput, blocks: readonly ServiceBlock[], o
     });
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall: Record<string, number> = {};
-  for (const c of input.classes) {
-    const missing = c.demandRps - (served.get(c.id) ?? 0);
-    if (missing > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = missing;
-  }
-  return { version: input.version, createdAtMs: input.nowMs, validUntilMs: input.nowMs + input.horizonMs, policy: o.policy, sites, routing: routing as Plan["routing"], shortfall: shortfall as Plan["shortfall"], notes };
+  return routedPlan(input, { policy: o.policy, sites, routing, served, notes });
 }

@@ -6,6 +6,7 @@ import { siteInstances } from "../plan-reading.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { gpuRanges, gpuTypeAt } from "../site-gpus.ts";
 import type { PoolEntry } from "./pool-entry.ts";
+import { routedPlan } from "../routed-plan.ts";
 
 /** The pools one cluster (GPUs of one type at one site) runs. */
 export interface ClusterEntries {
@@ -47,19 +48,5 @@ export function poolPlan(input: PlanningInput, clusters: readonly ClusterEntries
       : [];
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall: Record<string, number> = {};
-  for (const c of input.classes) {
-    const left = c.demandRps - (served.get(c.id) ?? 0);
-    if (left > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = left;
-  }
-  return {
-    version: input.version,
-    createdAtMs: input.nowMs,
-    validUntilMs: input.nowMs + input.horizonMs,
-    policy: "dynamollm",
-    sites,
-    routing: routing as Plan["routing"],
-    shortfall: shortfall as Plan["shortfall"],
-    notes: allNotes,
-  };
+  return routedPlan(input, { policy: "dynamollm", sites, routing, served, notes: allNotes });
 }

@@ -2,12 +2,13 @@ import { z } from "zod";
 import { gpuSpec } from "../../model/gpu-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import type { ClassId, InstanceId, SiteId } from "../../schemas/ids.ts";
-import type { Plan, PlannedInstance, RouteTarget } from "../../schemas/plan.ts";
+import type { PlannedInstance, RouteTarget } from "../../schemas/plan.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { gpuRanges } from "../site-gpus.ts";
 import { meetsSlo } from "../slo.ts";
 import { snapDown } from "./clock-grid.ts";
+import { routedPlan } from "../routed-plan.ts";
 
 /** GreenServe (seed 004) as a fleet planner. */
 export const GreenServePlannerConfig = z.object({
@@ -94,12 +95,6 @@ function planGreenServe(input: PlanningInput, config: GreenServePlannerConfig): 
     }
     return { site: site.id, powerCapW: Math.max(1, site.powerW), instances };
   });
-  const shortfall: Record<string, number> = {};
-  for (const c of input.classes) {
-    const missing = c.demandRps - (served.get(c.id) ?? 0);
-    if (missing > 1e-9 * Math.max(1, c.demandRps)) shortfall[c.id] = missing;
-  }
   notes.unshift(`greenserve: ${pools.reduce((s, p) => s + (p.slots >= 2 ? p.slots : 0), 0)} disaggregated instances at ${pools.length} site pools, EcoFreq bounds from the sweet spot`);
-  const plan: Plan = { version: input.version, createdAtMs: input.nowMs, validUntilMs: input.nowMs + input.horizonMs, policy: "greenserve", sites, routing: routing as Plan["routing"], shortfall: shortfall as Plan["shortfall"], notes };
-  return { plan };
+  return { plan: routedPlan(input, { policy: "greenserve", sites, routing, served, notes }) };
 }
