@@ -4,6 +4,8 @@ import { liveDeferralSites } from "../src/core/deferral/live-sites.ts";
 import { FlexHold, type FlexDecision } from "../src/core/schemas/flex.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import { heartbeatTimeoutMs } from "../src/edge/env.ts";
+import type { LpSolver } from "../src/core/ports/lp-solver.ts";
+import { workerHighsSolver } from "../src/solver/highs-worker-solver.ts";
 import { javascriptLpSolver } from "../src/solver/javascript-lp-solver.ts";
 import { controlStub } from "./control-do.ts";
 
@@ -39,7 +41,10 @@ export function deferralSlotMs(env: Env): number {
  * object rebuilds it from them.
  */
 export class DeferralDO extends DurableObject<Env> {
-  private readonly book = new DeferralBook({ slotMs: deferralSlotMs(this.env), horizonSlots: DEFERRAL_HORIZON_SLOTS, solver: javascriptLpSolver() });
+  /** The scheduler's LP solver: HiGHS, loaded once per isolate before the first plan; javascript-lp-solver while it is not (or if it cannot load). */
+  private solver: LpSolver = javascriptLpSolver();
+  private solverLoad: Promise<void> | null = null;
+  private readonly book = new DeferralBook({ slotMs: deferralSlotMs(this.env), horizonSlots: DEFERRAL_HORIZON_SLOTS, solver: { solve: (model, options) => this.solver.solve(model, options) } });
   private readonly waiters = new Map<string, Array<(decision: FlexDecision) => void>>();
   private profile: { storedAtMs: number; rows: ProfileRow[] } | null = null;
   private replanning: Promise<void> | null = null;
@@ -99,10 +104,19 @@ export class DeferralDO extends DurableObject<Env> {
 
   /** Plans the slot under way unless it is planned (or `force`: a batch arrived mid-slot); concurrent callers share one plan. */
   private async ensurePlanned(nowMs: number, force: boolean): Promise<void> {
+    await this.loadSolver();
     while (this.replanning) await this.replanning;
     if (!force && this.book.planned(nowMs)) return;
     this.replanning = this.replan(nowMs).finally(() => (this.replanning = null));
     await this.replanning;
+  }
+
+  private loadSolver(): Promise<void> {
+    this.solverLoad ??= workerHighsSolver().then(
+      (highs) => void (this.solver = highs),
+      (error: unknown) => console.error("deferral: HiGHS did not load; planning on javascript-lp-solver", error),
+    );
+    return this.solverLoad;
   }
 
   private async replan(nowMs: number): Promise<void> {
