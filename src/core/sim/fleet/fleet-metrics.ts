@@ -2,7 +2,8 @@ import type { ClassId } from "../../schemas/ids.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import { LatencyAccumulator } from "./latency-accumulator.ts";
 import type { FleetSimConfig } from "./fleet-types.ts";
-import { jainIndex, type ClassResult, type FleetResult, type FleetTimeline, type Percentiles, type SiteResult } from "./fleet-result.ts";
+import { jainIndex, type ClassResult, type FleetResult, type Percentiles, type SiteResult } from "./fleet-result.ts";
+import { TimelineRecorder } from "./timeline-recorder.ts";
 import type { InstanceGroup } from "./instance-group.ts";
 
 /** Utilisation bins per (instance, class): served requests are counted per bin, latency read per bin. */
@@ -27,8 +28,7 @@ export class FleetMetrics {
   private readonly sites = new Map<string, SiteResult>();
   private readonly bins = new Map<InstanceGroup, Map<ClassId, Float64Array>>();
   private readonly slotsWithDrops = new Set<number>();
-  private readonly timeline: FleetTimeline;
-  private window = { drawW: new Map<string, number>(), availableW: new Map<string, number>(), carbon: new Map<string, number>(), served: 0, dropped: 0, steps: 0 };
+  private readonly timeline: TimelineRecorder;
   private readonly slotS: number;
   private readonly recordEveryS: number;
 
@@ -40,7 +40,7 @@ export class FleetMetrics {
     this.recordEveryS = cfg.recordEveryS ?? 60;
     for (const c of classes) this.tallies.set(c, { arrived: 0, dropped: 0, served: 0, ttft: new LatencyAccumulator(), tbt: new LatencyAccumulator(), e2e: new LatencyAccumulator() });
     for (const s of cfg.sites) this.sites.set(s.id, { energyKwh: 0, carbonKg: 0, instanceEnergyKwh: 0, instanceCarbonKg: 0, served: 0, powerLimitedS: 0 });
-    this.timeline = { tS: [], sites: Object.fromEntries(cfg.sites.map((s) => [s.id, { availableW: [], drawW: [], carbonGPerKwh: [] }])), servedRps: [], droppedRps: [] };
+    this.timeline = new TimelineRecorder(cfg.sites.map((s) => s.id));
   }
 
   arrive(c: ClassId, n: number, _t: number): void {
@@ -51,7 +51,7 @@ export class FleetMetrics {
     if (n <= 1e-9) return;
     this.tallies.get(c)!.dropped += n;
     this.slotsWithDrops.add(Math.floor(t / this.slotS));
-    this.window.dropped += n;
+    this.timeline.dropped(n);
   }
 
   sitePower(siteId: string, _t: number, stepS: number, { drawW, availableW, instancesW }: { drawW: number; availableW: number; instancesW: number }, carbonGPerKwh: number, limited: boolean): void {
@@ -63,10 +63,7 @@ export class FleetMetrics {
     s.instanceEnergyKwh += instanceKwh;
     s.instanceCarbonKg += (instanceKwh * carbonGPerKwh) / 1000;
     if (limited) s.powerLimitedS += stepS;
-    const w = this.window;
-    w.drawW.set(siteId, (w.drawW.get(siteId) ?? 0) + drawW);
-    w.availableW.set(siteId, (w.availableW.get(siteId) ?? 0) + availableW);
-    w.carbon.set(siteId, (w.carbon.get(siteId) ?? 0) + carbonGPerKwh);
+    this.timeline.site(siteId, drawW, availableW, carbonGPerKwh);
   }
 
   /** Counts what each instance served this step, and records the timeline. */
@@ -78,7 +75,7 @@ export class FleetMetrics {
         const n = l * stepS;
         this.tallies.get(c)!.served += n;
         this.sites.get(inst.siteId)!.served += n;
-        this.window.served += n;
+        this.timeline.served(n);
         let perClass = this.bins.get(inst);
         if (!perClass) this.bins.set(inst, (perClass = new Map()));
         let bins = perClass.get(c);
@@ -86,8 +83,8 @@ export class FleetMetrics {
         bins[u]! += n;
       }
     }
-    this.window.steps++;
-    if ((t + stepS) % this.recordEveryS < stepS) this.record(t + stepS, stepS);
+    this.timeline.endSample();
+    if ((t + stepS) % this.recordEveryS < stepS) this.timeline.record(t + stepS, this.recordEveryS);
   }
 
   /** Turns the served counts of the instances of the plan that just ended into latency. */
@@ -159,7 +156,7 @@ export class FleetMetrics {
       reconfigurations,
       classes,
       sites,
-      timeline: this.timeline,
+      timeline: this.timeline.timeline,
     };
   }
 
@@ -172,21 +169,5 @@ export class FleetMetrics {
     if (this.cfg.slo[c]?.e2eMs !== undefined) return t.e2e.countWithinSlo;
     if (!this.cfg.slo[c]) return t.served;
     return Math.min(t.ttft.countWithinSlo, t.tbt.countWithinSlo);
-  }
-
-  private record(tS: number, _stepS: number): void {
-    const w = this.window;
-    const n = Math.max(1, w.steps);
-    this.timeline.tS.push(tS);
-    for (const s of this.cfg.sites) {
-      const series = this.timeline.sites[s.id]!;
-      series.drawW.push((w.drawW.get(s.id) ?? 0) / n);
-      series.availableW.push((w.availableW.get(s.id) ?? 0) / n);
-      series.carbonGPerKwh.push((w.carbon.get(s.id) ?? 0) / n);
-    }
-    const seconds = this.recordEveryS;
-    this.timeline.servedRps.push(w.served / seconds);
-    this.timeline.droppedRps.push(w.dropped / seconds);
-    this.window = { drawW: new Map(), availableW: new Map(), carbon: new Map(), served: 0, dropped: 0, steps: 0 };
   }
 }

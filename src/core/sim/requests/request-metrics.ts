@@ -2,7 +2,8 @@ import type { RequestOutcome } from "../../engine/engine-instance.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import { linearPercentile, sortedAscending } from "../../stats/percentile.ts";
-import { jainIndex, type ClassResult, type FleetResult, type FleetTimeline, type Percentiles, type SiteResult } from "../fleet/fleet-result.ts";
+import { jainIndex, type ClassResult, type FleetResult, type Percentiles, type SiteResult } from "../fleet/fleet-result.ts";
+import { TimelineRecorder } from "../fleet/timeline-recorder.ts";
 import type { FleetSimConfig } from "../fleet/fleet-types.ts";
 import type { FleetRequest } from "./fleet-requests.ts";
 
@@ -19,8 +20,7 @@ export class RequestMetrics {
   private readonly arrived = new Map<ClassId, number>();
   private readonly sites = new Map<string, SiteResult>();
   private readonly slotsWithDrops = new Set<number>();
-  private readonly timeline: FleetTimeline;
-  private window = { drawW: new Map<string, number>(), availableW: new Map<string, number>(), carbon: new Map<string, number>(), served: 0, dropped: 0, seconds: 0 };
+  private readonly timeline: TimelineRecorder;
   private queueWaitS = 0;
   private readonly slotS: number;
   private readonly recordEveryS: number;
@@ -38,7 +38,7 @@ export class RequestMetrics {
       this.arrived.set(c, 0);
     }
     for (const s of cfg.sites) this.sites.set(s.id, { energyKwh: 0, carbonKg: 0, instanceEnergyKwh: 0, instanceCarbonKg: 0, served: 0, powerLimitedS: 0 });
-    this.timeline = { tS: [], sites: Object.fromEntries(cfg.sites.map((s) => [s.id, { availableW: [], drawW: [], carbonGPerKwh: [] }])), servedRps: [], droppedRps: [] };
+    this.timeline = new TimelineRecorder(cfg.sites.map((s) => s.id));
   }
 
   /** Requests served or dropped so far. */
@@ -54,7 +54,7 @@ export class RequestMetrics {
     this.dropped.set(c, (this.dropped.get(c) ?? 0) + 1);
     this.settled++;
     this.slotsWithDrops.add(Math.floor(tS / this.slotS));
-    this.window.dropped++;
+    this.timeline.dropped(1);
   }
 
   /** A request finished on a replica at `siteId`, after waiting `queuedS` in the site queue. */
@@ -62,7 +62,7 @@ export class RequestMetrics {
     this.served[index] = 1;
     this.settled++;
     this.sites.get(siteId)!.served++;
-    this.window.served++;
+    this.timeline.served(1);
     this.queueWaitS += queuedS;
   }
 
@@ -76,28 +76,13 @@ export class RequestMetrics {
     s.instanceEnergyKwh += instanceKwh;
     s.instanceCarbonKg += (instanceKwh * carbonGPerKwh) / 1000;
     if (limited) s.powerLimitedS += 1;
-    const w = this.window;
-    w.drawW.set(siteId, (w.drawW.get(siteId) ?? 0) + drawW);
-    w.availableW.set(siteId, (w.availableW.get(siteId) ?? 0) + availableW);
-    w.carbon.set(siteId, (w.carbon.get(siteId) ?? 0) + carbonGPerKwh);
+    this.timeline.site(siteId, drawW, availableW, carbonGPerKwh);
   }
 
   /** Closes second `tS - 1 .. tS`; records a timeline sample every `recordEveryS`. */
   endSecond(tS: number): void {
-    this.window.seconds++;
-    if (tS % this.recordEveryS !== 0) return;
-    const w = this.window;
-    const n = Math.max(1, w.seconds);
-    this.timeline.tS.push(tS);
-    for (const s of this.cfg.sites) {
-      const series = this.timeline.sites[s.id]!;
-      series.drawW.push((w.drawW.get(s.id) ?? 0) / n);
-      series.availableW.push((w.availableW.get(s.id) ?? 0) / n);
-      series.carbonGPerKwh.push((w.carbon.get(s.id) ?? 0) / n);
-    }
-    this.timeline.servedRps.push(w.served / n);
-    this.timeline.droppedRps.push(w.dropped / n);
-    this.window = { drawW: new Map(), availableW: new Map(), carbon: new Map(), served: 0, dropped: 0, seconds: 0 };
+    this.timeline.endSample();
+    if (tS % this.recordEveryS === 0) this.timeline.record(tS);
   }
 
   result(reconfigurations: FleetResult["reconfigurations"], inFlight: number): FleetResult {
@@ -155,7 +140,7 @@ export class RequestMetrics {
       reconfigurations,
       classes,
       sites,
-      timeline: this.timeline,
+      timeline: this.timeline.timeline,
     };
   }
 }
