@@ -44,6 +44,8 @@ export const ExperimentRow = z.object({
   headline: z.boolean().optional(),
   /** The other sides of the trade-off; a row with guards holds only when its figure and every guard hold. */
   guards: z.array(Guard).optional(),
+  /** A combined-policy row whose figure is within its stated tolerance of the seed policy's (`combinedRow`): a tie, not a win. */
+  tie: z.boolean().optional(),
 });
 export type ExperimentRow = z.infer<typeof ExperimentRow>;
 

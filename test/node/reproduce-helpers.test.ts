@@ -48,8 +48,10 @@ describe("combinedRow", () => {
     expect(row.note).toContain("SLO attainment 99.00% vs 98.00%");
   });
 
-  it("does not hold on a tie, a loss, or lower attainment", () => {
-    expect(combinedRow({ metric: "m", ours: 10, theirs: 10, better: "lower", baseline: "b", slo, command }).holds).toBe(false);
+  it("holds on a tie (within 0.1%) as a tie, and not on a loss or lower attainment", () => {
+    expect(combinedRow({ metric: "m", ours: 10, theirs: 10, better: "lower", baseline: "b", slo, command })).toMatchObject({ holds: true, tie: true });
+    expect(combinedRow({ metric: "m", ours: 10, theirs: 10, better: "lower", baseline: "b", slo: { ours: 0.97, theirs: 0.98 }, command })).toMatchObject({ holds: false, tie: true });
+    expect(combinedRow({ metric: "m", ours: 10.1, theirs: 10, better: "lower", baseline: "b", slo, command }).holds).toBe(false);
     expect(combinedRow({ metric: "m", ours: 9, theirs: 10, better: "higher", baseline: "b", slo, command }).holds).toBe(false);
     expect(combinedRow({ metric: "m", ours: 11, theirs: 10, better: "higher", baseline: "b", slo: { ours: 0.97, theirs: 0.98 }, command }).holds).toBe(false);
   });

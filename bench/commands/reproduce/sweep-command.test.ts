@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ExperimentRow, holds } from "../../reproduce/experiment.ts";
+import { combinedRow } from "../../reproduce/combined-rows.ts";
 import { experimentRow, guard, headlineRow } from "../../reproduce/rows.ts";
 import type { CellRow } from "../../reproduce/sweep/run-sweep.ts";
 import { sweepRows, withoutConditions } from "../../reproduce/sweep/sweep-summary.ts";
@@ -24,6 +25,19 @@ describe("headlines judged on both sides of their trade-off", () => {
     const cell = (ours: number, tail: number): CellRow => ({ mix: "m", window: "w", seed: 1, row: headlineRow({ ...energy, ours, holds: holds(-0.35, ours, "fraction") }, "e", [guard({ metric: "tail", ours: tail, limit: 0, side: "at-most", unit: "fraction" })]) });
     const [row] = sweepRows([cell(-0.6, 0.1), cell(-0.5, -0.1), cell(-0.1, -0.1), cell(-0.4, -0.2)]);
     expect(row).toMatchObject({ id: "e", cells: 4, holds_share: 0.5, guards_share: 0.75, min: -0.6, median: -0.45, max: -0.1 });
+  });
+
+  it("a combined row is a win, a tie within 0.1% or a loss, and a lower attainment makes any of them a loss; the sweep counts ties apart", () => {
+    const row = (ours: number, slo = { ours: 0.99, theirs: 0.98 }) => combinedRow({ metric: "goodput", ours, theirs: 1000, better: "higher", baseline: "Planner-L (min-power)", slo, command: "c" });
+    expect(row(1010)).toMatchObject({ holds: true, ours: 1.01 });
+    expect(row(1010).tie).toBeUndefined();
+    expect(row(1000)).toMatchObject({ holds: true, tie: true });
+    expect(row(999.5)).toMatchObject({ holds: true, tie: true });
+    expect(row(998)).toMatchObject({ holds: false });
+    expect(row(1000, { ours: 0.97, theirs: 0.98 })).toMatchObject({ holds: false, tie: true });
+    expect(row(1000).note).toContain("a tie");
+    const cells = [row(1010), row(1000), row(998), row(1000, { ours: 0.97, theirs: 0.98 })].map((r): CellRow => ({ mix: "m", window: "w", seed: 1, row: r }));
+    expect(sweepRows(cells)[0]).toMatchObject({ holds_share: 0.5, ties_share: 0.25 });
   });
 
   it("a row's metric without the cell's conditions", () => {

@@ -17,6 +17,8 @@ export interface SweepRow {
   holds_share: number;
   /** Share of cells where every guard holds (headlines only). */
   guards_share?: number;
+  /** Share of cells where a combined-policy row holds as a tie (`combinedRow`), counted in `holds_share` too. */
+  ties_share?: number;
   min: number;
   median: number;
   max: number;
@@ -45,6 +47,7 @@ export function sweepRows(cells: readonly CellRow[]): SweepRow[] {
       cells: rs.length,
       holds_share: rs.filter((r) => r.row.holds).length / rs.length,
       ...(first.guards ? { guards_share: rs.filter((r) => (r.row.guards ?? []).every((g) => g.holds)).length / rs.length } : {}),
+      ...(first.seed === "greenference" ? { ties_share: rs.filter((r) => r.row.holds && r.row.tie).length / rs.length } : {}),
       min: Math.min(...ours),
       median: median(ours),
       max: Math.max(...ours),
@@ -68,6 +71,6 @@ export function sweepTable(rows: readonly SweepRow[]): string {
   const share = (x: number | undefined) => (x === undefined ? "-" : `${(100 * x).toFixed(0)}%`);
   return markdownTable(
     ["seed", "row", "paper", "min", "median", "max", "guards hold", "row holds"],
-    rows.map((r) => [r.seed, `${r.metric} (vs ${r.baseline})`, formatFigure(r.paper, r.unit), formatFigure(r.min, r.unit), formatFigure(r.median, r.unit), formatFigure(r.max, r.unit), share(r.guards_share), share(r.holds_share)]),
+    rows.map((r) => [r.seed, `${r.metric} (vs ${r.baseline})`, formatFigure(r.paper, r.unit), formatFigure(r.min, r.unit), formatFigure(r.median, r.unit), formatFigure(r.max, r.unit), share(r.guards_share), r.ties_share ? `${share(r.holds_share)} (ties ${share(r.ties_share)})` : share(r.holds_share)]),
   );
 }

@@ -76,6 +76,19 @@ describe("greenference planner", () => {
     expect(p.shortfall).toEqual({});
   });
 
+  it("counts the site's idle GPUs against its envelope: a site whose power does not cover them runs nothing, one just above runs only what the rest powers", () => {
+    const floorW = 64 * 75 * SERVER_POWER_OVERHEAD; // 64 H100s idling at 75 W
+    const dark = plan(input({ carbon: { wind: 11, grid: 400 }, powerW: { wind: 0.9 * floorW } }));
+    expect(servedAt(dark, "wind")).toBe(0);
+    expect(servedAt(dark, "grid")).toBeCloseTo(12, 6);
+    const i = input({ carbon: { wind: 11, grid: 400 }, powerW: { wind: floorW + 3000 } });
+    const p = plan(i);
+    const wind = p.sites.find((s) => s.site === "wind")!.instances;
+    expect(wind.length).toBeGreaterThan(0);
+    const idleOfInstances = wind.reduce((w, e) => w + e.tp * e.replicas * 75 * SERVER_POWER_OVERHEAD, 0);
+    expect(drawW(i, p, "wind") - idleOfInstances).toBeLessThanOrEqual(3000 * (1 + 1e-9));
+  });
+
   it.each([
     ["default weights", 11, {}],
     ["carbon alone, a carbon-free wind site", 0, { weights: { carbon: 1 } }],

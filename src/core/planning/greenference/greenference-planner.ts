@@ -14,6 +14,7 @@ import { assemblePlan, type Allocation } from "../plan-assembly.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { ecoFreqBounds } from "./clock-bounds.ts";
+import { aboveIdleDraw, aboveIdleFloor } from "./idle-floor.ts";
 import { greenferenceCost } from "./greenference-cost.ts";
 import { nearMissOptions, priceFallback, withFallback } from "./slo-fallback.ts";
 import { servedLoads, spillEdges, withGuests } from "./spill-routing.ts";
@@ -104,13 +105,14 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
       const { offered, fallback } = leversAt(site);
       sets = offered.flatMap(({ qualityLoss, sets: raw }, v) => {
         const missing = priced(site, fallback[v]!, qualityLoss).map((set) => ({ ...set, options: set.options.map((o) => priceFallback(o, o.cost, dearest)) }));
-        return withFallback(priced(site, raw, qualityLoss), missing).map((set) => ({ ...set, options: paretoOptions(set.options) }));
+        return aboveIdleDraw(withFallback(priced(site, raw, qualityLoss), missing)).map((set) => ({ ...set, options: paretoOptions(set.options) }));
       });
       atSite.set(key, sets);
     }
     return sets;
   };
-  const base = servingFirst(instanceProblem(input, setsAt, { reconfigBudget: config.reconfigBudget, movableInstances: config.movableInstances }), dearest);
+  // Instances get the power each site's envelope leaves above its idle GPUs' draw (`aboveIdleFloor`).
+  const base = servingFirst(instanceProblem(aboveIdleFloor(input), setsAt, { reconfigBudget: config.reconfigBudget, movableInstances: config.movableInstances }), dearest);
   const withinSlo = input.classes.map((_, c) => base.groups.some((g) => g.classIdx === c && g.options.some((o) => !outsideSlo(o))));
   // An edge only where some point of the host admits the guest (keeps the LP small).
   const hosts = (e: { from: number; to: number }) => base.groups.some((g) => g.classIdx === e.to && g.options.some((o) => !outsideSlo(o) && o.guests?.includes(e.from)));

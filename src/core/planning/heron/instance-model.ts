@@ -10,6 +10,7 @@ export const names = {
   picked: (g: number, k: number) => `y${g}_${k}`,
   spill: (e: number) => `f${e}`,
   overflow: "v",
+  credit: "u",
 };
 
 /** A built model and how to read its objective in the problem's units. */
@@ -17,6 +18,8 @@ export interface InstanceModel {
   model: LpModel;
   /** The problem's objective (penalties included) of a solution of `model`. */
   objectiveOf(solution: LpSolution): number;
+  /** GPUs of reconfiguration beyond the budget in a solution of `model` (0 without a budget). */
+  overflowOf(values: Readonly<Record<string, number>>): number;
   /**
    * The solver's relative MIP gap that stops at `gap` of the problem's objective near `objective`:
    * the model's objective also credits every req/s served at the unserved penalty, so it is far
@@ -40,13 +43,19 @@ export interface InstanceModel {
  *   k_g = min(X_g, Old_g) kept instances, |X - Old| = X + Old - 2k. R_L may be exceeded, at a
  *   penalty above that of any load the GPUs could serve: only when the plan in force no longer
  *   fits and shedding it alone exceeds R_L.
+ *   Where the plan in force holds more GPUs than R_L, x = 0 (every instance removed) breaks that
+ *   row; its overflow there, D = Old GPUs - R_L, becomes a constant of the objective and a
+ *   credit u in [0, D], priced at minus the overflow's penalty, counts the budget that keeping
+ *   old instances wins back (overflow = D + v - u), so the row holds at x = 0. Without it
+ *   javascript-lp-solver's phase 1 cycled for minutes on a 1347-column plan, or returned a
+ *   point breaking rows by hundreds of instances.
  * - spill (`p.spill`): f_e >= 0 req/s of class `from` served on instances of class `to`, moved
  *   from `from`'s demand row to `to`'s, and, for a host, sum of f into it <= its capacity within
  *   the SLO (options without `sloExcess`), and per edge f_e <= the host's capacity at options
  *   where `from` meets its own SLO (`guests`); one spilled request counts as one of `to`'s. Per
  *   edge the bound is a relaxation where guests share a host's admitting capacity; the integer
  *   plan's `coverDemand` is exact.
- * Every row but the budget one holds at x = 0, and costs and power are scaled to order 1: the
+ * Every row holds at x = 0 (no phase 1), and costs and power are scaled to order 1: the
  * library's dense simplex stalls on large phase-1 work and on coefficients spanning 1e9.
  * With `integer`, the x are integers.
  */
@@ -103,14 +112,21 @@ export function buildInstanceModel(p: InstanceProblem, o: { integer: boolean; on
       model.variables[names.kept(gi)] = { rc: -2 * g.tp, [`kx${gi}`]: 1, [`ko${gi}`]: 1 };
     }
   });
+  // Overflow of the budget at x = 0; above 0, the row is written from there (see above).
+  const deficit = budget === undefined ? 0 : Math.max(0, oldGpus - budget);
   if (budget !== undefined) {
-    model.constraints["rc"] = { max: budget - oldGpus };
+    model.constraints["rc"] = { max: budget - oldGpus + deficit };
     model.variables[names.overflow] = { cost: p.reconfigPenalty / costUnit, rc: -1 };
+    if (deficit > 0) {
+      model.constraints["cu"] = { max: deficit };
+      model.variables[names.credit] = { cost: -p.reconfigPenalty / costUnit, rc: 1, cu: 1 };
+    }
   }
-  const offset = p.unservedPenalty * p.demandRps.reduce((a, b) => a + b, 0);
+  const offset = p.unservedPenalty * p.demandRps.reduce((a, b) => a + b, 0) + p.reconfigPenalty * deficit;
   return {
     model,
     objectiveOf: (s) => s.objective * costUnit + offset,
+    overflowOf: (values) => Math.max(0, deficit + (values[names.overflow] ?? 0) - (values[names.credit] ?? 0)),
     solverGap: (gap, objective) => (gap * Math.abs(objective)) / Math.max(Math.abs(objective - offset), 1e-12),
   };
 }

@@ -138,22 +138,44 @@ class RepairState {
     }
   }
 
-  /** Drops instances without which no more demand goes unserved (spill included), dearest groups first. */
+  /**
+   * Drops instances without which no more demand goes unserved (spill included), dearest groups
+   * first, and none whose removal would raise the reconfiguration overflow. Unserved demand only
+   * grows as instances go (the cover is a maximum flow), so each group's count to drop is found
+   * by bisection: a few covers per group instead of one per instance (a Heron-sized group has
+   * thousands).
+   */
   trim(): void {
     const order = this.p.groups.map((_, i) => i).filter((i) => this.choice.count[i]! > 0);
     const cost = (i: number) => this.p.groups[i]!.options[this.choice.option[i]!]!.cost;
     order.sort((a, b) => cost(b) - cost(a) || a - b);
     for (const i of order) {
-      const demand = this.p.demandRps[this.p.groups[i]!.classIdx]!;
-      while (this.choice.count[i]! > 0 && this.overflowAfter(i, -1) <= this.overflowAfter(i, 0)) {
-        const before = total(this.unserved());
-        this.add(i, this.choice.option[i]!, -1);
-        if (total(this.unserved()) > before + EPS * Math.max(1, demand)) {
-          this.add(i, this.choice.option[i]!, 1);
-          break;
-        }
+      const k = this.choice.option[i]!;
+      const limit = total(this.unserved()) + EPS * Math.max(1, this.p.demandRps[this.p.groups[i]!.classIdx]!);
+      const harmless = (n: number) => {
+        this.add(i, k, -n);
+        const unserved = total(this.unserved());
+        this.add(i, k, n);
+        return unserved <= limit;
+      };
+      let lo = 0;
+      let hi = this.droppableWithinOverflow(i);
+      if (hi > 0 && harmless(hi)) lo = hi;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (harmless(mid)) lo = mid;
+        else hi = mid;
       }
+      if (lo > 0) this.add(i, k, -lo);
     }
+  }
+
+  /** How many of group g's instances can go one by one without any step raising the reconfiguration overflow. */
+  private droppableWithinOverflow(g: number): number {
+    const count = this.choice.count[g]!;
+    let n = 0;
+    while (n < count && this.overflowAfter(g, -(n + 1)) <= this.overflowAfter(g, -n)) n++;
+    return n;
   }
 
   /**

@@ -93,17 +93,19 @@ export function solveInstances(p: InstanceProblem, solver: LpSolver, o: SolveIns
   let method: InstanceOutcome["method"] = "rounded";
   if (o.milpMaxInts && fixed.active <= o.milpMaxInts) {
     // A branch and bound cut short by the clock is dropped, so the plan does not depend on timing.
-    const milp = solver.solve(buildInstanceModel(fixed.problem, { integer: true }).model, limits);
+    const integer = buildInstanceModel(fixed.problem, { integer: true });
+    const milp = solver.solve(integer.model, limits);
     if (milp.status === "optimal") {
-      const exact = roundAndRepair(p, readChoice(fixed, milp.values), budget + (milp.values[names.overflow] ?? 0));
+      const exact = roundAndRepair(p, readChoice(fixed, milp.values), budget + integer.overflowOf(milp.values));
       const exactUsage = usageOf(p, exact);
       if (exactUsage.feasible && exactUsage.objective < usage.objective) [choice, usage, method] = [exact, exactUsage, "milp"];
     }
   }
   if (o.exactMaxOptions && optionCount(p) <= o.exactMaxOptions) {
-    const exact = solver.solve(buildInstanceModel(p, { integer: true, onePerGroup: true }).model, limits);
+    const onePerGroup = buildInstanceModel(p, { integer: true, onePerGroup: true });
+    const exact = solver.solve(onePerGroup.model, limits);
     if (exact.status === "optimal") {
-      const picked = roundAndRepair(p, readPicked(p, exact.values), budget + (exact.values[names.overflow] ?? 0));
+      const picked = roundAndRepair(p, readPicked(p, exact.values), budget + onePerGroup.overflowOf(exact.values));
       const pickedUsage = usageOf(p, picked);
       if (pickedUsage.feasible && pickedUsage.objective < usage.objective) [choice, usage, method] = [picked, pickedUsage, "exact"];
     }
@@ -140,8 +142,9 @@ function fixOptions(p: InstanceProblem, values: Readonly<Record<string, number>>
 function roundFixed(p: InstanceProblem, fixed: FixedOptions, solver: LpSolver, reserve: number): { choice: InstanceChoice; usage: ChoiceUsage } {
   const budget = p.reconfigBudgetGpus;
   const problem = budget === undefined ? fixed.problem : { ...fixed.problem, reconfigBudgetGpus: Math.max(0, budget - reserve) };
-  const relaxed = solver.solve(buildInstanceModel(problem, { integer: false }).model);
-  const overflow = Math.max(0, (relaxed.values[names.overflow] ?? 0) - reserve);
+  const model = buildInstanceModel(problem, { integer: false });
+  const relaxed = solver.solve(model.model);
+  const overflow = Math.max(0, model.overflowOf(relaxed.values) - reserve);
   const choice = roundAndRepair(p, readChoice(fixed, relaxed.values), (budget ?? Infinity) + overflow);
   return { choice, usage: usageOf(p, choice) };
 }
