@@ -4,26 +4,38 @@ import example from "../../docs/fleets/example.json";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runScheduled } from "../../functions/schedules.ts";
-import { CONTRACT_NOW, contractFleet, contractForecasts, contractProfile } from "../../src/core/policies/policy-contract.test-helper.ts";
+import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
+import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
+import { CONTRACT_GPUS, CONTRACT_NOW, contractFleet, contractForecasts, contractProfile } from "../../src/core/policies/policy-contract.test-helper.ts";
 import { POLICIES } from "../../src/core/policies/registry.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import { chatBody, Edge, telemetry } from "./edge-fixture.ts";
 
+/** GPUs at the wind site: twice the contract's, so its demand fits there with room to spare. */
+const WIND_GPUS = 2 * CONTRACT_GPUS;
+/** Wind for all of them at TDP, server overhead included. */
+const windW = WIND_GPUS * gpuSpecs["H100-80GB"].tdpW * SERVER_POWER_OVERHEAD;
+
 const offline = defaultCronDeps({ fetch: async () => new Response("offline", { status: 503 }) });
 
 /**
- * The combined policy plans the contract fleet's demand on the wind site alone (its cleanest);
+ * With twice the contract's GPUs at the wind site and wind for all of them, the combined policy
+ * plans the contract fleet's demand there alone (its cleanest site; at the contract's size the
+ * demand needs all 8 GPUs at full power, which no longer fits once idle GPUs count against the
+ * envelope);
  * with the fleet's `standby` setting (on by default) the cron's plan keeps an instance of the
  * model at the grid site too, which the edge turns to the moment the wind site stops answering.
  */
 async function cronPlan(hour: number, standby?: boolean): Promise<{ plan: Plan; model: string }> {
   // Each test plans an hour later than the last: the plan in force does not hold the next back (cadence).
   const nowMs = CONTRACT_NOW + hour * 3_600_000;
-  const fleet = contractFleet(example, POLICIES.greenference);
+  const contract = contractFleet(example, POLICIES.greenference);
+  const fleet = { ...contract, sites: contract.sites.map((s) => (s.power.kind === "wind" ? { ...s, gpus: s.gpus.map((g) => ({ ...g, count: WIND_GPUS })) } : s)) };
   const control = controlStub(env);
   await control.setFleet(standby === undefined ? fleet : { ...fleet, standby });
   expect((await control.putProfile(contractProfile(fleet))).ok).toBe(true);
-  expect((await control.putForecasts(contractForecasts(fleet, nowMs), nowMs - 60_000)).ok).toBe(true);
+  const forecasts = contractForecasts(fleet, nowMs).map((f) => (f.kind === "power_available" ? { ...f, points: f.points.map((p) => ({ ...p, value: windW })) } : f));
+  expect((await control.putForecasts(forecasts, nowMs - 60_000)).ok).toBe(true);
   await runScheduled(createScheduledController({ scheduledTime: nowMs, cron: "*/5 * * * *" }), env, offline);
   return { plan: (await control.getPlan())!, model: fleet.models[0]!.id };
 }
