@@ -1,6 +1,6 @@
 import { outsideSlo, type OperatingOption } from "../operating-options.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
-import { coverDemand, guestKey, type ClassCapacity } from "./spill-cover.ts";
+import { guestKey, unservedDemand, type ClassCapacity } from "./spill-cover.ts";
 
 /** An integer plan of an `InstanceProblem`: per group one option index (-1: none) and its instance count. */
 export interface InstanceChoice {
@@ -66,7 +66,7 @@ export function usageOf(p: InstanceProblem, c: InstanceChoice): ChoiceUsage {
     addCapacity(capacity, g.classIdx, opt, n * opt.loadRps);
     cost += n * opt.cost;
   });
-  const shortfallRps = coverDemand(p.demandRps, capacity, p.spill ?? []).unserved;
+  const shortfallRps = unservedDemand(p.demandRps, capacity, p.spill ?? []);
   const servedRps = p.demandRps.map((d, ci) => d - shortfallRps[ci]!);
   const overflow = p.reconfigBudgetGpus === undefined ? 0 : Math.max(0, reconfigGpus - p.reconfigBudgetGpus);
   const objective = cost + p.unservedPenalty * shortfallRps.reduce((a, b) => a + b, 0) + p.reconfigPenalty * overflow;

@@ -1,7 +1,7 @@
 import { admitsAll, outsideSlo, type OperatingOption } from "../operating-options.ts";
 import { addCapacity, emptyCapacity, groupReconfig, usageOf, type InstanceChoice } from "./instance-choice.ts";
 import type { InstanceProblem } from "./instance-problem.ts";
-import { coverDemand, type ClassCapacity } from "./spill-cover.ts";
+import { type ClassCapacity, unservedDemand } from "./spill-cover.ts";
 
 const EPS = 1e-9;
 
@@ -304,7 +304,7 @@ class RepairState {
 
   /** Per class, demand the plan so far leaves unserved (spill included). */
   private unserved(): number[] {
-    return (this.unservedCache ??= coverDemand(this.p.demandRps, this.capacity, this.p.spill ?? []).unserved);
+    return (this.unservedCache ??= unservedDemand(this.p.demandRps, this.capacity, this.p.spill ?? []));
   }
 
   private overflowAfter(g: number, n: number): number {

@@ -61,12 +61,21 @@ export function guestKey(guests: readonly number[] | undefined): string {
   return guests === undefined ? ALL : [...guests].sort((a, b) => a - b).join(",");
 }
 
-function admits(key: string, guest: number): boolean {
-  return key === ALL || key.split(",").includes(String(guest));
+/**
+ * The flow network of a cover, as flat arrays (a cover runs thousands of times per plan in
+ * rounding's trim). Arcs are numbered class by class; each class's arcs go to its own pieces within
+ * the SLO, then per spill edge to the host's pieces that admit it, then to its own capacity outside
+ * the SLO. `edge` is -1 for own within the SLO, the spill edge's index, or -2 for own outside it.
+ */
+interface Network {
+  caps: Float64Array;
+  arcStart: Int32Array;
+  arcNode: Int32Array;
+  arcEdge: Int32Array;
+  /** The arcs into each node, in arc order: `inArcs[inStart[n]..inStart[n + 1]]`. */
+  inStart: Int32Array;
+  inArcs: Int32Array;
 }
-
-/** An arc from a class's demand to a capacity node: own within the SLO (-1), a spill edge (its index) or own outside the SLO (-2). */
-type Arc = { node: number; edge: number };
 
 /**
  * The most demand `capacity` can serve (a maximum flow from classes' demand to capacity, through
@@ -79,118 +88,191 @@ type Arc = { node: number; edge: number };
  * coverDemand([1, 3], { inSlo: [0, 5], outside: [0, 0] }, [{ from: 0, to: 1 }]).unserved; // [0, 0]
  */
 export function coverDemand(demand: readonly number[], capacity: ClassCapacity, edges: readonly SpillEdge[]): Cover {
+  const { pieces, net, flow, servedOf } = maxFlow(demand, capacity, edges);
+  const out: CoverPiece[] = pieces.map((p) => ({ ...p, own: 0, spilled: edges.map(() => 0) }));
+  const ownInSlo = demand.map(() => 0);
+  const ownOutside = demand.map(() => 0);
+  for (let c = 0; c < demand.length; c++) {
+    for (let a = net.arcStart[c]!; a < net.arcStart[c + 1]!; a++) {
+      const e = net.arcEdge[a]!;
+      if (e >= 0) out[net.arcNode[a]!]!.spilled[e]! += flow[a]!;
+      else if (e === -1) ownInSlo[c]! += flow[a]!;
+      else ownOutside[c]! += flow[a]!;
+    }
+  }
+  demand.forEach((_, c) => {
+    // Spread the class's own load over its pieces in proportion to the room its guests leave (never over a piece's capacity).
+    const mine = out.filter((p) => p.classIdx === c);
+    const rooms = mine.map((p) => Math.max(0, p.capacityRps - p.spilled.reduce((a, b) => a + b, 0)));
+    const total = rooms.reduce((a, b) => a + b, 0);
+    mine.forEach((p, i) => (p.own = total > 0 ? (ownInSlo[c]! * rooms[i]!) / total : 0));
+  });
+  return {
+    ownInSlo,
+    ownOutside,
+    spilled: edges.map((_, i) => out.reduce((s, p) => s + p.spilled[i]!, 0)),
+    unserved: demand.map((d, c) => Math.max(0, d - servedOf[c]!)),
+    pieces: out,
+  };
+}
+
+/**
+ * Per class, the demand `capacity` leaves unserved: `coverDemand(...).unserved` without the
+ * cover's breakdown (rounding asks it thousands of times per plan).
+ */
+export function unservedDemand(demand: readonly number[], capacity: ClassCapacity, edges: readonly SpillEdge[]): number[] {
+  const { servedOf } = maxFlow(demand, capacity, edges);
+  return demand.map((d, c) => Math.max(0, d - servedOf[c]!));
+}
+
+function maxFlow(demand: readonly number[], capacity: ClassCapacity, edges: readonly SpillEdge[]): { pieces: { classIdx: number; key: string; capacityRps: number }[]; net: Network; flow: Float64Array; servedOf: Float64Array } {
   // Capacity nodes: the pieces within the SLO, then one outside the SLO per class.
   const pieces = demand.flatMap((_, c) => {
     const split = capacity.byGuests?.[c];
     if (!split) return [{ classIdx: c, key: ALL, capacityRps: capacity.inSlo[c] ?? 0 }];
     return Object.keys(split).sort().map((key) => ({ classIdx: c, key, capacityRps: split[key]! }));
   });
-  const caps = [...pieces.map((p) => p.capacityRps), ...demand.map((_, c) => capacity.outside[c] ?? 0)];
-  const arcs: Arc[][] = demand.map((_, c) => [
-    ...pieces.flatMap((p, node) => (p.classIdx === c ? [{ node, edge: -1 }] : [])),
-    ...edges.flatMap((e, i) => (e.from === c ? pieces.flatMap((p, node) => (p.classIdx === e.to && admits(p.key, c) ? [{ node, edge: i }] : [])) : [])),
-    { node: pieces.length + c, edge: -2 },
-  ]);
-  const flow = arcs.map((list) => list.map(() => 0));
-  const into = caps.map(() => [] as { c: number; j: number }[]);
-  arcs.forEach((list, c) => list.forEach((a, j) => into[a.node]!.push({ c, j })));
-  const used = (node: number) => into[node]!.reduce((s, { c, j }) => s + flow[c]![j]!, 0);
-  const room = (node: number) => caps[node]! - used(node);
-  const left = (c: number) => demand[c]! - flow[c]!.reduce((a, b) => a + b, 0);
+  const net = network(demand.length, pieces, capacity, edges);
+  const flow = new Float64Array(net.arcNode.length);
+  const usedOn = new Float64Array(net.caps.length);
+  const servedOf = new Float64Array(demand.length);
+  const push = (c: number, a: number, amount: number) => {
+    flow[a]! += amount;
+    usedOn[net.arcNode[a]!]! += amount;
+    servedOf[c]! += amount;
+  };
   // Own capacity within the SLO first; with edges, load outside it is only placed by augmenting paths, after spilling.
-  arcs.forEach((list, c) =>
-    list.forEach((a, j) => {
-      if (a.edge === -1 || (a.edge === -2 && edges.length === 0)) flow[c]![j] = Math.max(0, Math.min(left(c), room(a.node)));
-    }),
-  );
-  if (edges.length > 0) {
-    const scale = Math.max(1, ...demand);
-    const arcCount = arcs.reduce((s, l) => s + l.length, 0);
-    for (let guard = 0; guard < 4 * (caps.length + arcCount) ** 2; guard++) {
-      const path = augmentingPath(arcs, into, flow, room, left, EPS * scale);
-      if (!path) break;
-      for (const step of path.steps) flow[step.c]![step.j]! += step.sign * path.amount;
+  for (let c = 0; c < demand.length; c++) {
+    for (let a = net.arcStart[c]!; a < net.arcStart[c + 1]!; a++) {
+      const e = net.arcEdge[a]!;
+      if (e === -1 || (e === -2 && edges.length === 0)) push(c, a, Math.max(0, Math.min(demand[c]! - servedOf[c]!, net.caps[net.arcNode[a]!]! - usedOn[net.arcNode[a]!]!)));
     }
   }
-  const sumOn = (c: number, pick: (a: Arc) => boolean) => arcs[c]!.reduce((s, a, j) => s + (pick(a) ? flow[c]![j]! : 0), 0);
-  const out: CoverPiece[] = pieces.map((p) => ({ ...p, own: 0, spilled: edges.map(() => 0) }));
-  arcs.forEach((list, c) => list.forEach((a, j) => { if (a.edge >= 0) out[a.node]!.spilled[a.edge]! += flow[c]![j]!; }));
-  demand.forEach((_, c) => {
-    // Spread the class's own load over its pieces in proportion to the room its guests leave (never over a piece's capacity).
-    const mine = out.filter((p) => p.classIdx === c);
-    const rooms = mine.map((p) => Math.max(0, p.capacityRps - p.spilled.reduce((a, b) => a + b, 0)));
-    const total = rooms.reduce((a, b) => a + b, 0);
-    const own = sumOn(c, (a) => a.edge === -1);
-    mine.forEach((p, i) => (p.own = total > 0 ? (own * rooms[i]!) / total : 0));
-  });
-  return {
-    ownInSlo: demand.map((_, c) => sumOn(c, (a) => a.edge === -1)),
-    ownOutside: demand.map((_, c) => sumOn(c, (a) => a.edge === -2)),
-    spilled: edges.map((_, i) => out.reduce((s, p) => s + p.spilled[i]!, 0)),
-    unserved: demand.map((_, c) => Math.max(0, left(c))),
-    pieces: out,
-  };
+  if (edges.length > 0) {
+    const eps = EPS * Math.max(1, ...demand);
+    const search = new PathSearch(net, demand, flow, usedOn, servedOf, eps);
+    for (let guard = 0; guard < 4 * (net.caps.length + net.arcNode.length) ** 2; guard++) {
+      const amount = search.next();
+      if (amount === undefined) break;
+      for (const step of search.steps) push(net.arcClass(step.arc), step.arc, step.sign * amount);
+    }
+  }
+  return { pieces, net, flow, servedOf };
 }
 
-type Step = { c: number; j: number; sign: 1 | -1 };
+function network(classes: number, pieces: readonly { classIdx: number; key: string; capacityRps: number }[], capacity: ClassCapacity, edges: readonly SpillEdge[]): Network & { arcClass(arc: number): number } {
+  const piecesOf = Array.from({ length: classes }, () => [] as number[]);
+  pieces.forEach((p, node) => piecesOf[p.classIdx]!.push(node));
+  // The guests each piece admits ("" admits none); undefined: every guest.
+  const admitted = pieces.map((p) => (p.key === ALL ? undefined : new Set(p.key === "" ? [] : p.key.split(",").map(Number))));
+  const nodes: number[] = [];
+  const kinds: number[] = [];
+  const arcStart = new Int32Array(classes + 1);
+  for (let c = 0; c < classes; c++) {
+    arcStart[c] = nodes.length;
+    const arc = (node: number, kind: number) => {
+      nodes.push(node);
+      kinds.push(kind);
+    };
+    for (const node of piecesOf[c]!) arc(node, -1);
+    edges.forEach((e, i) => {
+      if (e.from === c) for (const node of piecesOf[e.to]!) if (admitted[node]?.has(c) ?? true) arc(node, i);
+    });
+    arc(pieces.length + c, -2);
+  }
+  arcStart[classes] = nodes.length;
+  const caps = Float64Array.from([...pieces.map((p) => p.capacityRps), ...Array.from({ length: classes }, (_, c) => capacity.outside[c] ?? 0)]);
+  const inStart = new Int32Array(caps.length + 1);
+  for (const node of nodes) inStart[node + 1]!++;
+  for (let n = 0; n < caps.length; n++) inStart[n + 1]! += inStart[n]!;
+  const inArcs = new Int32Array(nodes.length);
+  const filled = inStart.slice(0, caps.length);
+  nodes.forEach((node, a) => (inArcs[filled[node]!++] = a));
+  const arcClass = new Int32Array(nodes.length);
+  for (let c = 0; c < classes; c++) arcClass.fill(c, arcStart[c]!, arcStart[c + 1]!);
+  return { caps, arcStart, arcNode: Int32Array.from(nodes), arcEdge: Int32Array.from(kinds), inStart, inArcs, arcClass: (arc) => arcClass[arc]! };
+}
 
-/** A shortest path from a class with demand left to capacity with room, alternating forward and backward arcs. */
-function augmentingPath(
-  arcs: readonly Arc[][],
-  into: readonly { c: number; j: number }[][],
-  flow: readonly number[][],
-  room: (node: number) => number,
-  left: (c: number) => number,
-  eps: number,
-): { steps: Step[]; amount: number } | undefined {
-  // A node is reached from the class whose forward arc leads to it; a class from the node it gives up load on.
-  const reachedBy = new Map<number, { c: number; j: number }>();
-  const classFrom = new Map<number, { node: number; j: number } | null>();
-  const queue: number[] = [];
-  arcs.forEach((_, c) => {
-    if (left(c) <= eps) return;
-    classFrom.set(c, null);
-    queue.push(c);
-  });
-  while (queue.length > 0) {
-    const c = queue.shift()!;
-    for (const [j, arc] of arcs[c]!.entries()) {
-      if (reachedBy.has(arc.node)) continue;
-      reachedBy.set(arc.node, { c, j });
-      if (room(arc.node) > eps) return trace(arc.node, reachedBy, classFrom, flow, room, left);
-      // Push back a class that uses this capacity, so it can move elsewhere.
-      for (const back of into[arc.node]!) {
-        if (classFrom.has(back.c) || flow[back.c]![back.j]! <= eps) continue;
-        classFrom.set(back.c, { node: arc.node, j: back.j });
-        queue.push(back.c);
+/**
+ * Shortest augmenting paths: breadth first from every class with demand left to a node with room,
+ * a node leading back to a class that uses it, so that class can move its load elsewhere.
+ */
+class PathSearch {
+  /** The last path: arcs to add flow on (+1) and to take it off (-1). */
+  readonly steps: { arc: number; sign: 1 | -1 }[] = [];
+  /** Per node, the arc that reached it (-1: not yet). */
+  private readonly reachedBy: Int32Array;
+  /** Per class, the arc whose load it gives up (-1: a class with demand left, where paths start; -2: not reached). */
+  private readonly classFrom: Int32Array;
+  private readonly queue: Int32Array;
+
+  constructor(
+    private readonly net: Network & { arcClass(arc: number): number },
+    private readonly demand: readonly number[],
+    private readonly flow: Float64Array,
+    private readonly usedOn: Float64Array,
+    private readonly servedOf: Float64Array,
+    private readonly eps: number,
+  ) {
+    this.reachedBy = new Int32Array(net.caps.length);
+    this.classFrom = new Int32Array(demand.length);
+    this.queue = new Int32Array(demand.length);
+  }
+
+  /** Finds the next path (`steps`) and the load it moves, or undefined when none is left. */
+  next(): number | undefined {
+    const { net, flow, eps, reachedBy, classFrom, queue } = this;
+    reachedBy.fill(-1);
+    classFrom.fill(-2);
+    let head = 0;
+    let tail = 0;
+    for (let c = 0; c < this.demand.length; c++) {
+      if (this.left(c) <= eps) continue;
+      classFrom[c] = -1;
+      queue[tail++] = c;
+    }
+    while (head < tail) {
+      const c = queue[head++]!;
+      for (let a = net.arcStart[c]!; a < net.arcStart[c + 1]!; a++) {
+        const node = net.arcNode[a]!;
+        if (reachedBy[node] !== -1) continue;
+        reachedBy[node] = a;
+        if (this.room(node) > eps) return this.trace(node);
+        // Push back a class that uses this capacity, so it can move elsewhere.
+        for (let i = net.inStart[node]!; i < net.inStart[node + 1]!; i++) {
+          const back = net.inArcs[i]!;
+          const bc = net.arcClass(back);
+          if (classFrom[bc] !== -2 || flow[back]! <= eps) continue;
+          classFrom[bc] = back;
+          queue[tail++] = bc;
+        }
       }
     }
+    return undefined;
   }
-  return undefined;
-}
 
-function trace(
-  end: number,
-  reachedBy: ReadonlyMap<number, { c: number; j: number }>,
-  classFrom: ReadonlyMap<number, { node: number; j: number } | null>,
-  flow: readonly number[][],
-  room: (node: number) => number,
-  left: (c: number) => number,
-): { steps: Step[]; amount: number } {
-  const steps: Step[] = [];
-  let amount = room(end);
-  let node = end;
-  for (;;) {
-    const at = reachedBy.get(node)!;
-    steps.push({ c: at.c, j: at.j, sign: 1 });
-    const from = classFrom.get(at.c);
-    if (!from) {
-      amount = Math.min(amount, left(at.c));
-      break;
+  private trace(end: number): number {
+    const { net, flow } = this;
+    this.steps.length = 0;
+    let amount = this.room(end);
+    let node = end;
+    for (;;) {
+      const a = this.reachedBy[node]!;
+      const c = net.arcClass(a);
+      this.steps.push({ arc: a, sign: 1 });
+      const from = this.classFrom[c]!;
+      if (from === -1) return Math.min(amount, this.left(c));
+      this.steps.push({ arc: from, sign: -1 });
+      amount = Math.min(amount, flow[from]!);
+      node = net.arcNode[from]!;
     }
-    steps.push({ c: at.c, j: from.j, sign: -1 });
-    amount = Math.min(amount, flow[at.c]![from.j]!);
-    node = from.node;
   }
-  return { steps, amount };
+
+  private room(node: number): number {
+    return this.net.caps[node]! - this.usedOn[node]!;
+  }
+
+  private left(c: number): number {
+    return this.demand[c]! - this.servedOf[c]!;
+  }
 }
