@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { coverDemand, guestKey } from "./spill-cover.ts";
+import { coverDemand, guestKey, unservedDemand } from "./spill-cover.ts";
 
 const none = (n: number) => Array.from({ length: n }, () => 0);
 
@@ -54,5 +55,42 @@ describe("coverDemand", () => {
     expect(c.unserved).toEqual([0, 0]);
     expect(c.pieces.find((p) => p.key === "0")!.spilled[0]).toBeCloseTo(1, 9);
     expect(c.pieces.find((p) => p.key === "")!.own).toBeCloseTo(1, 9);
+  });
+
+  it("serves as much as a maximum flow can, and unservedDemand says the same as the cover", () => {
+    // Random networks of 4 classes, each spilling to any dominating one, with guest keys that admit some guests.
+    const classes = 4;
+    const edges = [{ from: 0, to: 1 }, { from: 0, to: 2 }, { from: 1, to: 3 }, { from: 2, to: 3 }];
+    const amount = fc.double({ min: 0, max: 10, noNaN: true });
+    const piece = fc.record({ guests: fc.subarray([0, 1, 2]), rps: amount });
+    fc.assert(
+      fc.property(fc.array(amount, { minLength: classes, maxLength: classes }), fc.array(fc.array(piece, { maxLength: 3 }), { minLength: classes, maxLength: classes }), fc.array(amount, { minLength: classes, maxLength: classes }), (demand, split, outside) => {
+        const byGuests = split.map((pieces) => (pieces.length === 0 ? undefined : pieces.reduce<Record<string, number>>((m, p) => ({ ...m, [guestKey(p.guests)]: (m[guestKey(p.guests)] ?? 0) + p.rps }), {})));
+        const inSlo = byGuests.map((m) => Object.values(m ?? {}).reduce((a, b) => a + b, 0));
+        const capacity = { inSlo, outside, byGuests };
+        const cover = coverDemand(demand, capacity, edges);
+        expect(unservedDemand(demand, capacity, edges)).toEqual(cover.unserved);
+        // Every class's load adds up, and no piece carries more than its capacity.
+        demand.forEach((d, c) => {
+          const spilledFrom = edges.reduce((s, e, i) => s + (e.from === c ? cover.spilled[i]! : 0), 0);
+          expect(cover.ownInSlo[c]! + cover.ownOutside[c]! + spilledFrom + cover.unserved[c]!).toBeCloseTo(d, 6);
+          expect(cover.ownOutside[c]!).toBeLessThanOrEqual(outside[c]! + 1e-9);
+        });
+        for (const p of cover.pieces) expect(p.own + p.spilled.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(p.capacityRps + 1e-6);
+        // A guest only on pieces that admit it.
+        const admits = (key: string, guest: number) => key === "*" || (key !== "" && key.split(",").map(Number).includes(guest));
+        for (const p of cover.pieces) p.spilled.forEach((rps, i) => rps > 1e-9 && expect(admits(p.key, edges[i]!.from)).toBe(true));
+        // A class left unserved has no room anywhere it may go: its own capacity is full, and so is every host piece admitting it.
+        demand.forEach((_, c) => {
+          if (cover.unserved[c]! <= 1e-6) return;
+          expect(cover.ownOutside[c]!).toBeCloseTo(outside[c]!, 6);
+          for (const p of cover.pieces) {
+            const reachable = p.classIdx === c || edges.some((e) => e.from === c && e.to === p.classIdx && admits(p.key, c));
+            if (reachable) expect(p.own + p.spilled.reduce((a, b) => a + b, 0)).toBeCloseTo(p.capacityRps, 6);
+          }
+        });
+      }),
+      { numRuns: 300, seed: 7 },
+    );
   });
 });
