@@ -13,7 +13,7 @@ import { templateRates, traceRates } from "../../src/core/sim/fleet/workload-rat
 import { heronPackingCorrector } from "../../src/core/sim/planners/heron-packing-corrector.ts";
 import { heronPlannerSCorrector } from "../../src/core/sim/planners/heron-planner-s-corrector.ts";
 import { registryFleetPlanner } from "../../src/core/sim/planners/registry-planner.ts";
-import { javascriptLpSolver } from "../../src/solver/javascript-lp-solver.ts";
+import { highsSolver } from "../../src/solver/highs-solver.ts";
 import { sortedAscending, nearestRankPercentile } from "../../src/core/stats/percentile.ts";
 import { WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/workload/week-template.ts";
 import type { ExperimentRow, GridWindow, ReproduceOptions, SeedReproduction, SeedResult } from "./experiment.ts";
@@ -68,7 +68,8 @@ async function runHeron(o: ReproduceOptions): Promise<SeedResult> {
   const gridPaths = o.grids.length > 0 ? o.grids : await defaultWindFiles(o.dataDir);
   o.progress(`profiling Llama2-70B on H100; choosing and right-sizing wind sites among ${gridPaths.length} candidates`);
   const fleet = await heronFleet({ tracePath, gridPaths, startHour: 0, hours: Math.max(size.weekHours, size.windowHours), quick: o.quick ?? false, seed: o.seed });
-  const solver = javascriptLpSolver();
+  // Plans solve on HiGHS, as the cron's do (`functions/cron-deps.ts`).
+  const solver = await highsSolver();
   const durationS = size.windowHours * 3600;
 
   const sweep = new Map<number, Map<string, FleetResult>>();
@@ -124,7 +125,7 @@ async function runHeronCell(o: ReproduceOptions, window: GridWindow): Promise<Se
   const gridPaths = o.grids.length > 0 ? o.grids : await defaultWindFiles(o.dataDir);
   const hours = window.hours * HERON_WIND_TIME_SCALE;
   const fleet = await heronFleet({ tracePath, gridPaths, startHour: window.startHour, hours, quick: o.quick ?? false, seed: o.seed });
-  const solver = javascriptLpSolver();
+  const solver = await highsSolver();
   const load = SIZES.full.headline;
   const workload = templateRates(weekRateTemplate({ ...WORKLOAD_SHAPES.conversation, label: "synthetic conversation week", meanRatePerS: load * fleet.capacityRps }), fleet.scheme, fleet.trace.requests, 1);
   const runs = new Map<string, FleetResult>();
