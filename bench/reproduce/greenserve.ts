@@ -9,6 +9,7 @@ import { exponential, forkRng, seededRng } from "../../src/core/ports/rng.ts";
 import { lmsysLikeLengths, shareGptLikeLengths } from "../../src/core/workload/length-generators.ts";
 import type { Guard, ReproduceOptions, SeedReproduction, SeedResult } from "./experiment.ts";
 import { combinedRow } from "./combined-rows.ts";
+import { rateGridScale } from "./greenserve-rate-grid.ts";
 import { change, formatFigure, guard, headlineRow } from "./rows.ts";
 import { fixed, seedRows } from "./seed-rows.ts";
 
@@ -55,11 +56,15 @@ export const greenserveReproduction: SeedReproduction = { seed: "greenserve", ru
 
 async function runGreenServe(options: ReproduceOptions, sizes: GreenServeSizes): Promise<SeedResult> {
   // GreenServe's two datasets by their Table I moments, or the lengths of the trace given with --trace.
-  const datasets: { name: string; lengths: LengthSampler }[] = options.trace
-    ? [{ name: options.trace, lengths: empiricalLengthSampler((await loadAzureTrace(options.trace)).requests) }]
+  const traced = options.trace ? (await loadAzureTrace(options.trace)).requests : undefined;
+  const datasets: { name: string; lengths: LengthSampler }[] = traced
+    ? [{ name: options.trace!, lengths: empiricalLengthSampler(traced) }]
     : [{ name: "sharegpt", lengths: shareGptLikeLengths() }, { name: "lmsys", lengths: lmsysLikeLengths() }];
+  // The paper's rates, divided for a trace heavier than its datasets (`rateGridScale`).
+  const scale = traced ? rateGridScale(traced) : 1;
+  const ratesRps = sizes.ratesRps.map((r) => Number((r / scale).toPrecision(3)));
   const sweep = datasets.flatMap(({ name, lengths }) =>
-    sizes.ratesRps.map((rateRps) => {
+    ratesRps.map((rateRps) => {
       options.progress(`greenserve: ${name} at ${rateRps} req/s`);
       const requests = poissonRequests(forkRng(seededRng(options.seed), 1), rateRps, sizes.requestsPerRate, lengths);
       return { dataset: name, rateRps, r: greenServeOnRequests(requests, { seed: options.seed }) };
@@ -71,7 +76,7 @@ async function runGreenServe(options: ReproduceOptions, sizes: GreenServeSizes):
   const fair = guarded.filter((s) => s.guards.every((g) => g.holds));
   const best = (fair.length > 0 ? fair : guarded).reduce((a, b) => (energyVs(b.r, "staticMax") < energyVs(a.r, "staticMax") ? b : a));
   const row = seedRows("greenserve", COMMAND);
-  const sweepNote = `simulated: best at ${best.dataset} ${best.rateRps} req/s among the rates where attainment holds (${fair.length} of ${sweep.length}); sweep ${sizes.ratesRps.join("/")} req/s x ${sizes.requestsPerRate} requests of ${datasets.map((d) => d.name).join(" and ")}`;
+  const sweepNote = `simulated: best at ${best.dataset} ${best.rateRps} req/s among the rates where attainment holds (${fair.length} of ${sweep.length}); sweep ${ratesRps.join("/")} req/s${scale > 1 ? ` (the paper's ${sizes.ratesRps.join("/")} ÷ ${scale.toFixed(2)}, the trace's weight against ShareGPT's)` : ""} x ${sizes.requestsPerRate} requests of ${datasets.map((d) => d.name).join(" and ")}`;
   const headline = headlineRow(row.compared({ metric: "energy vs static 1410 MHz, best over the rate sweep", paper: PAPER.bestEnergyVsMax, ours: energyVs(best.r, "staticMax"), baseline: "static 1410 MHz (SGLang-1410)", unit: "fraction", note: sweepNote }), "greenserve-energy-vs-1410", best.guards);
   if (options.sweep) {
     // A sweep cell: the combined policy's site loop against GreenServe at the headline's rate and lengths.
@@ -127,7 +132,7 @@ async function runGreenServe(options: ReproduceOptions, sizes: GreenServeSizes):
       seed: options.seed,
       files: options.trace ? { trace: options.trace } : "none: lengths from GreenServe Table I's moments (ShareGPT, LMSYS-Chat-1M), Poisson arrivals",
       model: "llama3.1-8b on A100-80GB, TP1, 2 prefill + 2 decode instances, SLO 600/60 ms, F = {1005, 1410} MHz",
-      sweep: { ratesRps: sizes.ratesRps, requestsPerRate: sizes.requestsPerRate, datasets: datasets.map((d) => d.name) },
+      sweep: { ratesRps, ...(scale > 1 ? { paperRatesRps: sizes.ratesRps, divisor: Number(scale.toFixed(3)), why: "the trace is heavier than ShareGPT (Table I) at its heavier stage: the paper's rates divided by the ratio of mean prompt or answer lengths, so the cluster sees the loads the paper's grid gives ShareGPT" } : {}), requestsPerRate: sizes.requestsPerRate, datasets: datasets.map((d) => d.name) },
       pdRatio: { segments: sizes.pdSegments, segmentS: sizes.pdSegmentS, rateRps: sizes.pdRateRps, requests: pdRequests.length },
     },
   };
