@@ -72,6 +72,8 @@ interface Network {
   arcStart: Int32Array;
   arcNode: Int32Array;
   arcEdge: Int32Array;
+  /** The class each arc leaves from. */
+  arcClass: Int32Array;
   /** The arcs into each node, in arc order: `inArcs[inStart[n]..inStart[n + 1]]`. */
   inStart: Int32Array;
   inArcs: Int32Array;
@@ -125,9 +127,12 @@ export function unservedDemand(demand: readonly number[], capacity: ClassCapacit
   return demand.map((d, c) => Math.max(0, d - servedOf[c]!));
 }
 
-function maxFlow(demand: readonly number[], capacity: ClassCapacity, edges: readonly SpillEdge[]): { pieces: { classIdx: number; key: string; capacityRps: number }[]; net: Network; flow: Float64Array; servedOf: Float64Array } {
+type Piece = { classIdx: number; key: string; capacityRps: number };
+
+/** The cover's flow: the capacity pieces, the network over them, the flow on each arc and each class's load served. */
+function maxFlow(demand: readonly number[], capacity: ClassCapacity, edges: readonly SpillEdge[]): { pieces: Piece[]; net: Network; flow: Float64Array; servedOf: Float64Array } {
   // Capacity nodes: the pieces within the SLO, then one outside the SLO per class.
-  const pieces = demand.flatMap((_, c) => {
+  const pieces = demand.flatMap((_, c): Piece[] => {
     const split = capacity.byGuests?.[c];
     if (!split) return [{ classIdx: c, key: ALL, capacityRps: capacity.inSlo[c] ?? 0 }];
     return Object.keys(split).sort().map((key) => ({ classIdx: c, key, capacityRps: split[key]! }));
@@ -154,13 +159,13 @@ function maxFlow(demand: readonly number[], capacity: ClassCapacity, edges: read
     for (let guard = 0; guard < 4 * (net.caps.length + net.arcNode.length) ** 2; guard++) {
       const amount = search.next();
       if (amount === undefined) break;
-      for (const step of search.steps) push(net.arcClass(step.arc), step.arc, step.sign * amount);
+      for (const step of search.steps) push(net.arcClass[step.arc]!, step.arc, step.sign * amount);
     }
   }
   return { pieces, net, flow, servedOf };
 }
 
-function network(classes: number, pieces: readonly { classIdx: number; key: string; capacityRps: number }[], capacity: ClassCapacity, edges: readonly SpillEdge[]): Network & { arcClass(arc: number): number } {
+function network(classes: number, pieces: readonly Piece[], capacity: ClassCapacity, edges: readonly SpillEdge[]): Network {
   const piecesOf = Array.from({ length: classes }, () => [] as number[]);
   pieces.forEach((p, node) => piecesOf[p.classIdx]!.push(node));
   // The guests each piece admits ("" admits none); undefined: every guest.
@@ -190,7 +195,7 @@ function network(classes: number, pieces: readonly { classIdx: number; key: stri
   nodes.forEach((node, a) => (inArcs[filled[node]!++] = a));
   const arcClass = new Int32Array(nodes.length);
   for (let c = 0; c < classes; c++) arcClass.fill(c, arcStart[c]!, arcStart[c + 1]!);
-  return { caps, arcStart, arcNode: Int32Array.from(nodes), arcEdge: Int32Array.from(kinds), inStart, inArcs, arcClass: (arc) => arcClass[arc]! };
+  return { caps, arcStart, arcNode: Int32Array.from(nodes), arcEdge: Int32Array.from(kinds), arcClass, inStart, inArcs };
 }
 
 /**
@@ -207,7 +212,7 @@ class PathSearch {
   private readonly queue: Int32Array;
 
   constructor(
-    private readonly net: Network & { arcClass(arc: number): number },
+    private readonly net: Network,
     private readonly demand: readonly number[],
     private readonly flow: Float64Array,
     private readonly usedOn: Float64Array,
@@ -241,7 +246,7 @@ class PathSearch {
         // Push back a class that uses this capacity, so it can move elsewhere.
         for (let i = net.inStart[node]!; i < net.inStart[node + 1]!; i++) {
           const back = net.inArcs[i]!;
-          const bc = net.arcClass(back);
+          const bc = net.arcClass[back]!;
           if (classFrom[bc] !== -2 || flow[back]! <= eps) continue;
           classFrom[bc] = back;
           queue[tail++] = bc;
@@ -258,7 +263,7 @@ class PathSearch {
     let node = end;
     for (;;) {
       const a = this.reachedBy[node]!;
-      const c = net.arcClass(a);
+      const c = net.arcClass[a]!;
       this.steps.push({ arc: a, sign: 1 });
       const from = this.classFrom[c]!;
       if (from === -1) return Math.min(amount, this.left(c));
