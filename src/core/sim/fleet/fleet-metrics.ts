@@ -2,7 +2,7 @@ import type { ClassId } from "../../schemas/ids.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import { LatencyAccumulator } from "./latency-accumulator.ts";
 import type { FleetSimConfig } from "./fleet-types.ts";
-import { jainIndex, type ClassResult, type FleetResult, type Percentiles, type SiteResult } from "./fleet-result.ts";
+import { fleetTotals, type ClassResult, type FleetResult, type Percentiles, type SiteResult } from "./fleet-result.ts";
 import { TimelineRecorder } from "./timeline-recorder.ts";
 import type { InstanceGroup } from "./instance-group.ts";
 
@@ -116,43 +116,29 @@ export class FleetMetrics {
     };
     const merged = { ttft: new LatencyAccumulator(), tbt: new LatencyAccumulator(), e2e: new LatencyAccumulator() };
     const classes: Record<string, ClassResult> = {};
-    let arrived = 0;
-    let served = 0;
-    let dropped = 0;
     let good = 0;
     for (const c of this.classes) {
       const t = this.tallies.get(c)!;
       for (const k of ["ttft", "tbt", "e2e"] as const) merged[k].merge(t[k]);
       const within = this.withinSlo(c, t);
       good += within;
-      arrived += t.arrived;
-      served += t.served;
-      dropped += t.dropped;
       classes[c] = { arrived: t.arrived, served: t.served, dropped: t.dropped, sloAttainment: t.arrived > 0 ? within / t.arrived : 1, ttftMs: pct(t.ttft), tbtMs: pct(t.tbt), e2eMs: pct(t.e2e) };
     }
     const sites = Object.fromEntries(this.sites);
+    const totals = fleetTotals(classes, sites, good, this.cfg.durationS);
     return {
       simulated: true,
       seed: this.cfg.seed,
       durationS: this.cfg.durationS,
-      arrived,
-      served,
-      dropped,
+      ...totals,
       inFlight: queue.inQueue,
-      meanQueueWaitS: served > 0 ? queue.waitedS / served : 0,
-      goodputRps: good / this.cfg.durationS,
+      meanQueueWaitS: totals.served > 0 ? queue.waitedS / totals.served : 0,
       dropSlots: this.slotsWithDrops.size,
       slots: Math.ceil(this.cfg.durationS / this.slotS),
       ttftMs: pct(merged.ttft),
       tbtMs: pct(merged.tbt),
       e2eMs: pct(merged.e2e),
       e2eQuantilesMs: merged.e2e.percentiles(Array.from({ length: 99 }, (_, i) => i + 1)),
-      sloAttainment: arrived > 0 ? good / arrived : 1,
-      energyKwh: Object.values(sites).reduce((s, x) => s + x.energyKwh, 0),
-      carbonKg: Object.values(sites).reduce((s, x) => s + x.carbonKg, 0),
-      instanceEnergyKwh: Object.values(sites).reduce((s, x) => s + x.instanceEnergyKwh, 0),
-      instanceCarbonKg: Object.values(sites).reduce((s, x) => s + x.instanceCarbonKg, 0),
-      jain: jainIndex(Object.values(classes).filter((c) => c.arrived > 0).map((c) => c.sloAttainment)),
       reconfigurations,
       classes,
       sites,

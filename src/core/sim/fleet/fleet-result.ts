@@ -79,3 +79,28 @@ export function jainIndex(xs: readonly number[]): number {
   const sq = xs.reduce((a, b) => a + b * b, 0);
   return sq === 0 ? 1 : (sum * sum) / (xs.length * sq);
 }
+
+/**
+ * A fleet result's totals, summed from its classes and sites as both simulators report them:
+ * requests, attainment and goodput (`good`: requests served within their SLO), energy and carbon,
+ * and Jain's index over the attainment of classes that had requests.
+ */
+export function fleetTotals(classes: Readonly<Record<string, ClassResult>>, sites: Readonly<Record<string, SiteResult>>, good: number, durationS: number) {
+  const byClass = Object.values(classes);
+  const bySite = Object.values(sites);
+  const overClasses = (f: (c: ClassResult) => number) => byClass.reduce((s, c) => s + f(c), 0);
+  const overSites = (f: (s: SiteResult) => number) => bySite.reduce((s, x) => s + f(x), 0);
+  const arrived = overClasses((c) => c.arrived);
+  return {
+    arrived,
+    served: overClasses((c) => c.served),
+    dropped: overClasses((c) => c.dropped),
+    goodputRps: good / durationS,
+    sloAttainment: arrived > 0 ? good / arrived : 1,
+    energyKwh: overSites((s) => s.energyKwh),
+    carbonKg: overSites((s) => s.carbonKg),
+    instanceEnergyKwh: overSites((s) => s.instanceEnergyKwh),
+    instanceCarbonKg: overSites((s) => s.instanceCarbonKg),
+    jain: jainIndex(byClass.filter((c) => c.arrived > 0).map((c) => c.sloAttainment)),
+  };
+}

@@ -2,7 +2,7 @@ import type { RequestOutcome } from "../../engine/engine-instance.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 import type { Slo } from "../../schemas/request-class.ts";
 import { linearPercentile, sortedAscending } from "../../stats/percentile.ts";
-import { jainIndex, type ClassResult, type FleetResult, type Percentiles, type SiteResult } from "../fleet/fleet-result.ts";
+import { fleetTotals, type ClassResult, type FleetResult, type Percentiles, type SiteResult } from "../fleet/fleet-result.ts";
 import { TimelineRecorder } from "../fleet/timeline-recorder.ts";
 import type { FleetSimConfig } from "../fleet/fleet-types.ts";
 import type { FleetRequest } from "./fleet-requests.ts";
@@ -105,38 +105,28 @@ export class RequestMetrics {
       if (withinSlo(this.cfg.slo[r.classId], ttft, tbt, e2e)) k.good++;
     });
     const classes: Record<string, ClassResult> = {};
-    let [arrived, served, dropped, good] = [0, 0, 0, 0];
+    let good = 0;
     for (const [c, k] of perClass) {
       const a = this.arrived.get(c) ?? 0;
-      const d = this.dropped.get(c) ?? 0;
-      classes[c] = { arrived: a, served: k.served, dropped: d, sloAttainment: a > 0 ? k.good / a : 1, ttftMs: percentiles(k.ttft), tbtMs: percentiles(k.tbt), e2eMs: percentiles(k.e2e) };
-      [arrived, served, dropped, good] = [arrived + a, served + k.served, dropped + d, good + k.good];
+      classes[c] = { arrived: a, served: k.served, dropped: this.dropped.get(c) ?? 0, sloAttainment: a > 0 ? k.good / a : 1, ttftMs: percentiles(k.ttft), tbtMs: percentiles(k.tbt), e2eMs: percentiles(k.e2e) };
+      good += k.good;
     }
     const sortedE2e = sortedAscending(all.e2e);
     const sites = Object.fromEntries(this.sites);
-    const sum = (f: (s: SiteResult) => number) => Object.values(sites).reduce((s, x) => s + f(x), 0);
+    const totals = fleetTotals(classes, sites, good, this.cfg.durationS);
     return {
       simulated: true,
       seed: this.cfg.seed,
       durationS: this.cfg.durationS,
-      arrived,
-      served,
-      dropped,
+      ...totals,
       inFlight,
-      meanQueueWaitS: served > 0 ? this.queueWaitS / served : 0,
-      goodputRps: good / this.cfg.durationS,
+      meanQueueWaitS: totals.served > 0 ? this.queueWaitS / totals.served : 0,
       dropSlots: this.slotsWithDrops.size,
       slots: Math.ceil(this.cfg.durationS / this.slotS),
       ttftMs: percentiles(all.ttft),
       tbtMs: percentiles(all.tbt),
       e2eMs: percentiles(all.e2e),
       e2eQuantilesMs: Array.from({ length: 99 }, (_, i) => at(sortedE2e, i + 1)),
-      sloAttainment: arrived > 0 ? good / arrived : 1,
-      energyKwh: sum((s) => s.energyKwh),
-      carbonKg: sum((s) => s.carbonKg),
-      instanceEnergyKwh: sum((s) => s.instanceEnergyKwh),
-      instanceCarbonKg: sum((s) => s.instanceCarbonKg),
-      jain: jainIndex(Object.values(classes).filter((c) => c.arrived > 0).map((c) => c.sloAttainment)),
       reconfigurations,
       classes,
       sites,
