@@ -45,4 +45,18 @@ describe("simulateDisaggregated (2 prefill + 2 decode)", () => {
     expect(all.iterationsPerInstance[1]).toBe(0);
     expect(all.iterationsPerInstance[2]).toBeGreaterThan(0);
   });
+
+  it("hands a prompt on when its prefill ends: a short prompt's decode does not wait behind a long one's", () => {
+    // The 8K prompt's prefill starts first and ends last; the short one, prefilled beside it, goes on at once.
+    const pair = [
+      { arrivalS: 0, inputTokens: 8000, outputTokens: 4 },
+      { arrivalS: 0.001, inputTokens: 100, outputTokens: 4 },
+    ];
+    const routedAtS: number[] = [];
+    const run = simulateDisaggregated({ prefill: [one, one], decode: [one], kvTransferGBps: 25, routeDecode: (r) => (routedAtS.push(r.arrivalS), 0) }, pair);
+    const [long, short] = run.outcomes;
+    expect(short!.ttftS).toBeLessThan(long!.ttftS / 5);
+    expect(short!.meanTbtS).toBeLessThan(0.05);
+    expect(routedAtS).toEqual([0.001, 0]);
+  });
 });

@@ -1,6 +1,7 @@
 import { kvBytesPerToken } from "../model/llm-specs.ts";
 import { EngineInstance, type EngineConfig, type EngineRequest } from "./engine-instance.ts";
 import { emptyOutcomes, tbtOf, type EngineRun } from "./engine-simulator.ts";
+import { MinHeap } from "./min-heap.ts";
 
 /** What a decode router sees of each decode instance when a prefilled request needs a home. */
 export interface DecodeInstanceState {
@@ -41,7 +42,11 @@ export function simulateDisaggregated(config: DisaggregatedConfig, requests: rea
   let nextPrefill = 0;
   const stateOf = (engines: EngineInstance[]) => engines.map((e, index) => ({ index, ...e.load }));
   const decode: EngineInstance[] = config.decode.map((c) => new EngineInstance({ ...c, role: "decode" }, requests, outcomes));
-  const handOff = (index: number, atS: number) => {
+  // A prefill iteration runs whole when it starts, so its hand-offs are known before their time:
+  // they wait here and are routed when they happen, on the decode instances' state then.
+  const handOffs = new MinHeap();
+  const handOff = (index: number, atS: number) => handOffs.push(atS, index);
+  const route = (index: number, atS: number) => {
     const r = requests[index]!;
     const chosen = config.routeDecode ? config.routeDecode(r, stateOf(decode)) : nextDecode++ % decode.length;
     const bytes = (r.inputTokens + 1) * kvBytesPerToken(config.decode[chosen]!.llm);
@@ -61,7 +66,12 @@ export function simulateDisaggregated(config: DisaggregatedConfig, requests: rea
       }
     }
     const arrival = next < requests.length ? requests[next]!.arrivalS : Infinity;
-    if (!engine && arrival === Infinity) break;
+    const handOffS = handOffs.peekKey();
+    if (!engine && arrival === Infinity && handOffS === Infinity) break;
+    if (handOffS <= at && handOffS <= arrival) {
+      route(handOffs.pop(), handOffS);
+      continue;
+    }
     if (arrival <= at) {
       const r = requests[next]!;
       const chosen = config.routePrefill ? config.routePrefill(r, stateOf(prefill)) : nextPrefill++ % prefill.length;

@@ -86,6 +86,8 @@ interface Waiting {
   readyS: number;
 }
 
+const readyOf = (w: Waiting) => w.readyS;
+
 /** An admitted request whose prompt is being prefilled in chunks, and how many of its tokens are done. */
 interface Prefilling {
   index: number;
@@ -154,9 +156,13 @@ export class EngineInstance {
     this.peakPowerW = config.gpu.power.idleW;
   }
 
-  /** Queues a request, available from `readyS` (its arrival, or when its KV reaches a decode instance). */
+  /**
+   * Queues a request, available from `readyS` (its arrival, or when its KV reaches a decode
+   * instance). Requests are admitted in the order they become ready: a large KV cache still in
+   * transit does not hold back a smaller one that landed after it was sent.
+   */
   enqueue(index: number, readyS: number): void {
-    this.waiting.push({ index, readyS });
+    this.waiting.pushOrdered({ index, readyS }, readyOf);
   }
 
   /** Locks the clock at `mhz` from the next iteration on (a plan's clock change; the switch stalls as any other). */
