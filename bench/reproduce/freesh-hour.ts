@@ -9,6 +9,7 @@ import { solveFreeshPool, type FreeshPoolResult } from "../../src/core/planning/
 import { FREESH_MIAD_THRESHOLDS, measuredE2eThresholdsS } from "../../src/core/planning/freesh/slo-thresholds.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import { exponential, forkRng, randomIndex, seededRng, type Rng } from "../../src/core/ports/rng.ts";
+import { POLICIES } from "../../src/core/policies/registry.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import { moments } from "../../src/core/stats/moments.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
@@ -138,7 +139,8 @@ export function runFreeshHour(o: HourOptions): HourResult {
     "w/o TPchange": { placements: [episodes.map(() => freeshPlans[0]!)], knobs: { clock: "miad", llf: true } },
     "w/o MIAD": { placements: [freeshPlans], knobs: { clock: "top", llf: true } },
     "w/o LLF": { placements: [freeshPlans], knobs: { clock: "miad", llf: false } },
-    "Greenference combined": { placements: [combined.plans], knobs: { clock: "ecofreq", llf: false } },
+    // The combined policy's sites queue as its registry entry asks of their gateways.
+    "Greenference combined": { placements: [combined.plans], knobs: { clock: "ecofreq", llf: POLICIES.greenference.site.queue === "llf" } },
   };
   /** One set of per-episode plans served through the hour: energy, emissions (each site's rate per 5-minute step) and requests. */
   const serveHour = (byEpisode: readonly EpisodeServing[], knobs: Knobs) => {
