@@ -3,7 +3,8 @@ import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
 import { seededRng } from "../../src/core/ports/rng.ts";
 import { poissonRequests } from "../../src/core/profiling/steady-load.ts";
-import { EcoFreqIterationController, EcoFreqModels } from "../../host-agent/controllers/ecofreq-controller.ts";
+import { EcoFreqIterationController } from "../../host-agent/controllers/ecofreq-controller.ts";
+import { EcoFreqModels } from "../../src/core/planning/greenserve/eco-freq-models.ts";
 import { instanceSlo } from "../../host-agent/controllers/instance-slo.ts";
 import { percentiles, type Percentiles } from "./percentiles.ts";
 

@@ -1,21 +1,4 @@
-import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import type { ClockLock, TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
-import { snapClock } from "../sim-engine/frequency-controller.ts";
-
-/**
- * The clock of `gpu`'s grid nearest to `mhz` that lies within `bounds` (one grid step inwards where
- * the nearest lies outside); the rounded clamp when the bounds hold no grid clock.
- *
- * @example
- * gridClockWithin(gpuSpec("H100-80GB"), 1000, { minMhz: 1000, maxMhz: 1590 }); // 1005
- */
-export function gridClockWithin(gpu: GpuSpec, mhz: number, bounds: ClockLock): number {
-  const clamped = Math.min(bounds.maxMhz, Math.max(bounds.minMhz, mhz));
-  const f = snapClock(gpu, clamped);
-  if (f >= bounds.minMhz && f <= bounds.maxMhz) return f;
-  const inward = snapClock(gpu, f < bounds.minMhz ? f + gpu.clockStepMhz : f - gpu.clockStepMhz);
-  return inward >= bounds.minMhz && inward <= bounds.maxMhz ? inward : Math.round(clamped);
-}
 
 /**
  * Sets the clocks local controllers choose: one clock for a group of GPUs, clamped into the bounds

@@ -7,7 +7,7 @@ import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.
 import { virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import { ProfileTable, type ProfileRow } from "../../src/core/schemas/profile.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
-import { gridClockWithin } from "./clock-actuator.ts";
+import { gridClockWithin } from "../../src/core/model/clock-grid.ts";
 import { DEFAULT_SLO_CLASS } from "./instance-slo.ts";
 
 /** Load levels of a virtual profile, as fractions of the instance's estimated max-clock capacity. */

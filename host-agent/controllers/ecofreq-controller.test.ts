@@ -4,7 +4,8 @@ import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
 import type { IterationState } from "../sim-engine/frequency-controller.ts";
 import { simulatedGpus, testScope } from "./controllers.test-helper.ts";
-import { EcoFreqIterationController, EcoFreqMetricsController, EcoFreqModels, ecoFreqSet } from "./ecofreq-controller.ts";
+import { EcoFreqModels } from "../../src/core/planning/greenserve/eco-freq-models.ts";
+import { EcoFreqIterationController, EcoFreqMetricsController } from "./ecofreq-controller.ts";
 
 const llm = llmSpec("llama3.1-8b");
 const h100 = gpuSpec("H100-80GB");
@@ -14,15 +15,6 @@ const SLO = { ttftMs: 600, tbtMs: 10 };
 const models = new EcoFreqModels();
 
 const state = (s: Partial<IterationState>): IterationState => ({ nowS: 0, phase: "decode", waiting: 0, running: 0, batchTokens: 0, kvTokens: 0, currentMhz: 1590, ...s });
-
-describe("ecoFreqSet", () => {
-  it("is the sweet spot and the max clock, moved into the plan's bounds and onto the grid", () => {
-    expect(ecoFreqSet(h100, { minMhz: 345, maxMhz: 1980 })).toEqual([1395, 1980]);
-    expect(ecoFreqSet(h100, BOUNDS)).toEqual([1395, 1590]);
-    expect(ecoFreqSet(h100, { minMhz: 1402, maxMhz: 1600 })).toEqual([1410, 1590]);
-    expect(ecoFreqSet(h100, { minMhz: 600, maxMhz: 1200 })).toEqual([1200]);
-  });
-});
 
 describe("EcoFreqIterationController (per iteration, as simulated engines call it)", () => {
   it("runs a light decode batch at the sweet spot, a heavy one and a backlog at the top of the set", () => {

@@ -29,12 +29,3 @@ export interface ControlledEngine {
  */
 export type FrequencyControllerFactory = (policy: "ecofreq" | "miad" | "instance-manager", bounds: ClockLock, engine: ControlledEngine) => FrequencyController | undefined;
 
-/**
- * The clock a GPU of `spec` runs at under `mhz`: clamped into its range and snapped to its
- * `clockStepMhz` grid counted down from the maximum (as the simulated GPU does).
- */
-export function snapClock(spec: GpuSpec, mhz: number): number {
-  const clamped = Math.min(spec.maxMhz, Math.max(spec.minMhz, mhz));
-  const steps = Math.min(Math.round((spec.maxMhz - clamped) / spec.clockStepMhz), Math.floor((spec.maxMhz - spec.minMhz) / spec.clockStepMhz));
-  return spec.maxMhz - steps * spec.clockStepMhz;
-}

@@ -7,7 +7,8 @@ import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { SimulatedLoad } from "../gpu/index.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
 import { sleep, Wakeup } from "../util/backoff.ts";
-import { snapClock, type FrequencyController } from "./frequency-controller.ts";
+import { snapClock } from "../../src/core/model/clock-grid.ts";
+import type { FrequencyController } from "./frequency-controller.ts";
 import { RequestLedger, type SimRequestEvents } from "./request-ledger.ts";
 import type { SimulatedSite } from "./simulated-site.ts";
 

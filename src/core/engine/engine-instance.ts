@@ -134,7 +134,7 @@ export class EngineInstance {
   private readonly maxBatch: number;
   private readonly maxBatchedTokens: number;
   private readonly kvCapacity: number;
-  private readonly clockFor: (s: IterationState) => number;
+  private clockFor: (s: IterationState) => number;
   /** The clock when it is locked, so the hook's state need not be built every iteration. */
   private lockedMhz: number | undefined;
 
@@ -165,9 +165,17 @@ export class EngineInstance {
     this.waiting.pushOrdered({ index, readyS }, readyOf);
   }
 
-  /** Locks the clock at `mhz` from the next iteration on (a plan's clock change; the switch stalls as any other). */
-  lockClock(mhz: number): void {
-    this.lockedMhz = mhz;
+  /**
+   * A new clock from the next iteration on (a plan's clock change; the switch stalls as any
+   * other): a number locks it, a hook decides per iteration again.
+   */
+  setClock(clock: EngineConfig["clock"]): void {
+    if (typeof clock === "number") {
+      this.lockedMhz = clock;
+      return;
+    }
+    this.clockFor = clock;
+    this.lockedMhz = undefined;
   }
 
   get load(): { waiting: number; running: number; kvTokens: number } {

@@ -1,8 +1,10 @@
+import { mainClass } from "../../planning/plan-reading.ts";
 import type { ClassId } from "../../schemas/ids.ts";
-import type { Plan } from "../../schemas/plan.ts";
+import type { ClockSetting, Plan } from "../../schemas/plan.ts";
 import { clockOf, type ReconfigurationCounts } from "../fleet/apply-plan.ts";
 import type { FleetSite, ReconfigurationDelays } from "../fleet/fleet-types.ts";
 import type { ProfileIndex } from "../fleet/profile-index.ts";
+import type { EngineConfig } from "../../engine/engine-instance.ts";
 import type { Replica } from "./replica.ts";
 
 /** A plan entry as it runs: its replicas and the classes the plan routes to it. */
@@ -11,13 +13,21 @@ export interface RunningEntry {
   siteId: string;
   model: string;
   tp: number;
+  /** The clock it runs at: the planned one, or for a clock policy the top profiled clock within its bounds. */
   mhz: number;
+  /** The plan's clock setting (a site runs a policy within its bounds). */
+  clock: ClockSetting;
+  /** The class the plan gives it the most load of (whose SLO a site's clock policy keeps). */
+  mainClass: ClassId | undefined;
   classes: readonly ClassId[];
   replicas: Replica[];
 }
 
 /** Makes a replica of an entry, up at `readyAtS`, its engine starting at `nowS`. */
-export type ReplicaFactory = (site: FleetSite, entry: { key: string; model: string; tp: number; mhz: number; classes: readonly ClassId[] }, readyAtS: number, nowS: number) => Replica;
+export type ReplicaFactory = (site: FleetSite, entry: Omit<RunningEntry, "siteId" | "replicas">, readyAtS: number, nowS: number) => Replica;
+
+/** What a kept replica's engine is given when its entry's clock changes (default: the entry's clock, locked). */
+export type EngineClockOf = (site: FleetSite, entry: Omit<RunningEntry, "siteId" | "replicas">) => EngineConfig["clock"];
 
 /**
  * A plan applied to engine replicas, as the fluid simulator's `applyPlan` applies it to instance
@@ -43,6 +53,7 @@ export class PlanReplicas {
     private readonly counts: ReconfigurationCounts,
     private readonly makeReplica: ReplicaFactory,
     private readonly makeBeforeBreak: boolean,
+    private readonly engineClock: EngineClockOf = (_site, entry) => entry.mhz,
   ) {
     for (const s of sites) this.bySite.set(s.id, []);
   }
@@ -63,7 +74,7 @@ export class PlanReplicas {
       for (const planned of sitePlan.instances) {
         const key = `${site.id}/${planned.id}`;
         const classes = [...(servedBy.get(key) ?? [])].sort();
-        const entry = { key, siteId: site.id, model: planned.model, tp: planned.tp, mhz: clockOf(planned, site, this.profile, classes), classes };
+        const entry = { key, siteId: site.id, model: planned.model, tp: planned.tp, mhz: clockOf(planned, site, this.profile, classes), clock: planned.clock, mainClass: mainClass(planned.loadRps), classes };
         const old = this.entries.get(key);
         const n = planned.replicas;
         const make = (count: number, readyAtS: number) => Array.from({ length: count }, () => this.add(site, entry, readyAtS, t));
@@ -78,11 +89,12 @@ export class PlanReplicas {
           replicas = make(n, t + this.delays.tpChangeS);
         } else {
           const kept = [...old.replicas].sort((a, b) => a.readyAtS - b.readyAtS || a.id - b.id);
+          const retuned = !sameClock(old.clock, entry.clock) || old.mhz !== entry.mhz;
           if (old.mhz !== entry.mhz) this.counts.clockChanges += Math.min(n, kept.length);
           for (const r of kept.slice(n)) r.stopAtS = Math.min(r.stopAtS, t);
           replicas = kept.slice(0, n);
           for (const r of replicas) {
-            r.setClock(entry.mhz);
+            if (retuned) r.setClock(entry.mhz, this.engineClock(site, entry));
             r.classes = classes;
           }
           if (n > replicas.length) {
@@ -148,4 +160,9 @@ export class PlanReplicas {
       } else r.stopAtS = t;
     }
   }
+}
+
+function sameClock(a: ClockSetting, b: ClockSetting): boolean {
+  if (a.mode === "locked") return b.mode === "locked" && a.mhz === b.mhz;
+  return b.mode === "policy" && a.policy === b.policy && a.minMhz === b.minMhz && a.maxMhz === b.maxMhz;
 }

@@ -1,4 +1,4 @@
-import type { EngineInstance } from "../../engine/engine-instance.ts";
+import type { EngineConfig, EngineInstance } from "../../engine/engine-instance.ts";
 import type { ClassId } from "../../schemas/ids.ts";
 
 /**
@@ -56,10 +56,13 @@ export class Replica {
     return this.readyAtS <= tS && tS < this.stopAtS;
   }
 
-  /** Locks its clock at `mhz` from the engine's next iteration (the switch stalls the engine as a real one does). */
-  setClock(mhz: number): void {
-    if (mhz === this.mhz) return;
+  /**
+   * A new clock from the engine's next iteration (the switch stalls the engine as a real one
+   * does): `mhz` is what it is booked at, `clock` what the engine runs (that clock locked, or a
+   * per-iteration policy).
+   */
+  setClock(mhz: number, clock: EngineConfig["clock"] = mhz): void {
     this.mhz = mhz;
-    this.engine.lockClock(mhz);
+    this.engine.setClock(clock);
   }
 }

@@ -10,14 +10,14 @@ import { TEST_GPU, TEST_LLM, testFleet } from "./request-fleet.test-helper.ts";
 
 const HOUR = 3600;
 
-/** The same plan every time: one TP1 instance at the top clock serving every class. */
-function oneInstance(classes: readonly ClassId[]): FleetPlanner {
+/** The same plan every time: one TP1 instance (by default locked at the top clock) serving every class. */
+function oneInstance(classes: readonly ClassId[], clock: Plan["sites"][number]["instances"][number]["clock"] = { mode: "locked", mhz: TEST_GPU.maxMhz }): FleetPlanner {
   const plan: Plan = {
     version: 1,
     createdAtMs: 0,
     validUntilMs: HOUR * 1000,
     policy: "heron",
-    sites: [{ site: "dc" as SiteId, powerCapW: 1e9, instances: [{ id: "i0" as InstanceId, model: TEST_LLM.id as ModelId, variant: "base" as VariantId, tp: 1, replicas: 1, gpus: [0], role: "mixed", clock: { mode: "locked", mhz: TEST_GPU.maxMhz }, loadRps: {} }] }],
+    sites: [{ site: "dc" as SiteId, powerCapW: 1e9, instances: [{ id: "i0" as InstanceId, model: TEST_LLM.id as ModelId, variant: "base" as VariantId, tp: 1, replicas: 1, gpus: [0], role: "mixed", clock, loadRps: { [classes[0]!]: 1 } }] }],
     routing: Object.fromEntries(classes.map((c) => [c, [{ site: "dc", instance: "i0", weight: 1 }]])) as Plan["routing"],
     shortfall: {},
     notes: [],
@@ -58,6 +58,17 @@ describe("simulateRequestFleet", () => {
     // The shorts' TTFT tail: the ones that arrive while the 16k-token prompt is prefilled wait for it.
     expect(behindLong.classes["SS" as ClassId]!.ttftMs.p99).toBeGreaterThan(5 * alone.classes["SS" as ClassId]!.ttftMs.p99);
     expect(behindLong.classes["SS" as ClassId]!.tbtMs.p99).toBeGreaterThan(alone.classes["SS" as ClassId]!.tbtMs.p99);
+  });
+
+  it("runs EcoFreq per iteration on an instance the plan gives EcoFreq bounds, as a site agent does", () => {
+    const at = (clock?: Plan["sites"][number]["instances"][number]["clock"]) => simulateRequestFleet(testFleet({ gpus: 1, rps: 4, durationS: 600, planner: oneInstance(["SS", "MM"] as ClassId[], clock) }));
+    const locked = at();
+    const ecoFreq = at({ mode: "policy", policy: "ecofreq", minMhz: TEST_GPU.minMhz, maxMhz: TEST_GPU.maxMhz });
+    // Light load: decode iterations meet the TBT SLO at the sweet spot, so they run there.
+    expect(ecoFreq.instanceEnergyKwh).toBeLessThan(0.95 * locked.instanceEnergyKwh);
+    expect(ecoFreq.tbtMs.p50).toBeGreaterThan(locked.tbtMs.p50);
+    expect(ecoFreq.served).toBe(locked.served);
+    expect(ecoFreq.sloAttainment).toBeGreaterThan(0.99);
   });
 
   it("grows the latency tails with load on the same plan", () => {

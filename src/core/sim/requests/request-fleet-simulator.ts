@@ -5,6 +5,8 @@ import { MinHeap } from "../../engine/min-heap.ts";
 import type { LlmSpec } from "../../model/llm-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { applyDelta } from "../../planning/apply-delta.ts";
+import { ecoFreqClock } from "../../planning/greenserve/eco-clock.ts";
+import { EcoFreqModels } from "../../planning/greenserve/eco-freq-models.ts";
 import { forkRng, seededRng } from "../../ports/rng.ts";
 import { Router } from "../../routing/router.ts";
 import type { SiteStatus } from "../../routing/site-status.ts";
@@ -18,7 +20,7 @@ import { planningContextAt } from "../fleet/planning-context.ts";
 import { ProfileIndex } from "../fleet/profile-index.ts";
 import { assertCovers, valueAt } from "../fleet/time-series.ts";
 import type { FleetRequest } from "./fleet-requests.ts";
-import { PlanReplicas, type ReplicaFactory } from "./plan-replicas.ts";
+import { PlanReplicas, type EngineClockOf, type ReplicaFactory } from "./plan-replicas.ts";
 import { planSnapshot } from "./plan-snapshot.ts";
 import { PowerGovernor } from "./power-governor.ts";
 import { Replica } from "./replica.ts";
@@ -45,7 +47,9 @@ export interface RequestFleetConfig extends FleetSimConfig {
  * overflow to larger pools when an instance is saturated, failover) to a site gateway (replica
  * turns, the site queue) and into one iteration-level engine instance per planned replica
  * (`EngineInstance`: continuous batching of mixed classes, KV capacity, prefill stalls), so
- * queueing, batching interference and head-of-line blocking are simulated. Plans and corrections
+ * queueing, batching interference and head-of-line blocking are simulated. An instance the plan
+ * gives EcoFreq bounds runs EcoFreq per iteration within them (Algorithm 1 with EcoPred, for its
+ * main class's SLO), as a site agent's simulated engine does. Plans and corrections
  * apply to the replicas as the fluid simulator applies them (`PlanReplicas`); a site over its
  * power envelope takes fewer requests (`PowerGovernor`). Energy is each engine's (iterations at
  * their clock, idle gaps at idle power) plus the GPUs no replica holds at idle, times the server
@@ -72,10 +76,17 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   const replicas: Replica[] = [];
   const engineEvents = new MinHeap();
 
+  // An entry under EcoFreq runs it per iteration within its bounds, as a site agent runs it.
+  const ecoModels = new EcoFreqModels();
+  const engineClock: EngineClockOf = (site, entry) => {
+    const slo = entry.mainClass && cfg.slo[entry.mainClass];
+    if (entry.clock.mode !== "policy" || entry.clock.policy !== "ecofreq" || !slo) return entry.mhz;
+    return ecoFreqClock(ecoModels.build(cfg.llm, site.gpu, entry.tp, entry.clock, slo), { clockSwitchDelayMs: delays.clockChangeS * 1e3 });
+  };
   const makeReplica: ReplicaFactory = (site, entry, readyAtS, nowS) => {
     const id = replicas.length;
     const engine = new EngineInstance(
-      { llm: cfg.llm, gpu: site.gpu, tp: entry.tp, clock: entry.mhz, clockSwitchDelayMs: delays.clockChangeS * 1e3, onProgress: (i, o) => Number.isFinite(o.e2eS) && finished(replicas[id]!, i) },
+      { llm: cfg.llm, gpu: site.gpu, tp: entry.tp, clock: engineClock(site, entry), clockSwitchDelayMs: delays.clockChangeS * 1e3, onProgress: (i, o) => Number.isFinite(o.e2eS) && finished(replicas[id]!, i) },
       requests,
       outcomes,
     );
@@ -84,7 +95,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
     replicas.push(replica);
     return replica;
   };
-  const running = new PlanReplicas(cfg.sites, new ProfileIndex(cfg.profile), delays, counts, makeReplica, cfg.makeBeforeBreak !== false);
+  const running = new PlanReplicas(cfg.sites, new ProfileIndex(cfg.profile), delays, counts, makeReplica, cfg.makeBeforeBreak !== false, engineClock);
   const gateways = new Map(cfg.sites.map((s) => [s.id as string, new SimSiteGateway(s.id, running, gatewayOptions)]));
   const governors = new Map(cfg.sites.map((s) => [s.id as string, new PowerGovernor()]));
   const statuses = new Map<string, SiteStatus>();
