@@ -15,6 +15,7 @@ import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { binLengths, type ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
 import type { RouteTo, Worker } from "./freesh-serving.ts";
+import { isolatedLifetimeS, probeRequests } from "./probe-length.ts";
 
 /** Pounds per MWh (PJM's unit for e_instance.csv) to grams per kWh. */
 const G_PER_KWH_PER_LB_PER_MWH = 0.453592;
@@ -51,6 +52,7 @@ export interface CombinedOptions {
   thresholds: { input: number; output: number };
   /** FREESH's probed profile of that partition, `[type][mode]`: max QPS scales the load levels; its TBT and TTFT give each worker's Lat. */
   probed: FreeshConfigPoint[][];
+  /** Requests per profile point at the least (`probeRequests` lengthens the runs of long requests). */
   requests: number;
   seed: number;
 }
@@ -65,14 +67,16 @@ export function combinedProfile(o: CombinedOptions, types: readonly string[]): P
   const root = seededRng(o.seed * 7907 + 13);
   return types.flatMap((classId, r) => {
     const bin = binLengths(o.lengths, o.thresholds, r);
+    const mean = (pick: (l: LengthPair) => number) => bin.reduce((sum, l) => sum + pick(l), 0) / Math.max(1, bin.length);
     return o.modes.flatMap((mode, m) => {
       const capacity = o.probed[r]?.[m]?.maxQps ?? 0;
       if (bin.length === 0 || !(capacity > 0)) return [];
+      const lifetimeS = isolatedLifetimeS({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz }, mean((l) => l.inputTokens), mean((l) => l.outputTokens));
       return defaultClocks(mode.gpu).flatMap((mhz) =>
         LOAD_FRACTIONS.map((fraction, l) => {
           const loadRps = capacity * fraction;
           const rng = forkRng(root, ((r * 17 + m) * 31 + l) * 4099 + mhz);
-          const requests = poissonRequests(rng, loadRps, o.requests, (x) => {
+          const requests = poissonRequests(rng, loadRps, probeRequests(loadRps, lifetimeS, o.requests), (x) => {
             const { inputTokens, outputTokens } = bin[randomIndex(x, bin.length)]!;
             return { inputTokens, outputTokens };
           });

@@ -6,9 +6,10 @@ import { binLengths, type ServingMode } from "../../src/core/planning/freesh/ser
 import { exponential, randomIndex, seededRng } from "../../src/core/ports/rng.ts";
 import { estimatedCapacityRps } from "../../src/core/profiling/capacity.ts";
 import { keepsUp } from "../../src/core/profiling/profile-point.ts";
+import { isolatedLifetimeS, probeRequests } from "./probe-length.ts";
 
 export interface ProbeOptions {
-  /** Requests per probe run (default 400). */
+  /** Requests per probe run at the least (default 400; more for long requests, `probeRequests`). */
   requests?: number;
   /** Bisection steps on the rate (default 8). */
   steps?: number;
@@ -28,10 +29,13 @@ export interface ProbeOptions {
 export function probeConfig(llm: LlmSpec, mode: ServingMode, lengths: readonly LengthPair[], slo: { tbtMs: number; ttftMs: number }, o: ProbeOptions): FreeshConfigPoint {
   const none = { maxQps: 0, powerW: 0, latencyS: 0, tbtMs: 0, ttftMs: 0 };
   if (lengths.length === 0 || llm.totalParams * llm.bytesPerParam >= mode.tp * mode.gpu.memoryGb * 1e9) return none;
-  const n = o.requests ?? 400;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const sizes = { input: mean(lengths.map((l) => l.inputTokens)), output: mean(lengths.map((l) => l.outputTokens)) };
+  const top = { llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz };
+  const lifetimeS = isolatedLifetimeS(top, sizes.input, sizes.output);
   const run = (rate: number) => {
     const rng = seededRng(o.seed);
+    const n = probeRequests(rate, lifetimeS, o.requests ?? 400);
     let t = 0;
     const requests = Array.from({ length: n }, () => {
       const { inputTokens, outputTokens } = lengths[randomIndex(rng, lengths.length)]!;
@@ -49,9 +53,8 @@ export function probeConfig(llm: LlmSpec, mode: ServingMode, lengths: readonly L
     const ok = out.rejected === 0 && keepsUp(out.outcomes) && point.ttftMs <= slo.ttftMs && point.tbtMs <= slo.tbtMs;
     return ok ? point : undefined;
   };
-  const sizes = { input: mean(lengths.map((l) => l.inputTokens)), output: mean(lengths.map((l) => l.outputTokens)) };
   let lo = 0;
-  let hi = 2 * estimatedCapacityRps({ llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz }, sizes.input, sizes.output);
+  let hi = 2 * estimatedCapacityRps(top, sizes.input, sizes.output);
   let best: FreeshConfigPoint | undefined;
   for (let k = 0; k < (o.steps ?? 8); k++) {
     const mid = (lo + hi) / 2;

@@ -1,0 +1,32 @@
+import { decodeTime, prefillTime, type ExecutionContext } from "../../src/core/model/iteration-time.ts";
+
+/** Request lifetimes a profile point's run lasts at the least: a queue that grows slowly needs a few to show. */
+export const PROBE_LIFETIMES = 20;
+/** The longest run, as a multiple of the base count (bounds the cost of the longest requests' points). */
+const MAX_MULTIPLE = 4;
+
+/**
+ * Requests for one profile point of FREESH's scenario (FREESH's probes and the combined policy's
+ * profile alike): at least `base`, and as many as make the run last `PROBE_LIFETIMES` lifetimes
+ * of a request (`lifetimeS`) at `rateRps`, up to 4 x `base`. A fixed count is minutes of
+ * short requests but only a few lifetimes of long ones (LL's run about 26 s each), and a run
+ * that short shows a mild overload as a point that keeps up.
+ *
+ * @example
+ * probeRequests(3.6, 26, 400); // 1600: 20 lifetimes would be 1872 requests
+ * probeRequests(10, 1.5, 400); // 400
+ */
+export function probeRequests(rateRps: number, lifetimeS: number, base: number): number {
+  const wanted = Math.ceil(rateRps * PROBE_LIFETIMES * lifetimeS);
+  return Math.max(base, Math.min(MAX_MULTIPLE * base, Number.isFinite(wanted) ? wanted : base));
+}
+
+/**
+ * How long a request of these mean lengths takes alone at `ctx`: its prefill, then its other
+ * output tokens at the decode step of a batch of one.
+ */
+export function isolatedLifetimeS(ctx: ExecutionContext, inputTokens: number, outputTokens: number): number {
+  const prefillMs = prefillTime(ctx, [Math.max(1, Math.round(inputTokens))]).ms;
+  const stepMs = decodeTime(ctx, 1, inputTokens + outputTokens / 2).ms;
+  return (prefillMs + Math.max(0, outputTokens - 1) * stepMs) / 1e3;
+}
