@@ -149,7 +149,7 @@ export function runFreeshHour(o: HourOptions): HourResult {
     const served: ServedRequest[] = [];
     let untyped = 0;
     byEpisode.forEach((plan, e) => {
-      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, tbtSloMs: Math.min(...profiles.slo.tbt_ms) });
+      const run = serveEpisode(workload[e]!, plan, knobs, { llm: o.llm, modes, sites: profiles.sites_gpus.length, durationS, slotS, slo: profiles.slo.ttft_ms.map((ttftMs, t) => ({ ttftMs, tbtMs: profiles.slo.tbt_ms[t]! })) });
       run.energyJ.forEach((bySlot, site) =>
         bySlot.forEach((j, k) => {
           const slot = Math.min(data.emissions.bySite[site]!.length - 1, episodes[e]! * FREESH_EPISODE_STEPS + k);

@@ -1,13 +1,15 @@
 import type { LengthPair } from "../../src/core/data/azure-trace.ts";
-import type { EngineRequest, IterationState } from "../../src/core/engine/engine-simulator.ts";
+import type { EngineRequest } from "../../src/core/engine/engine-simulator.ts";
 import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { isolatedLatencyS, llfWindowS } from "../../src/core/planning/freesh/llf.ts";
 import { miadEngineControl } from "../../src/core/planning/freesh/miad-engine-control.ts";
 import type { MiadThresholds } from "../../src/core/planning/freesh/slo-thresholds.ts";
 import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
 import { simulateRoutedEngine, type RoutedRequest } from "../../src/core/planning/freesh/queued-engine.ts";
-import { decodeFreqSet, modelDecodeFreq } from "../../src/core/scheduling/decode-target.ts";
+import { ecoFreqClock, type EcoClock } from "../../src/core/planning/greenserve/eco-clock.ts";
+import { EcoFreqModels } from "../../src/core/planning/greenserve/eco-freq-models.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
+import type { Slo } from "../../src/core/schemas/request-class.ts";
 import type { ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
 
 /** One worker of a plan: where it runs, the request type it serves, its mode and profile point. */
@@ -72,8 +74,8 @@ export interface ServeOptions {
   sites: number;
   durationS: number;
   slotS: number;
-  /** EcoFreq's TBT target, ms. */
-  tbtSloMs: number;
+  /** Per request type, the TTFT and TBT SLOs (FREESH Table 7) that EcoFreq targets on the workers serving it. */
+  slo: readonly Slo[];
 }
 
 /**
@@ -123,7 +125,7 @@ export function serveEpisode(requests: readonly EngineRequest[], plan: EpisodeSe
       return { arrivalS: r.arrivalS, inputTokens: r.inputTokens, outputTokens: r.outputTokens, latS, windowS: llfWindowS(latS) };
     });
     const miad = knobs.clock === "miad" ? miadEngineControl(mode.gpu, queues[k]!.map((i) => ({ arrivalS: requests[i]!.arrivalS, thresholds: thresholds![types[i]!]! }))) : undefined;
-    const clock = miad?.clock ?? (knobs.clock === "ecofreq" ? ecoFreqClock(o.llm, mode, w.clock, o.tbtSloMs) : mode.gpu.maxMhz);
+    const clock = miad?.clock ?? (knobs.clock === "ecofreq" ? workerEcoFreq(o.llm, mode, w.clock, strictestSlo(o.slo, [w.type, ...queues[k]!.map((i) => types[i]!)])) : mode.gpu.maxMhz);
     const run = simulateRoutedEngine({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, clock, ...(miad ? { onProgress: miad.onProgress } : {}) }, routed, knobs.llf ? "llf" : "fcfs", { untilS: o.durationS, slotS: o.slotS });
     run.energyBySlotJ.forEach((j, slot) => (energyJ[w.site]![slot] = (energyJ[w.site]![slot] ?? 0) + j));
     queues[k]!.forEach((i, n) => {
@@ -150,17 +152,26 @@ function pickFrom(weights: readonly number[]): () => number {
   };
 }
 
+/** EcoPred's offline profiles, shared by every worker of every episode (one per model, GPU, TP and frequency set). */
+const ECO_MODELS = new EcoFreqModels();
+
 /**
- * EcoFreq within a plan's clock bounds on one engine, as the project's gateway reads GreenServe's
- * Algorithm 1 (`decodeFreqSet`, `modelDecodeFreq`): the top of the set while requests wait and
- * for prefills, else the lowest frequency of the set whose decode iteration meets the TBT SLO.
+ * EcoFreq within a worker's planned clock bounds (the GPU's whole range without a plan's), as the
+ * host agent's EcoFreq controller runs it on an engine: GreenServe's Algorithm 1 per iteration
+ * (`ecoFreqClock`), with EcoPred trained offline on the engine model and refined online; a
+ * prefill runs at the lowest frequency whose predicted time meets the TTFT SLO, a decode at the
+ * lowest that meets the TBT SLO, and the top of the set while requests wait.
  *
  * @example
- * simulateEngine({ llm, gpu: mode.gpu, tp: mode.tp, clock: ecoFreqClock(llm, mode, { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1410 }, 150) }, requests);
+ * simulateEngine({ llm, gpu: mode.gpu, tp: mode.tp, clock: workerEcoFreq(llm, mode, { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1410 }, { ttftMs: 300, tbtMs: 150 }) }, requests);
  */
-export function ecoFreqClock(llm: LlmSpec, mode: ServingMode, clock: ClockSetting | undefined, tbtSloMs: number): (state: IterationState) => number {
-  const freqs = decodeFreqSet(mode.gpu, clock);
-  const top = Math.max(...freqs);
-  const decode = modelDecodeFreq({ llm, gpu: mode.gpu, tp: mode.tp }, freqs, tbtSloMs);
-  return (state) => (state.waiting > 0 || state.phase === "prefill" ? top : decode(state.running, state.kvTokens));
+export function workerEcoFreq(llm: LlmSpec, mode: ServingMode, clock: ClockSetting | undefined, slo: Slo): EcoClock {
+  const bounds = clock?.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock?.minMhz ?? mode.gpu.minMhz, maxMhz: clock?.maxMhz ?? mode.gpu.maxMhz };
+  return ecoFreqClock(ECO_MODELS.build(llm, mode.gpu, mode.tp, bounds, slo));
+}
+
+/** The tightest TTFT and TBT SLOs among the request types a worker serves. */
+function strictestSlo(slo: readonly Slo[], types: readonly number[]): Slo {
+  const of = types.map((t) => slo[t]!);
+  return { ttftMs: Math.min(...of.map((x) => x.ttftMs)), tbtMs: Math.min(...of.map((x) => x.tbtMs)) };
 }

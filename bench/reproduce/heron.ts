@@ -24,7 +24,7 @@ import { change, experimentRow, guard, headlineRow } from "./rows.ts";
 
 const COMMAND = "npx greenference reproduce heron";
 const SLOT_S = 900;
-/** Heron §5.2 follows Planner-L's decisions blindly: instances are where the plan puts them at once. */
+/** Heron §5.2 follows Planner-L's decisions blindly: instances are where the plan puts them at once (an engine still stalls for the NVML call when its clock is set). */
 const INSTANT = { startS: 0, tpChangeS: 0, clockChangeS: 0 };
 /**
  * The per-request Planner-S/packing hour runs the fleet at 1/1000 of its size (169 GPUs, about 28

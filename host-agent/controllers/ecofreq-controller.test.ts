@@ -14,7 +14,7 @@ const BOUNDS = { minMhz: 1005, maxMhz: 1590 };
 const SLO = { ttftMs: 600, tbtMs: 10 };
 const models = new EcoFreqModels();
 
-const state = (s: Partial<IterationState>): IterationState => ({ nowS: 0, phase: "decode", waiting: 0, running: 0, batchTokens: 0, kvTokens: 0, currentMhz: 1590, ...s });
+const state = (s: Partial<IterationState>): IterationState => ({ nowS: 0, phase: "decode", waiting: 0, running: 0, batchTokens: 0, kvTokens: 0, currentMhz: 1590, maxWaitingS: 0, ...s });
 
 describe("EcoFreqIterationController (per iteration, as simulated engines call it)", () => {
   it("runs a light decode batch at the sweet spot, a heavy one and a backlog at the top of the set", () => {

@@ -23,6 +23,8 @@ export interface IterationState {
   kvTokens: number;
   /** Clock of the previous iteration. */
   currentMhz: number;
+  /** Prefill: the longest any request of the batch has waited since it arrived, s (0 for decode). */
+  maxWaitingS: number;
 }
 
 /** Which phases an instance runs: both (co-located), or one side of a prefill/decode split. */
@@ -211,7 +213,7 @@ export class EngineInstance {
     if (!work) return admitted.length > 0 || this.waiting.length > 0;
     const { gpu, tp } = this.config;
     const inFlight = this.waiting.length + this.running + work.prefilling;
-    const mhz = this.lockedMhz ?? this.clockFor({ nowS: this.nowS, phase: work.promptTokens > 0 ? "prefill" : "decode", waiting: this.waiting.length, running: this.running, batchTokens: work.promptTokens > 0 ? work.promptTokens : this.running, kvTokens: this.kvHeld, currentMhz: this.mhz });
+    const mhz = this.lockedMhz ?? this.clockFor({ nowS: this.nowS, phase: work.promptTokens > 0 ? "prefill" : "decode", waiting: this.waiting.length, running: this.running, batchTokens: work.promptTokens > 0 ? work.promptTokens : this.running, kvTokens: this.kvHeld, currentMhz: this.mhz, maxWaitingS: work.promptTokens > 0 ? this.nowS - work.firstArrivalS : 0 });
     if (mhz !== this.mhz) {
       this.clockSwitches++;
       const stallS = (this.config.clockSwitchDelayMs ?? 0) / 1e3;
@@ -239,13 +241,14 @@ export class EngineInstance {
       return {
         promptTokens: lengths.reduce((a, b) => a + b, 0),
         prefilling: admitted.length,
+        firstArrivalS: Math.min(...admitted.map((i) => this.requests[i]!.arrivalS)),
         time: (mhz) => prefillTime({ llm, gpu, tp, mhz }, lengths),
         finish: () => this.finishPrefill(admitted),
       };
     }
     if (this.running === 0) return undefined;
     const [batch, kv] = [this.running, this.kvHeld];
-    return { promptTokens: 0, prefilling: 0, time: (mhz) => decodeTime({ llm, gpu, tp, mhz }, batch, kv), finish: () => this.finishDecode() };
+    return { promptTokens: 0, prefilling: 0, firstArrivalS: this.nowS, time: (mhz) => decodeTime({ llm, gpu, tp, mhz }, batch, kv), finish: () => this.finishDecode() };
   }
 
   /** Chunked: the decode batch plus, first come first served, prompt chunks up to the token budget. */
@@ -265,6 +268,7 @@ export class EngineInstance {
     return {
       promptTokens: chunks.reduce((sum, c) => sum + c.tokens, 0),
       prefilling: this.prefilling.length,
+      firstArrivalS: chunks.reduce((t, c) => Math.min(t, this.requests[c.p.index]!.arrivalS), this.nowS),
       time: (mhz) => mixedTime({ llm, gpu, tp, mhz }, batch, kv, chunks),
       finish: () => {
         if (batch > 0) this.finishDecode();
@@ -375,6 +379,8 @@ interface IterationWork {
   promptTokens: number;
   /** Admitted requests still waiting for their first token while it runs. */
   prefilling: number;
+  /** Earliest arrival among the requests it prefills (now for a pure decode iteration). */
+  firstArrivalS: number;
   time: (mhz: number) => IterationTime;
   finish: () => void;
 }

@@ -63,6 +63,23 @@ describe("simulateEngine", () => {
     expect(meanE2e(slow)).toBeGreaterThan(meanE2e(fast));
   });
 
+  it("tells the hook how long a prefill batch's oldest request has waited (0 for decode)", () => {
+    const seen: IterationState[] = [];
+    // The second prompt arrives while the first is prefilled, so it waits for that iteration to end.
+    const two = [
+      { arrivalS: 0, inputTokens: 4000, outputTokens: 4 },
+      { arrivalS: 0.001, inputTokens: 100, outputTokens: 4 },
+    ];
+    const run = simulateEngine({ llm, gpu, tp: 1, clock: (s) => (seen.push(s), 1410) }, two);
+    const prefills = seen.filter((s) => s.phase === "prefill");
+    expect(prefills).toHaveLength(2);
+    expect(prefills[0]!.maxWaitingS).toBe(0);
+    expect(prefills[1]!.maxWaitingS).toBeCloseTo(prefills[1]!.nowS - 0.001, 9);
+    expect(prefills[1]!.maxWaitingS).toBeGreaterThan(0.05);
+    expect(run.outcomes[1]!.ttftS).toBeGreaterThan(prefills[1]!.maxWaitingS);
+    expect(seen.filter((s) => s.phase === "decode").every((s) => s.maxWaitingS === 0)).toBe(true);
+  });
+
   it("rejects a request larger than the whole KV cache and still serves the rest", () => {
     const capacity = 5000;
     const run = simulateEngine({ llm, gpu, tp: 1, clock: 1410, kvCapacityTokens: capacity }, [

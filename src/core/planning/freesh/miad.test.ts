@@ -73,7 +73,7 @@ describe("MIAD (FREESH Eq. 5, MI = 2.0, AD = 100 MHz)", () => {
       { arrivalS: 9.95, thresholds: FREESH_MIAD_THRESHOLDS.ss },
     ];
     const control = miadEngineControl({ ...A100, clockStepMhz: 15 }, requests);
-    const at = (nowS: number) => control.clock({ nowS, phase: "decode", waiting: 0, running: 1, batchTokens: 1, kvTokens: 100, currentMhz: 0 });
+    const at = (nowS: number) => control.clock({ nowS, phase: "decode", waiting: 0, running: 1, batchTokens: 1, kvTokens: 100, currentMhz: 0, maxWaitingS: 0 });
     // At 1 s request 0 has its first token and request 1 is younger than LS's 600 ms.
     control.onProgress(0, { ttftS: 0.1, e2eS: NaN, meanTbtS: NaN });
     expect(at(1)).toBe(1305);

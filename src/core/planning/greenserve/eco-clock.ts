@@ -3,7 +3,7 @@ import type { EcoFreq, EcoFreqInput } from "./eco-freq.ts";
 import type { PrefillArrivals } from "./prefill-arrivals.ts";
 
 export interface EcoClockOptions {
-  /** For a prefill instance: the queue of arrivals routed to it (see `roundRobinPrefill`). Without it the batch's waiting time counts as 0. */
+  /** For a prefill instance: the queue of arrivals routed to it (see `roundRobinPrefill`). Without it the batch's waiting time is the engine's (`IterationState.maxWaitingS`). */
   arrivals?: PrefillArrivals;
   /** Refine EcoPred online from the iterations this instance runs (default true). */
   adapt?: boolean;
@@ -51,7 +51,8 @@ export function ecoFreqClock(eco: EcoFreq, o: EcoClockOptions = {}): EcoClock {
   const observed = { count: 0 };
 
   const hook = (s: IterationState): number => {
-    let maxWaitingMs = 0;
+    let maxWaitingMs = s.phase === "prefill" ? s.maxWaitingS * 1e3 : 0;
+    // Online learning keeps to prefill instances fed by `arrivals`: a co-located engine's prefill may carry decode work.
     let oldestArrivalS = NaN;
     if (s.phase === "prefill" && o.arrivals) {
       maxWaitingMs = o.arrivals.takeBatch(s.nowS, s.batchTokens);

@@ -65,7 +65,7 @@ describe("EcoFreq (Algorithm 1)", () => {
 describe("ecoFreqClock (EcoFreq as the engine's clock hook)", () => {
   const gpu = gpuSpecs["A100-80GB"];
   const llm = llmSpecs["llama3.1-8b"];
-  const state = (o: Partial<IterationState>): IterationState => ({ nowS: 0, phase: "decode", waiting: 0, running: 10, batchTokens: 10, kvTokens: 5000, currentMhz: 1410, ...o });
+  const state = (o: Partial<IterationState>): IterationState => ({ nowS: 0, phase: "decode", waiting: 0, running: 10, batchTokens: 10, kvTokens: 5000, currentMhz: 1410, maxWaitingS: 0, ...o });
 
   it("reads a decode queue as waiting only when the batch is full (the rest is KV in flight)", () => {
     const clock = ecoFreqClock(new EcoFreq(linesPredictor(), { ttftMs: 60, itlMs: 20 }), { maxBatch: 10, adapt: false });
@@ -82,6 +82,12 @@ describe("ecoFreqClock (EcoFreq as the engine's clock hook)", () => {
     expect(clock(state({ phase: "prefill", nowS: 1.02, batchTokens: 400 }))).toBe(1410); // waited 20 ms: budget 40 < 45 at 1005
     expect(arrivals.firstArrivalS).toBe(1.0);
     expect(clock(state({ phase: "prefill", nowS: 1.2, batchTokens: 400 }))).toBe(1005); // the third request, fresh
+  });
+
+  it("without a prefill queue of its own (a co-located engine), charges the wait the engine reports", () => {
+    const clock = ecoFreqClock(new EcoFreq(linesPredictor(), { ttftMs: 60, itlMs: 20 }), { adapt: false });
+    expect(clock(state({ phase: "prefill", nowS: 5, batchTokens: 400, maxWaitingS: 0.01 }))).toBe(1005); // budget 50 >= 45
+    expect(clock(state({ phase: "prefill", nowS: 5, batchTokens: 400, maxWaitingS: 0.02 }))).toBe(1410); // budget 40 < 45
   });
 
   it("learns only from iterations it timed exactly: fitted decode times equal the engine's", () => {

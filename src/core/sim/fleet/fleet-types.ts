@@ -55,8 +55,21 @@ export interface FleetCorrector {
 export interface ReconfigurationDelays {
   startS: number;
   tpChangeS: number;
+  /** A plan's clock change in the flow-level simulator, which has no iterations. */
   clockChangeS: number;
+  /**
+   * The stall an engine takes each time its clock is set, ms: the per-request simulator's engines
+   * set clocks per iteration (EcoFreq) or per epoch (instance managers). Absent: `ENGINE_CLOCK_SWITCH_MS`.
+   */
+  clockSwitchMs?: number;
 }
+
+/**
+ * An engine's stall per clock switch, ms: GreenServe §V-C measures nvmlDeviceSetGpuLockedClocks,
+ * the call the site agent makes, at under 3 ms (DynamoLLM §III reports 50-80 ms through an
+ * nvidia-smi process started per change, which both papers avoid).
+ */
+export const ENGINE_CLOCK_SWITCH_MS = 3;
 
 export interface FleetSimConfig {
   sites: readonly FleetSite[];

@@ -71,6 +71,20 @@ describe("simulateRequestFleet", () => {
     expect(ecoFreq.sloAttainment).toBeGreaterThan(0.99);
   });
 
+  it("stalls an engine for the NVML call at each clock switch, not for a plan's clock change", () => {
+    const bounds = { mode: "policy", policy: "ecofreq", minMhz: TEST_GPU.minMhz, maxMhz: TEST_GPU.maxMhz } as const;
+    const at = (clockSwitchMs?: number) => {
+      const cfg = testFleet({ gpus: 1, rps: 4, durationS: 600, planner: oneInstance(["SS", "MM"] as ClassId[], bounds) });
+      return simulateRequestFleet({ ...cfg, reconfiguration: { startS: 60, tpChangeS: 90, clockChangeS: 1, ...(clockSwitchMs === undefined ? {} : { clockSwitchMs }) } });
+    };
+    const nvml = at();
+    const slow = at(1000);
+    // EcoFreq switches between prefills and decodes many times a second: a 1-s stall per switch wrecks the tails.
+    expect(nvml.ttftMs.p99).toBeLessThan(slow.ttftMs.p99 / 5);
+    expect(nvml.sloAttainment).toBeGreaterThan(0.99);
+    expect(slow.sloAttainment).toBeLessThan(0.9);
+  });
+
   it("grows the latency tails with load on the same plan", () => {
     const at = (rps: number) => simulateRequestFleet(testFleet({ gpus: 2, rps, durationS: 600, planner: oneInstance(["SS", "MM"] as ClassId[]) }));
     const [light, busy] = [at(4), at(30)];

@@ -15,7 +15,7 @@ import type { ClassScheme } from "../../schemas/request-class.ts";
 import type { ReconfigurationCounts } from "../fleet/apply-plan.ts";
 import { DEFAULT_RECONFIGURATION } from "../fleet/fleet-simulator.ts";
 import type { FleetResult } from "../fleet/fleet-result.ts";
-import type { FleetSimConfig } from "../fleet/fleet-types.ts";
+import { ENGINE_CLOCK_SWITCH_MS, type FleetSimConfig } from "../fleet/fleet-types.ts";
 import { planningContextAt } from "../fleet/planning-context.ts";
 import { ProfileIndex } from "../fleet/profile-index.ts";
 import { assertCovers, valueAt } from "../fleet/time-series.ts";
@@ -66,6 +66,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   for (let i = 1; i < requests.length; i++) if (requests[i]!.arrivalS < requests[i - 1]!.arrivalS) throw new Error(`requests must be sorted by arrival: request ${i} arrives before request ${i - 1}`);
   const overhead = cfg.serverOverhead ?? SERVER_POWER_OVERHEAD;
   const delays = cfg.reconfiguration ?? DEFAULT_RECONFIGURATION;
+  const clockSwitchDelayMs = delays.clockSwitchMs ?? ENGINE_CLOCK_SWITCH_MS;
   const heartbeatS = cfg.heartbeatS ?? 5;
   const gatewayOptions: SimGatewayOptions = { replicaConcurrency: 64, queueMax: 1024, queueWaitMs: (cfg.maxQueueS ?? 5) * 1000, ...cfg.gateway };
   const outcomes = emptyOutcomes(requests.length);
@@ -81,12 +82,12 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   const engineClock: EngineClockOf = (site, entry) => {
     const slo = entry.mainClass && cfg.slo[entry.mainClass];
     if (entry.clock.mode !== "policy" || entry.clock.policy !== "ecofreq" || !slo) return entry.mhz;
-    return ecoFreqClock(ecoModels.build(cfg.llm, site.gpu, entry.tp, entry.clock, slo), { clockSwitchDelayMs: delays.clockChangeS * 1e3 });
+    return ecoFreqClock(ecoModels.build(cfg.llm, site.gpu, entry.tp, entry.clock, slo), { clockSwitchDelayMs });
   };
   const makeReplica: ReplicaFactory = (site, entry, readyAtS, nowS) => {
     const id = replicas.length;
     const engine = new EngineInstance(
-      { llm: cfg.llm, gpu: site.gpu, tp: entry.tp, clock: engineClock(site, entry), clockSwitchDelayMs: delays.clockChangeS * 1e3, onProgress: (i, o) => Number.isFinite(o.e2eS) && finished(replicas[id]!, i) },
+      { llm: cfg.llm, gpu: site.gpu, tp: entry.tp, clock: engineClock(site, entry), clockSwitchDelayMs, onProgress: (i, o) => Number.isFinite(o.e2eS) && finished(replicas[id]!, i) },
       requests,
       outcomes,
     );
