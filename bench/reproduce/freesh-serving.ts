@@ -6,6 +6,7 @@ import { miadEngineControl } from "../../src/core/planning/freesh/miad-engine-co
 import type { MiadThresholds } from "../../src/core/planning/freesh/slo-thresholds.ts";
 import type { FreeshConfigPoint } from "../../src/core/planning/freesh/pool-input.ts";
 import { simulateRoutedEngine, type RoutedRequest } from "../../src/core/planning/freesh/queued-engine.ts";
+import { clockBounds } from "../../src/core/model/clock-grid.ts";
 import { ecoFreqClock, type EcoClock } from "../../src/core/planning/greenserve/eco-clock.ts";
 import { EcoFreqModels } from "../../src/core/planning/greenserve/eco-freq-models.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
@@ -166,8 +167,7 @@ const ECO_MODELS = new EcoFreqModels();
  * simulateEngine({ llm, gpu: mode.gpu, tp: mode.tp, clock: workerEcoFreq(llm, mode, { mode: "policy", policy: "ecofreq", minMhz: 1005, maxMhz: 1410 }, { ttftMs: 300, tbtMs: 150 }) }, requests);
  */
 export function workerEcoFreq(llm: LlmSpec, mode: ServingMode, clock: ClockSetting | undefined, slo: Slo): EcoClock {
-  const bounds = clock?.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock?.minMhz ?? mode.gpu.minMhz, maxMhz: clock?.maxMhz ?? mode.gpu.maxMhz };
-  return ecoFreqClock(ECO_MODELS.build(llm, mode.gpu, mode.tp, bounds, slo));
+  return ecoFreqClock(ECO_MODELS.build(llm, mode.gpu, mode.tp, clock ? clockBounds(clock) : { minMhz: mode.gpu.minMhz, maxMhz: mode.gpu.maxMhz }, slo));
 }
 
 /** The tightest TTFT and TBT SLOs among the request types a worker serves. */

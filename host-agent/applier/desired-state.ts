@@ -1,3 +1,4 @@
+import { clockBounds } from "../../src/core/model/clock-grid.ts";
 import { knownPerfModel } from "../../src/core/model/model-identity.ts";
 import type { MigSlice } from "../../src/core/schemas/mig.ts";
 import type { ModelIdentity } from "../../src/core/schemas/model-identity.ts";
@@ -19,11 +20,6 @@ export interface DesiredState {
   clockOf: ReadonlyMap<string, ClockSetting>;
   /** Per GPU carved into MIG slices, its slices in slot order; a GPU not listed runs whole. */
   mig: ReadonlyMap<number, readonly MigSlice[]>;
-}
-
-/** The lock that realises a plan clock: a locked clock, or the bounds a local controller works in. */
-export function lockFor(clock: ClockSetting): ClockLock {
-  return clock.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock.minMhz, maxMhz: clock.maxMhz };
 }
 
 /**
@@ -70,7 +66,7 @@ export function desiredState(slice: SitePlanSlice, source: PlanSource, gpuCount:
   const clockOf = new Map<string, ClockSetting>();
   for (const inst of slice.site?.instances ?? []) {
     clockOf.set(inst.id, inst.clock);
-    for (const g of inst.gpus) clocks[g] = lockFor(inst.clock);
+    for (const g of inst.gpus) clocks[g] = clockBounds(inst.clock);
   }
   const launches = launchesOf(slice.site, slice.models);
   const mig = new Map<number, MigSlice[]>();

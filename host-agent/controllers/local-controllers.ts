@@ -5,7 +5,8 @@ import { mainClass } from "../../src/core/planning/plan-reading.ts";
 import type { GpuType } from "../../src/core/schemas/ids.ts";
 import type { PlannedInstance } from "../../src/core/schemas/plan.ts";
 import type { ApplierStatus } from "../applier/plan-applier.ts";
-import { lockFor, type DesiredState } from "../applier/desired-state.ts";
+import type { DesiredState } from "../applier/desired-state.ts";
+import { clockBounds } from "../../src/core/model/clock-grid.ts";
 import { launchKey, type Engine } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
@@ -183,7 +184,7 @@ export class LocalControllers {
     const { requestLog, requests } = this.o;
     if (policy === "miad") return [new MiadInstanceController(scope(inst.gpus), { requestLog, ...(requests ? { inFlight: requests } : {}), sloOf })];
     if (policy === "instance-manager") {
-      const bounds = lockFor(inst.clock);
+      const bounds = clockBounds(inst.clock);
       const rows = () => this.o.profiles.rowsFor(llm, gpu, inst.tp, planned, bounds);
       const emergency = requests ? { emergency: this.emergencyView(inst, requests, llm, gpu, sloOf) } : {};
       return [new InstanceManagerController(scope(inst.gpus), { requestLog, rows, sloOf, replicas: inst.replicas, plannedClass: planned, ...emergency })];
@@ -244,7 +245,7 @@ export class LocalControllers {
   }
 
   private scope(inst: PlannedInstance, key: string, gpus: readonly number[]): ControlScope {
-    const bounds = lockFor(inst.clock);
+    const bounds = clockBounds(inst.clock);
     return {
       instanceId: inst.id,
       gpus,

@@ -1,5 +1,5 @@
 import type { SitePlan } from "../../src/core/schemas/plan.ts";
-import { lockFor } from "../applier/desired-state.ts";
+import { clockBounds } from "../../src/core/model/clock-grid.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
 import type { ClockActuator } from "./clock-actuator.ts";
 
@@ -99,7 +99,7 @@ export class PowerLadder {
     if (!site || !clocksAllowed) return;
     for (const inst of site.instances) {
       if (inst.clock.mode !== "policy") continue;
-      const bounds = lockFor(inst.clock);
+      const bounds = clockBounds(inst.clock);
       if (this.state.level >= 1) await actuator.lock(inst.gpus, bounds.minMhz, this.allowed(bounds));
       else if (before >= 1) await actuator.lockRange(inst.gpus, bounds);
     }

@@ -7,7 +7,7 @@ import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { SimulatedLoad } from "../gpu/index.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
 import { sleep, Wakeup } from "../util/backoff.ts";
-import { snapClock } from "../../src/core/model/clock-grid.ts";
+import { clockBounds, snapClock } from "../../src/core/model/clock-grid.ts";
 import type { FrequencyController } from "./frequency-controller.ts";
 import { RequestLedger, type SimRequestEvents } from "./request-ledger.ts";
 import type { SimulatedSite } from "./simulated-site.ts";
@@ -102,7 +102,7 @@ export class RealtimeEngine {
   /** The plan's clock bounds and, for a policy clock, the controller that picks within them. */
   setClock(clock: ClockSetting | null, controller?: FrequencyController): void {
     const spec = this.options.site.spec;
-    this.bounds = !clock ? { minMhz: spec.minMhz, maxMhz: spec.maxMhz } : clock.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock.minMhz, maxMhz: clock.maxMhz };
+    this.bounds = clock ? clockBounds(clock) : { minMhz: spec.minMhz, maxMhz: spec.maxMhz };
     this.controller = controller;
   }
 

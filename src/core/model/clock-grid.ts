@@ -1,3 +1,4 @@
+import type { ClockSetting } from "../schemas/plan.ts";
 import type { GpuSpec } from "./gpu-specs.ts";
 
 /** A clock range, MHz (a plan's EcoFreq bounds, or a GPU's lock). */
@@ -32,4 +33,15 @@ export function gridClockWithin(gpu: GpuSpec, mhz: number, bounds: ClockBounds):
   if (f >= bounds.minMhz && f <= bounds.maxMhz) return f;
   const inward = snapClock(gpu, f < bounds.minMhz ? f + gpu.clockStepMhz : f - gpu.clockStepMhz);
   return inward >= bounds.minMhz && inward <= bounds.maxMhz ? inward : Math.round(clamped);
+}
+
+/**
+ * The range a plan's clock setting leaves a GPU: a locked clock's one clock, or a clock policy's
+ * bounds (what the agent locks and its local controller picks within).
+ *
+ * @example
+ * clockBounds({ mode: "locked", mhz: 1410 }); // { minMhz: 1410, maxMhz: 1410 }
+ */
+export function clockBounds(clock: ClockSetting): ClockBounds {
+  return clock.mode === "locked" ? { minMhz: clock.mhz, maxMhz: clock.mhz } : { minMhz: clock.minMhz, maxMhz: clock.maxMhz };
 }
