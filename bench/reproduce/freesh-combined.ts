@@ -15,7 +15,8 @@ import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { binLengths, type ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
 import type { RouteTo, Worker } from "./freesh-serving.ts";
-import { isolatedLifetimeS, probeRequests } from "./probe-length.ts";
+import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
+import { probeRequests } from "./probe-length.ts";
 
 /** Pounds per MWh (PJM's unit for e_instance.csv) to grams per kWh. */
 const G_PER_KWH_PER_LB_PER_MWH = 0.453592;
@@ -71,7 +72,7 @@ export function combinedProfile(o: CombinedOptions, types: readonly string[]): P
     return o.modes.flatMap((mode, m) => {
       const capacity = o.probed[r]?.[m]?.maxQps ?? 0;
       if (bin.length === 0 || !(capacity > 0)) return [];
-      const lifetimeS = isolatedLifetimeS({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz }, mean((l) => l.inputTokens), mean((l) => l.outputTokens));
+      const lifetimeS = isolatedLatencyMs({ llm: o.llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz }, mean((l) => l.inputTokens), mean((l) => l.outputTokens)).e2eMs / 1e3;
       return defaultClocks(mode.gpu).flatMap((mhz) =>
         LOAD_FRACTIONS.map((fraction, l) => {
           const loadRps = capacity * fraction;

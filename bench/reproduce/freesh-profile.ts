@@ -6,7 +6,8 @@ import { binLengths, type ServingMode } from "../../src/core/planning/freesh/ser
 import { exponential, randomIndex, seededRng } from "../../src/core/ports/rng.ts";
 import { estimatedCapacityRps } from "../../src/core/profiling/capacity.ts";
 import { keepsUp } from "../../src/core/profiling/profile-point.ts";
-import { isolatedLifetimeS, probeRequests } from "./probe-length.ts";
+import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
+import { probeRequests } from "./probe-length.ts";
 
 export interface ProbeOptions {
   /** Requests per probe run at the least (default 400; more for long requests, `probeRequests`). */
@@ -32,7 +33,7 @@ export function probeConfig(llm: LlmSpec, mode: ServingMode, lengths: readonly L
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const sizes = { input: mean(lengths.map((l) => l.inputTokens)), output: mean(lengths.map((l) => l.outputTokens)) };
   const top = { llm, gpu: mode.gpu, tp: mode.tp, mhz: mode.gpu.maxMhz };
-  const lifetimeS = isolatedLifetimeS(top, sizes.input, sizes.output);
+  const lifetimeS = isolatedLatencyMs(top, sizes.input, sizes.output).e2eMs / 1e3;
   const run = (rate: number) => {
     const rng = seededRng(o.seed);
     const n = probeRequests(rate, lifetimeS, o.requests ?? 400);

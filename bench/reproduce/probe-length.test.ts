@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
-import { isolatedLifetimeS, probeRequests } from "./probe-length.ts";
+import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
+import { probeRequests } from "./probe-length.ts";
 
 describe("probeRequests", () => {
   it("keeps the base count for short requests and lengthens the run for long ones, up to 4x", () => {
@@ -13,9 +14,9 @@ describe("probeRequests", () => {
 
   it("reads a request's lifetime from the engine model: longer answers and smaller TP take longer", () => {
     const ctx = { llm: llmSpec("llama2-70b"), gpu: gpuSpec("H100-80GB"), tp: 4, mhz: 1980 };
-    const short = isolatedLifetimeS(ctx, 200, 20);
-    const long = isolatedLifetimeS(ctx, 200, 800);
+    const short = isolatedLatencyMs(ctx, 200, 20).e2eMs;
+    const long = isolatedLatencyMs(ctx, 200, 800).e2eMs;
     expect(long).toBeGreaterThan(10 * short);
-    expect(isolatedLifetimeS({ ...ctx, tp: 2 }, 200, 800)).toBeGreaterThan(long);
+    expect(isolatedLatencyMs({ ...ctx, tp: 2 }, 200, 800).e2eMs).toBeGreaterThan(long);
   });
 });

@@ -1,5 +1,3 @@
-import { decodeTime, prefillTime, type ExecutionContext } from "../../src/core/model/iteration-time.ts";
-
 /** Request lifetimes a profile point's run lasts at the least: a queue that grows slowly needs a few to show. */
 export const PROBE_LIFETIMES = 20;
 /** The longest run, as a multiple of the base count (bounds the cost of the longest requests' points). */
@@ -21,12 +19,3 @@ export function probeRequests(rateRps: number, lifetimeS: number, base: number):
   return Math.max(base, Math.min(MAX_MULTIPLE * base, Number.isFinite(wanted) ? wanted : base));
 }
 
-/**
- * How long a request of these mean lengths takes alone at `ctx`: its prefill, then its other
- * output tokens at the decode step of a batch of one.
- */
-export function isolatedLifetimeS(ctx: ExecutionContext, inputTokens: number, outputTokens: number): number {
-  const prefillMs = prefillTime(ctx, [Math.max(1, Math.round(inputTokens))]).ms;
-  const stepMs = decodeTime(ctx, 1, inputTokens + outputTokens / 2).ms;
-  return (prefillMs + Math.max(0, outputTokens - 1) * stepMs) / 1e3;
-}

@@ -1,5 +1,5 @@
 import type { GpuSpec } from "../model/gpu-specs.ts";
-import { decodeTime, prefillTime } from "../model/iteration-time.ts";
+import { decodeTime, prefillTime, type ExecutionContext } from "../model/iteration-time.ts";
 import type { LlmSpec } from "../model/llm-specs.ts";
 import type { Slo } from "../schemas/request-class.ts";
 import { meanLengths, type ClassLengths } from "./class-lengths.ts";
@@ -10,8 +10,19 @@ import { meanLengths, type ClassLengths } from "./class-lengths.ts";
  */
 export function isolatedLatencySlo(llm: LlmSpec, gpu: GpuSpec, cls: ClassLengths, multiple: number, tp = 8): Slo {
   const { inputTokens, outputTokens } = meanLengths(cls);
-  const ctx = { llm, gpu, tp, mhz: gpu.maxMhz };
+  const alone = isolatedLatencyMs({ llm, gpu, tp, mhz: gpu.maxMhz }, inputTokens, outputTokens);
+  return { ttftMs: multiple * alone.ttftMs, tbtMs: multiple * alone.tbtMs, e2eMs: multiple * alone.e2eMs };
+}
+
+/**
+ * What a request of these (mean) lengths takes alone at `ctx`, ms: its prefill (TTFT), the decode
+ * step of a batch of one at its mid-answer context (TBT), and both over its whole answer (E2E).
+ *
+ * @example
+ * isolatedLatencyMs({ llm, gpu, tp: 4, mhz: 1980 }, 200, 800).e2eMs; // its lifetime alone
+ */
+export function isolatedLatencyMs(ctx: ExecutionContext, inputTokens: number, outputTokens: number): { ttftMs: number; tbtMs: number; e2eMs: number } {
   const ttftMs = prefillTime(ctx, [Math.round(inputTokens)]).ms;
   const tbtMs = decodeTime(ctx, 1, inputTokens + outputTokens / 2).ms;
-  return { ttftMs: multiple * ttftMs, tbtMs: multiple * tbtMs, e2eMs: multiple * (ttftMs + (outputTokens - 1) * tbtMs) };
+  return { ttftMs, tbtMs, e2eMs: ttftMs + (outputTokens - 1) * tbtMs };
 }
