@@ -3,6 +3,7 @@ import { GpuType, SiteId } from "../../src/core/schemas/ids.ts";
 import { GpuBackendKind } from "../gpu/index.ts";
 import { SiteSchedulerKind } from "../../src/core/scheduling/site-queue.ts";
 import { EngineKind } from "../engines/engine.ts";
+import { DEFAULT_REPLICA_CONCURRENCY } from "../../src/core/scheduling/replica-concurrency.ts";
 
 const ms = (fallback: number) => z.number().int().positive().default(fallback);
 const count = (fallback: number) => z.number().int().positive().default(fallback);
@@ -74,7 +75,7 @@ export const AgentConfig = z
     /** How the gateway orders requests waiting for a replica. */
     scheduler: SiteSchedulerKind.default("fifo-rr"),
     /** Requests the gateway sends one engine replica at once; more wait in the site queue. */
-    gatewayReplicaConcurrency: count(64),
+    gatewayReplicaConcurrency: count(DEFAULT_REPLICA_CONCURRENCY),
     /** Most requests the site queue holds; past it a request is refused (503 queue_full). */
     gatewayQueueMax: count(1024),
     /** Longest a request waits in the site queue (503 queue_timeout); keep it under the edge's first-byte timeout. */

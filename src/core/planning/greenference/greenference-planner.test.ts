@@ -7,6 +7,7 @@ import { Plan, type PlannedInstance } from "../../schemas/plan.ts";
 import { LOOSE_SLO, planningInput, routes, syntheticProfile } from "../planning.test-helper.ts";
 import { PlanningInput } from "../planning-input.ts";
 import { createPlanner, PlannerConfig } from "../registry.ts";
+import { withinConcurrency } from "../../scheduling/replica-concurrency.ts";
 import { sloExcess } from "../slo.ts";
 
 const solver = javascriptLpSolver();
@@ -131,6 +132,26 @@ describe("greenference planner", () => {
     // Latency weighs heavily here, so the plan runs fast clocks with room to slow down.
     expect(entries.some((e) => e.clock.mode === "policy" && e.clock.minMhz < e.clock.maxMhz)).toBe(true);
     expect(plan(i, { clock: "locked" }).sites.flatMap((s) => s.instances).every((e) => e.clock.mode === "locked")).toBe(true);
+  });
+
+  it("loads no instance past what its gateway sends a replica at once, at the top and the floor of its clock bounds", () => {
+    const i = input({ carbon: { wind: 11, grid: 400 } });
+    const gpusOf = (p: Plan) => p.sites.flatMap((s) => s.instances).reduce((n, e) => n + e.tp * e.replicas, 0);
+    const inFlightFits = (p: Plan, concurrency: number) =>
+      p.sites.flatMap((s) => s.instances).every((e) => {
+        if (e.clock.mode !== "policy") return false;
+        const [classId, load] = Object.entries(e.loadRps)[0]!;
+        const perReplica = load / e.replicas;
+        return [e.clock.minMhz, e.clock.maxMhz].every((mhz) => withinConcurrency(perReplica, interpolateAtLoad(rowsOf(i.profile, { variant: e.variant, tp: e.tp, mhz, classId: classId as never }), perReplica).e2eMs.p50 / 1000, concurrency));
+      });
+    const roomy = plan(i);
+    const tight = plan(i, { replicaConcurrency: 8 });
+    // The default 64 slots never bind on this profile (at most about 12 requests in flight per instance); 8 do.
+    expect(inFlightFits(roomy, 64)).toBe(true);
+    expect(inFlightFits(roomy, 8)).toBe(false);
+    expect(inFlightFits(tight, 8)).toBe(true);
+    expect(gpusOf(tight)).toBeGreaterThan(gpusOf(roomy));
+    expect(tight.shortfall).toEqual({});
   });
 
   it("never counts a site without a carbon intensity as cleaner than one with, and says so", () => {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import type { LpSolver } from "../../ports/lp-solver.ts";
+import { DEFAULT_REPLICA_CONCURRENCY } from "../../scheduling/replica-concurrency.ts";
 import { PolicyWeights } from "../../schemas/fleet.ts";
 import type { Plan } from "../../schemas/plan.ts";
 import type { Slo } from "../../schemas/request-class.ts";
@@ -14,6 +15,7 @@ import { assemblePlan, type Allocation } from "../plan-assembly.ts";
 import type { Planner, PlannerResult } from "../planner.ts";
 import type { PlanningInput } from "../planning-input.ts";
 import { ecoFreqBounds } from "./clock-bounds.ts";
+import { withinGatewaySlots } from "./gateway-slots.ts";
 import { aboveIdleDraw, aboveIdleFloor } from "./idle-floor.ts";
 import { greenferenceCost } from "./greenference-cost.ts";
 import { nearMissOptions, priceFallback, withFallback } from "./slo-fallback.ts";
@@ -43,6 +45,11 @@ export const GreenferenceConfig = z.object({
   clock: z.enum(["ecofreq", "locked"]).default("ecofreq"),
   /** Serve a class's demand also on instances planned for a class that dominates it (DynamoLLM §IV-B, fragmentation). */
   spill: z.boolean().default(true),
+  /**
+   * Requests the sites' gateways send one replica at once (the agent's `gatewayReplicaConcurrency`):
+   * no instance is planned at a load whose requests in flight would not fit (`withinGatewaySlots`).
+   */
+  replicaConcurrency: z.number().int().positive().default(DEFAULT_REPLICA_CONCURRENCY),
 });
 export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
 
@@ -50,7 +57,8 @@ export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
  * Greenference's combined planner: Heron's Planner-L model (per site and slot, instances of every
  * (GPU, class, TP, clock, load level) within each site's GPUs and forecast power envelope, one
  * (clock, load) per group, a reconfiguration budget, SLO-feasible points only, unserved load at a
- * penalty and reported as shortfall) with four more levers and another objective: the model
+ * penalty and reported as shortfall; no instance loaded past what its gateway admits at once,
+ * `withinGatewaySlots`) with four more levers and another objective: the model
  * variant (every variant in `input.variants` is a group of its own) and a cost per instance of
  * weighted carbon (energy x the site's intensity: a wind site's is its life-cycle one), energy,
  * request-weighted latency and quality loss (`greenferenceCost`); demand no point can serve within
@@ -84,7 +92,7 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
       // Which dominated classes meet their own SLO on each point, where spill is on; points outside the SLO host none.
       const hosting = (sets: OptionSet[]) => withRtt(config.spill ? withGuests(sets, input.profile, { model: input.model, classes }) : sets, rtt);
       levers = {
-        offered: variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: hosting(operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" })) })),
+        offered: variants.map((v) => ({ qualityLoss: bestQuality - v.quality, sets: hosting(withinGatewaySlots(operatingOptions(input.profile, { model: input.model, variant: v.id, slos, objective: "min-energy" }), config.replicaConcurrency)) })),
         fallback: variants.map((v) => hosting(nearMissOptions(input.profile, { model: input.model, variant: v.id, slos }))),
       };
       byRtt.set(rtt, levers);

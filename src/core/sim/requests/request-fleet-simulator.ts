@@ -27,6 +27,7 @@ import { Replica } from "./replica.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { SimSiteGateway, type SimGatewayOptions } from "./sim-site-gateway.ts";
 import { siteHeartbeat } from "./site-heartbeat.ts";
+import { DEFAULT_REPLICA_CONCURRENCY } from "../../scheduling/replica-concurrency.ts";
 
 export interface RequestFleetConfig extends FleetSimConfig {
   /** The requests, sorted by arrival; those arriving at or after `durationS` are left out. */
@@ -68,7 +69,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   const delays = cfg.reconfiguration ?? DEFAULT_RECONFIGURATION;
   const clockSwitchDelayMs = delays.clockSwitchMs ?? ENGINE_CLOCK_SWITCH_MS;
   const heartbeatS = cfg.heartbeatS ?? 5;
-  const gatewayOptions: SimGatewayOptions = { replicaConcurrency: 64, queueMax: 1024, queueWaitMs: (cfg.maxQueueS ?? 5) * 1000, ...cfg.gateway };
+  const gatewayOptions: SimGatewayOptions = { replicaConcurrency: DEFAULT_REPLICA_CONCURRENCY, queueMax: 1024, queueWaitMs: (cfg.maxQueueS ?? 5) * 1000, ...cfg.gateway };
   const outcomes = emptyOutcomes(requests.length);
   const metrics = new RequestMetrics(cfg, requests, outcomes);
   const queuedS = new Float64Array(requests.length);
