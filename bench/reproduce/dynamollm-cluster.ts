@@ -1,14 +1,14 @@
-import type { RequestTrace } from "../../src/core/data/azure-trace.ts";
+import type { LengthPair, RequestTrace } from "../../src/core/data/azure-trace.ts";
 import { gpuSpecs, type GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpecs, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { meetsSlo } from "../../src/core/planning/slo.ts";
-import { classLengthsFromScheme } from "../../src/core/profiling/class-lengths.ts";
+import { classLengthsFromScheme, withinContext } from "../../src/core/profiling/class-lengths.ts";
 import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { ClassScheme, type Slo } from "../../src/core/schemas/request-class.ts";
-import { classIds, classShares } from "../../src/core/workload/class-scheme.ts";
+import { classIds, classify, classShares } from "../../src/core/workload/class-scheme.ts";
 
 /** DynamoLLM Table IV: input S < 256 <= M < 1024 <= L, output S < 100 <= M < 350 <= L (an edge value falls in the lower bin). */
 export const DYNAMOLLM_SCHEME = ClassScheme.parse({ name: "dynamollm-table-iv", inputEdges: [255, 1023], outputEdges: [99, 349], inputLabels: ["S", "M", "L"], outputLabels: ["S", "M", "L"] });
@@ -27,17 +27,23 @@ export interface DynamoCluster {
 
 /**
  * DynamoLLM's evaluation setup (§V-A): Llama2-70B on DGX H100 servers, the 9 classes of Table IV
- * with the trace's own lengths, a virtual profile over TP 2/4/8 and seven clocks from 800 MHz to
+ * with the trace's own lengths (each profile point draws its requests from the trace's requests of
+ * its class), a virtual profile over TP 2/4/8 and seven clocks from 800 MHz to
  * 1980 MHz, and TTFT/TBT SLOs of 5x a class's latency alone at TP8 and the top clock (§II).
  */
-export function dynamoCluster(trace: RequestTrace, o: { quick: boolean; seed: number }): DynamoCluster {
+export function dynamoCluster(given: RequestTrace, o: { quick: boolean; seed: number }): DynamoCluster {
   const llm = llmSpecs["llama2-70b"];
   const gpu = gpuSpecs["H100-80GB"];
+  // Llama2-70B's context is 4096 tokens: a longer request is served with its prompt cut to fit, so
+  // the requests served and the lengths profiled are the same (8% of the conversation trace is longer).
+  const trace = { ...given, requests: given.requests.map((r) => withinContext(r, llm.maxContext)) };
   const classes = classLengthsFromScheme(DYNAMOLLM_SCHEME, trace.requests);
+  const observed: Record<string, LengthPair[]> = {};
+  for (const r of trace.requests) (observed[classify(DYNAMOLLM_SCHEME, r.inputTokens, r.outputTokens)] ??= []).push(r);
   const profile = virtualProfile(
     o.quick
-      ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, loadFractions: [0.05, 0.2, 0.5], requestsPerPoint: 30, seed: o.seed }
-      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: o.seed },
+      ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, observed, loadFractions: [0.05, 0.2, 0.5], requestsPerPoint: 30, seed: o.seed }
+      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, observed, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: o.seed },
   ).rows;
   const slo = Object.fromEntries(
     classes.map((c) => {

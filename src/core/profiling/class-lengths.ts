@@ -24,9 +24,22 @@ export const DYNAMOLLM_CLASS_LENGTHS: readonly ClassLengths[] = (() => {
 /** Draws one (input, output) pair of a class, keeping input + output within the model's context. */
 export function sampleLengths(rng: Rng, c: ClassLengths, maxContext: number): { inputTokens: number; outputTokens: number } {
   const draw = (r: LengthRange) => Math.floor(Math.exp(Math.log(r.min) + rng.next() * (Math.log(r.max) - Math.log(r.min))));
-  const outputTokens = Math.min(draw(c.output), maxContext - 1);
-  const inputTokens = Math.max(1, Math.min(draw(c.input), maxContext - outputTokens));
-  return { inputTokens, outputTokens };
+  const outputTokens = draw(c.output);
+  return withinContext({ inputTokens: draw(c.input), outputTokens }, maxContext);
+}
+
+/**
+ * A request's lengths as a model with a context of `maxContext` tokens serves them: the output
+ * kept (up to the context less one prompt token), the prompt cut to what is left, as an engine
+ * that truncates prompts from the left does.
+ *
+ * @example
+ * withinContext({ inputTokens: 8000, outputTokens: 100 }, 4096); // { inputTokens: 3996, outputTokens: 100 }
+ */
+export function withinContext<T extends { inputTokens: number; outputTokens: number }>(lengths: T, maxContext: number): T {
+  const outputTokens = Math.min(lengths.outputTokens, maxContext - 1);
+  const inputTokens = Math.max(1, Math.min(lengths.inputTokens, maxContext - outputTokens));
+  return inputTokens === lengths.inputTokens && outputTokens === lengths.outputTokens ? lengths : { ...lengths, inputTokens, outputTokens };
 }
 
 /** Mean lengths of a class under log-uniform sampling (used to size loads). */

@@ -44,6 +44,22 @@ describe("virtualProfile", () => {
     expect(fast[1]!.tbtMs.p50).toBeLessThan(at(1005)[1]!.tbtMs.p50);
   });
 
+  it("measures the observed lengths of a class where given: LS prompts all at the top of its range take longer to a first token than the range drawn log-uniformly", () => {
+    // Trace requests, arrival times and all: only their lengths are taken.
+    const longest = Array.from({ length: 50 }, (_, i) => ({ arrivalS: 86_400 + i, inputTokens: 4000, outputTokens: 60 }));
+    const observed = virtualProfile({ ...options, observed: { LS: longest } });
+    const ttft = (rows: typeof table.rows) => rowsOf(rows, { tp: 1, classId: "LS" as never, mhz: 1410 }).map((r) => r.ttftMs.p50);
+    const drawn = ttft(table.rows);
+    ttft(observed.rows).forEach((ms, i) => {
+      expect(ms).toBeGreaterThan(drawn[i]!);
+      expect(ms).toBeLessThan(5 * drawn[i]!);
+    });
+    // Capacity comes from the observed mean: fewer of the longer requests per second.
+    expect(rowsOf(observed.rows, { tp: 1, classId: "LS" as never, mhz: 1410 })[0]!.loadRps).toBeLessThan(rowsOf(table.rows, { tp: 1, classId: "LS" as never, mhz: 1410 })[0]!.loadRps);
+    // A class with no observed lengths keeps its ranges.
+    expect(rowsOf(observed.rows, { classId: "SM" as never })).toEqual(rowsOf(table.rows, { classId: "SM" as never }));
+  });
+
   it("is reproducible from its seed and changes with another", () => {
     expect(virtualProfile(options).rows).toEqual(table.rows);
     expect(virtualProfile({ ...options, seed: 4 }).rows[0]!.e2eMs).not.toEqual(table.rows[0]!.e2eMs);

@@ -1,11 +1,12 @@
+import type { LengthPair } from "../data/azure-trace.ts";
 import type { EngineScheduling } from "../engine/engine-simulator.ts";
-import { forkRng, seededRng } from "../ports/rng.ts";
+import { forkRng, seededRng, type Rng } from "../ports/rng.ts";
 import type { GpuSpec } from "../model/gpu-specs.ts";
 import type { LlmSpec } from "../model/llm-specs.ts";
 import type { ProfileRow, ProfileTable } from "../schemas/profile.ts";
 import type { ClassId } from "../schemas/ids.ts";
 import { estimatedCapacityRps } from "./capacity.ts";
-import { meanLengths, sampleLengths, type ClassLengths } from "./class-lengths.ts";
+import { meanLengths, sampleLengths, withinContext, type ClassLengths } from "./class-lengths.ts";
 import { profilePoint } from "./profile-point.ts";
 import { poissonRequests } from "./steady-load.ts";
 
@@ -19,6 +20,12 @@ export interface VirtualProfileOptions {
   loadFractions: readonly number[];
   requestsPerPoint: number;
   seed: number;
+  /**
+   * Lengths seen per class id (a trace's requests of the class): a point's requests are drawn
+   * from them, uniformly with replacement, instead of log-uniformly within the class's ranges,
+   * so the profile measures the length mix that will be served. A class without any keeps its ranges.
+   */
+  observed?: Readonly<Record<string, readonly LengthPair[]>>;
   /** How the profiled engine fits prompts in beside decoding (default "prefill-first"). */
   scheduling?: EngineScheduling;
   /** Called after each point, for progress reporting. */
@@ -48,13 +55,15 @@ export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
   let done = 0;
   for (const tp of tps) {
     for (const [ci, cls] of o.classes.entries()) {
-      const mean = meanLengths(cls);
+      const seen = o.observed?.[cls.classId] ?? [];
+      const mean = seen.length > 0 ? meanOf(seen) : meanLengths(cls);
+      const draw = seen.length > 0 ? drawnFrom(seen, o.llm.maxContext) : (r: Rng) => sampleLengths(r, cls, o.llm.maxContext);
       const capacity = estimatedCapacityRps({ llm: o.llm, gpu: o.gpu, tp, mhz: o.gpu.maxMhz }, mean.inputTokens, mean.outputTokens);
       for (const mhz of o.clocksMhz) {
         for (const [li, fraction] of o.loadFractions.entries()) {
           const loadRps = capacity * fraction;
           const rng = forkRng(root, ((tp * 131 + ci) * 1009 + li) * 7919 + mhz);
-          const requests = poissonRequests(rng, loadRps, o.requestsPerPoint, (r) => sampleLengths(r, cls, o.llm.maxContext));
+          const requests = poissonRequests(rng, loadRps, o.requestsPerPoint, draw);
           const m = profilePoint({ llm: o.llm, gpu: o.gpu, tp, clock: mhz, scheduling }, requests);
           rows.push({
             model: o.llm.id,
@@ -79,7 +88,20 @@ export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
   }
   return {
     version: 1,
-    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, scheduling, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
+    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, observedLengths: o.observed !== undefined, scheduling, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
     rows,
+  };
+}
+
+function meanOf(lengths: readonly LengthPair[]): LengthPair {
+  const sum = lengths.reduce((a, l) => ({ inputTokens: a.inputTokens + l.inputTokens, outputTokens: a.outputTokens + l.outputTokens }), { inputTokens: 0, outputTokens: 0 });
+  return { inputTokens: sum.inputTokens / lengths.length, outputTokens: sum.outputTokens / lengths.length };
+}
+
+/** One of `seen`'s lengths at random (a copy: only its lengths, within the context). */
+function drawnFrom(seen: readonly LengthPair[], maxContext: number): (rng: Rng) => LengthPair {
+  return (rng) => {
+    const { inputTokens, outputTokens } = seen[Math.floor(rng.next() * seen.length)]!;
+    return withinContext({ inputTokens, outputTokens }, maxContext);
   };
 }
