@@ -14,6 +14,7 @@ import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { binLengths, type ServingMode } from "../../src/core/planning/freesh/serving-modes.ts";
+import { ROUTER_MAX_BATCH } from "../../src/core/planning/freesh/queued-engine.ts";
 import type { RouteTo, Worker } from "./freesh-serving.ts";
 import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
 import { probeRequests } from "./probe-length.ts";
@@ -124,12 +125,13 @@ export function combinedInput(input: FreeshPoolInput, partition: number, profile
  * its workers and routes for `serveEpisode`: each replica a worker of its main class and mode,
  * carrying its EcoFreq bounds; each type sent where the plan's routing sends it (a type spilled
  * onto instances sized for another class goes to those, not to every worker), an instance's
- * weight split evenly over its replicas. Lat (for LLF windows and the 5 x Lat SLO) is FREESH's
+ * weight split evenly over its replicas. Its sites are FREESH's routers, which hand an engine up
+ * to `ROUTER_MAX_BATCH` requests at once: the combined policy plans for those slots. Lat (for LLF windows and the 5 x Lat SLO) is FREESH's
  * probed point of the request's own type at the worker's mode, so both systems are judged alike
  * and a spilled request by its own type's latency.
  */
 export function combinedPlan(input: PlanningInput, probed: FreeshConfigPoint[][], modes: readonly ServingMode[], solver: LpSolver): { plan: Plan; workers: Worker[]; routes: (type: number) => RouteTo[]; shortfall: number } {
-  const { plan } = greenferencePlanner(GreenferenceConfig.parse({ kind: "greenference", weights: FREESH_OBJECTIVE_WEIGHTS }), EXACT_SOLVE).plan(input, solver);
+  const { plan } = greenferencePlanner(GreenferenceConfig.parse({ kind: "greenference", weights: FREESH_OBJECTIVE_WEIGHTS, replicaConcurrency: ROUTER_MAX_BATCH }), EXACT_SOLVE).plan(input, solver);
   const types = input.classes.map((c) => c.id as string);
   const replicasOf = new Map<string, number[]>();
   const workers: Worker[] = [];

@@ -57,6 +57,8 @@ const POLICIES: Array<{ label: string; config: PolicySettings }> = [
 ];
 const [PLANNER_L, PLANNER_L_LATENCY, WRR, GREEDY] = POLICIES.map((p) => p.label) as [string, string, string, string];
 const COMBINED = "Greenference combined";
+/** The combined policy in the fluid fleet simulator, which has no site gateways to cap a replica's requests in flight. */
+const FLUID_COMBINED: PolicySettings = { kind: "greenference", replicaConcurrency: null };
 
 /** Heron (seed 000): goodput of Planner-L against its baselines on four wind sites, and the E2E gains of Planner-S and packing. */
 export const heronReproduction: SeedReproduction = { seed: "heron", run: runHeron };
@@ -92,7 +94,7 @@ async function runHeron(o: ReproduceOptions): Promise<SeedResult> {
   }
 
   o.progress(`load ${size.headline}: Greenference combined policy, ${size.windowHours} h of the synthetic conversation week`);
-  const combined = simulate(fleet, week(size.headline), { kind: "greenference" }, solver, { durationS, stepS: size.stepS, seed: o.seed });
+  const combined = simulate(fleet, week(size.headline), FLUID_COMBINED, solver, { durationS, stepS: size.stepS, seed: o.seed });
 
   // Per request, the hour runs on the fleet scaled down (`HOUR_FLEET_DIVISOR`); `--fluid` runs it whole on the fluid simulator.
   const hourFleet = o.fluidHours ? fleet : scaledFleet(fleet, HOUR_FLEET_DIVISOR);
@@ -129,7 +131,7 @@ async function runHeronCell(o: ReproduceOptions, window: GridWindow): Promise<Se
   const load = SIZES.full.headline;
   const workload = templateRates(weekRateTemplate({ ...WORKLOAD_SHAPES.conversation, label: "synthetic conversation week", meanRatePerS: load * fleet.capacityRps }), fleet.scheme, fleet.trace.requests, 1);
   const runs = new Map<string, FleetResult>();
-  for (const p of [...POLICIES.filter((x) => [PLANNER_L, WRR, GREEDY].includes(x.label)), { label: COMBINED, config: { kind: "greenference" } as PolicySettings }]) {
+  for (const p of [...POLICIES.filter((x) => [PLANNER_L, WRR, GREEDY].includes(x.label)), { label: COMBINED, config: FLUID_COMBINED }]) {
     o.progress(`${window.label}: ${p.label}, ${hours} h`);
     runs.set(p.label, simulate(fleet, workload, p.config, solver, { durationS: hours * 3600, stepS: SIZES.full.stepS, seed: o.seed }));
   }

@@ -19,6 +19,9 @@ export interface QueuedRun {
   dispatchOrder: number[];
 }
 
+/** Requests FREESH's router hands one engine at once by default (vLLM's max_num_seqs default); more wait in the router's queue. */
+export const ROUTER_MAX_BATCH = 256;
+
 export interface RoutedEngineOptions {
   /** Keep the engine on (idle) until at least this time, e.g. the end of the episode it was planned for. */
   untilS?: number;
@@ -40,7 +43,7 @@ export interface RoutedEngineOptions {
 export function simulateRoutedEngine(config: EngineConfig, requests: readonly RoutedRequest[], policy: QueuePolicy, options: RoutedEngineOptions = {}): QueuedRun {
   const outcomes = emptyOutcomes(requests.length);
   const engine = new EngineInstance({ ...config, role: "mixed" }, requests, outcomes);
-  const maxBatch = config.maxBatch ?? 256;
+  const maxBatch = config.maxBatch ?? ROUTER_MAX_BATCH;
   const queue: number[] = [];
   const dispatchOrder: number[] = [];
   const slotS = options.slotS ?? Infinity;

@@ -152,6 +152,8 @@ describe("greenference planner", () => {
     expect(inFlightFits(tight, 8)).toBe(true);
     expect(gpusOf(tight)).toBeGreaterThan(gpusOf(roomy));
     expect(tight.shortfall).toEqual({});
+    // Without a gateway in front of the replicas (null), nothing is capped.
+    expect(inFlightFits(plan(i, { replicaConcurrency: null }), 8)).toBe(false);
   });
 
   it("never counts a site without a carbon intensity as cleaner than one with, and says so", () => {

@@ -48,8 +48,10 @@ export const GreenferenceConfig = z.object({
   /**
    * Requests the sites' gateways send one replica at once (the agent's `gatewayReplicaConcurrency`):
    * no instance is planned at a load whose requests in flight would not fit (`withinGatewaySlots`).
+   * null: nothing in front of the replicas caps them (a world without site gateways, such as the
+   * fluid fleet simulator).
    */
-  replicaConcurrency: z.number().int().positive().default(DEFAULT_REPLICA_CONCURRENCY),
+  replicaConcurrency: z.number().int().positive().nullable().default(DEFAULT_REPLICA_CONCURRENCY),
 });
 export type GreenferenceConfig = z.infer<typeof GreenferenceConfig>;
 
