@@ -5,7 +5,8 @@ import { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
 import { agentControllers } from "../controllers/agent-controllers.ts";
 import type { LocalControllers } from "../controllers/local-controllers.ts";
-import { startAgentGateway } from "../gateway/agent-gateway.ts";
+import { applierView, startAgentGateway } from "../gateway/agent-gateway.ts";
+import { handoverReplicas } from "../gateway/replica-directory.ts";
 import type { SiteGateway } from "../gateway/site-gateway.ts";
 import type { GpuBackend } from "../gpu/index.ts";
 import { LocalApiServer } from "../local-api/local-api-server.ts";
@@ -154,7 +155,8 @@ export class Agent {
   async readings(windowMs = Math.max(10_000, 3 * this.config.heartbeatMs)): Promise<{ gpus: GpuReading[]; instances: InstanceReading[] }> {
     const now = this.siteNowMs();
     const since = now - windowMs * (this.hardware.sim?.clock.speed ?? 1);
-    const [gpus, instances] = await Promise.all([readGpus(this.hardware.gpus, this.hardware.gpuTypes), readInstances(this.applier.instanceStates(), this.applier.engines.values(), this.requestLog, since, now)]);
+    const view = applierView(this.config.site, this.applier);
+    const [gpus, instances] = await Promise.all([readGpus(this.hardware.gpus, this.hardware.gpuTypes), readInstances(this.applier.instanceStates(), this.applier.engines.values(), this.requestLog, since, now, (id) => handoverReplicas(view, id))]);
     return { gpus, instances };
   }
 

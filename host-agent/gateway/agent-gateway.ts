@@ -6,6 +6,7 @@ import { EnergyMeter } from "../receipts/energy-meter.ts";
 import type { RequestTracker } from "../telemetry/request-tracker.ts";
 import { IngressAuth } from "./ingress-auth.ts";
 import { serviceModel } from "./service-model.ts";
+import type { SiteView } from "./replica-directory.ts";
 import { SiteGateway } from "./site-gateway.ts";
 
 /**
@@ -19,7 +20,7 @@ import { SiteGateway } from "./site-gateway.ts";
 export async function startAgentGateway(config: AgentConfig & { ingress: string }, parts: { applier: PlanApplier; hardware: Hardware; requests?: RequestTracker; log?: (m: string) => void }): Promise<{ gateway: SiteGateway; url: string }> {
   const { applier, hardware } = parts;
   const gateway = new SiteGateway({
-    view: { site: config.site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null, instanceState: (id) => applier.instanceState(id) },
+    view: applierView(config.site, applier),
     ingress: new IngressAuth({ secrets: ingressSecrets(config) }),
     idleTimeoutMs: config.gatewayIdleTimeoutMs,
     maxHeldBytes: config.gatewayMaxHeldBytes,
@@ -42,3 +43,8 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
   return { gateway, url: await gateway.start(host, port) };
 }
 
+
+/** The site as the applier runs it: its engines, the slice they came from and each instance's state. */
+export function applierView(site: string, applier: PlanApplier): SiteView {
+  return { site, engines: () => applier.engines.values(), slice: () => applier.current?.slice ?? null, instanceState: (id) => applier.instanceState(id) };
+}

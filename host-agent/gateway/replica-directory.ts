@@ -43,8 +43,9 @@ export const isAccepting = (e: Engine) => e.accepting && e.state === "ready" && 
 /**
  * Resolves a request to the replicas that may serve it, as the plan and the engines stand now:
  * the named instance's accepting replicas; a role=decode instance's whole decode pool (same
- * model); failing those, the accepting replicas of other (mixed) instances of the same model at
- * the site that serve the request's class (by the plan's routing, else its planned load). A request with no
+ * model); while the named instance starts, the engines it replaces (`handoverReplicas`); failing
+ * those, the accepting replicas of other (mixed) instances of the same model at the site that
+ * serve the request's class (by the plan's routing, else its planned load). A request with no
  * instance named goes to any such instance (any instance of the model when none is planned for the
  * class), and so does one naming an instance the site does not run: the edge may already route by
  * a plan the site has not applied yet. When none of those has a replica up because they are still
@@ -81,6 +82,8 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
     } else {
       const own = replicasOf(new Set([q.instance]));
       if (own.length > 0) return { group: q.instance, replicas: own, decode: false };
+      const handover = handoverReplicas(view, q.instance);
+      if (handover.length > 0) return { group: `handover:${named!.model}`, replicas: handover, decode: false, rerouted: `instance ${q.instance} is starting: served by ${idsOf(handover)}, which ${version} replaces, until it is up` };
     }
   }
 
@@ -101,8 +104,7 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   if (awaited.some((i) => view.instanceState(i.id) === "starting")) {
     const standIns = engines.filter((e) => e.launch.model === model && e.launch.role === "mixed" && isAccepting(e)).sort(byKey);
     if (standIns.length > 0) {
-      const ids = [...new Set(standIns.map((e) => e.launch.instanceId))].join(", ");
-      const standIn = `served by ${ids} while ${version}'s instances for it start`;
+      const standIn = `served by ${idsOf(standIns)} while ${version}'s instances for it start`;
       return { group: `standin:${model}`, replicas: standIns, decode: false, rerouted: why ? `${why}; ${standIn}` : standIn };
     }
   }
@@ -110,6 +112,22 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   const other = `${q.instance === undefined ? "no" : "no other"} instance of ${model} at site ${view.site}${ofClass} has a replica accepting requests`;
   return { status: 503, code: "no_replica", message: why ? `${why}, and ${other}` : other };
 }
+
+/**
+ * The engines that stand in for a planned mixed instance while it starts: the accepting mixed
+ * engines of its model that the plan no longer names, which the applier keeps until the plan's
+ * instances are up (make-before-break). Empty when the instance is not starting or none is kept.
+ * The site reports such an instance as covered, so the edge sends it its share as if it were up.
+ */
+export function handoverReplicas(view: SiteView, instanceId: string): Engine[] {
+  const planned = view.slice()?.site?.instances ?? [];
+  const inst = planned.find((i) => i.id === instanceId);
+  if (!inst || inst.role !== "mixed" || view.instanceState(instanceId) !== "starting") return [];
+  const named = new Set<string>(planned.map((i) => i.id));
+  return [...view.engines()].filter((e) => !named.has(e.launch.instanceId) && e.launch.model === inst.model && e.launch.role === "mixed" && isAccepting(e)).sort(byKey);
+}
+
+const idsOf = (engines: readonly Engine[]) => [...new Set(engines.map((e) => e.launch.instanceId))].join(", ");
 
 /** The plan routes `classId` to `inst` at this site, or plans load of that class on it. */
 function servesClass(slice: SitePlanSlice, site: string, inst: PlannedInstance, classId: string): boolean {

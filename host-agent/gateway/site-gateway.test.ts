@@ -6,7 +6,10 @@ import { SimulatedSite } from "../sim-engine/simulated-site.ts";
 import { chat, cleanUp, gatewayOver, signedFetch, simEngines, simEnginesAt, SITE, started } from "./gateway.test-helper.ts";
 import { answerAfter, latch, launchOf, ScriptedReplica } from "./scripted-replica.test-helper.ts";
 import type { SiteGatewayOptions } from "./site-gateway.ts";
-import type { InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
+import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
+import { groupState } from "../applier/instance-state.ts";
+import { SitePlanSlice } from "../protocol/plan-slice.ts";
+import { handoverReplicas } from "./replica-directory.ts";
 
 afterEach(cleanUp);
 
@@ -196,10 +199,33 @@ describe("site gateway: refusals say why", () => {
     const response = await chat(url, "new");
     expect(response.status).toBe(200);
     expect(response.headers.get("x-greenference-replica")).toBe("old#0");
-    expect(response.headers.get("x-greenference-rerouted-reason")).toBe("instance new has no replica accepting requests (none running); served by old while plan 1's instances for it start");
+    expect(response.headers.get("x-greenference-rerouted-reason")).toBe("instance new is starting: served by old, which plan 1 replaces, until it is up");
     await response.text();
     await engines[0]!.drain(0);
     expect((await chat(url, "new")).status).toBe(503);
+  });
+
+  it("serves a starting instance's share on the engines it replaces, not on the class's other instances", async () => {
+    const engines = await simEngines(["old", 0, 0], ["c", 0, 2]);
+    const routing = { SM: [{ site: SITE, instance: "new", weight: 1 }, { site: SITE, instance: "c", weight: 1 }] };
+    const instances = [{ id: "new", gpus: [1] }, { id: "c", gpus: [2] }];
+    const { url } = await gatewayOver(engines, instances, { routing });
+    const view = { site: SITE, engines: () => engines, slice: () => SitePlanSlice.parse(sliceBody(1, SITE, instances, routing)), instanceState: (id: string) => groupState(engines.filter((e) => e.launch.instanceId === id), true) };
+    expect(handoverReplicas(view, "new").map((e) => e.launch.instanceId)).toEqual(["old"]);
+    // Only a starting planned instance is covered: not one that runs, nor one the plan does not name.
+    expect(handoverReplicas(view, "c")).toEqual([]);
+    expect(handoverReplicas(view, "old")).toEqual([]);
+    const replicas: (string | null)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await chat(url, "new");
+      replicas.push(response.headers.get("x-greenference-replica"));
+      await response.text();
+    }
+    expect(replicas).toEqual(["old#0", "old#0", "old#0"]);
+    // Once the replaced engine is drained, the class's other instance stands in.
+    await engines[0]!.drain(0);
+    expect(handoverReplicas(view, "new")).toEqual([]);
+    expect((await chat(url, "new")).headers.get("x-greenference-replica")).toBe("c#0");
   });
 
   it("gives no stand-in to an instance whose start failed (the applier gave up on it), and says why", async () => {

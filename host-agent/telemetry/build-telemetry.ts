@@ -53,6 +53,7 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     instances: input.instances.map((i) => ({
       id: i.id,
       state: i.state,
+      ...(i.covered ? { covered: true } : {}),
       waiting: Math.round(i.waiting),
       running: Math.round(i.running),
       kvUse: Math.min(1, Math.max(0, i.kvUse)),

@@ -20,6 +20,8 @@ export interface GpuReading {
 export interface InstanceReading {
   id: string;
   state: InstanceState;
+  /** Starting, and served meanwhile on the engines it replaces (`handoverReplicas`), whose queues it reports. */
+  covered: boolean;
   replicas: number;
   waiting: number;
   running: number;
@@ -43,19 +45,23 @@ export async function readGpus(gpus: TrackedGpuBackend, types: readonly GpuType[
 
 /**
  * Reads every instance: queue and KV use from its replicas' metrics (a replica that does not
- * answer counts as empty), served load and latencies from the request log over (sinceMs, nowMs].
+ * answer counts as empty), or for a starting one that `handover` covers, from the engines standing
+ * in for it; served load and latencies from the request log over (sinceMs, nowMs].
  */
-export async function readInstances(states: ReadonlyMap<string, InstanceState>, engines: Iterable<Engine>, log: RequestLog, sinceMs: number, nowMs: number): Promise<InstanceReading[]> {
+export async function readInstances(states: ReadonlyMap<string, InstanceState>, engines: Iterable<Engine>, log: RequestLog, sinceMs: number, nowMs: number, handover: (id: string) => readonly Engine[] = () => []): Promise<InstanceReading[]> {
   const byId = new Map<string, Engine[]>();
   for (const e of engines) byId.set(e.launch.instanceId, [...(byId.get(e.launch.instanceId) ?? []), e]);
   return Promise.all(
     [...states].map(async ([id, state]) => {
       const replicas = byId.get(id) ?? [];
-      const loads = await Promise.all(replicas.filter((e) => e.state === "ready" || e.state === "draining").map((e) => e.load().catch(() => ({ running: 0, waiting: 0, kvUse: 0 }))));
+      const standIns = state === "starting" ? handover(id) : [];
+      const measured = standIns.length > 0 ? standIns : replicas.filter((e) => e.state === "ready" || e.state === "draining");
+      const loads = await Promise.all(measured.map((e) => e.load().catch(() => ({ running: 0, waiting: 0, kvUse: 0 }))));
       const sum = (f: (l: { running: number; waiting: number; kvUse: number }) => number) => loads.reduce((s, l) => s + f(l), 0);
       return {
         id,
         state,
+        covered: standIns.length > 0,
         replicas: replicas.length,
         waiting: sum((l) => l.waiting),
         running: sum((l) => l.running),

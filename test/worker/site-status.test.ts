@@ -32,6 +32,20 @@ describe("SiteDO -> ControlDO routing status", () => {
     expect(saturated.routing?.sites["eu-a" as never]?.status?.saturated).toEqual(["i1"]);
   });
 
+  it("passes on an instance that starts covered by the engines it replaces, and a change of cover", async () => {
+    const starting = (covered: boolean) => {
+      const t = telemetry("eu-b");
+      return { ...t, instances: t.instances.map((i) => (i.id === "i1" ? { ...i, state: "starting", running: 0, ...(covered ? { covered: true } : {}) } : i)) };
+    };
+    await site("eu-b").heartbeat(starting(true));
+    const covered = await snapshot();
+    expect(covered.routing?.sites["eu-b" as never]?.status).toMatchObject({ unavailable: ["i1"], starting: ["i1"], covered: ["i1"], reconfiguring: true });
+    await site("eu-b").heartbeat(starting(false));
+    const bare = await snapshot();
+    expect(bare.generation).toBeGreaterThan(covered.generation);
+    expect(bare.routing?.sites["eu-b" as never]?.status).toMatchObject({ starting: ["i1"], covered: [] });
+  });
+
   it("refreshes the last-seen time every half timeout while nothing else changes", async () => {
     await site("eu-b").heartbeat(telemetry("eu-b"));
     const before = await snapshot();

@@ -121,6 +121,15 @@ describe("Router during a plan change", () => {
     const allDraining = fixtureSnapshot(["a", "b", "c"].map((s) => status(s, { unavailable: ["i0", "i1"] as never[] })));
     expect(new Router(allDraining, OPTIONS).select(query("LL"))).toEqual({ ok: false, reason: 'no available instance for class LL of model "m": 5 not ready' });
   });
+
+  it("gives a starting instance its share while its site covers it with the engines it replaces", () => {
+    const covered = fixtureSnapshot([status("a", { unavailable: ["i0" as never], starting: ["i0" as never], covered: ["i0" as never] })]);
+    expect(count(sitesOf(new Router(covered, OPTIONS), 5, query("SS")))).toEqual({ a: 3, b: 1, c: 1 });
+    expect(choice(new Router(covered, OPTIONS).select(query("SS")))).toMatchObject({ site: "a", instance: "i0", starting: false, saturated: false });
+    // Covered, but the engines standing in are full: like any saturated instance.
+    const full = fixtureSnapshot([status("a", { unavailable: ["i0" as never], starting: ["i0" as never], covered: ["i0" as never], saturated: ["i0" as never] })]);
+    expect(count(sitesOf(new Router(full, OPTIONS), 4, query("SS")))).toEqual({ b: 2, c: 2 });
+  });
 });
 
 describe("Router failover to a standby or another instance of the model", () => {

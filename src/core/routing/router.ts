@@ -147,8 +147,10 @@ export class Router {
     if (!status || !status.healthy || status.lastSeenMs === null || query.nowMs - status.lastSeenMs > this.options.staleAfterMs) return "down";
     const rtt = rttFrom(site, query.edgeRegions);
     if (rtt !== undefined && rtt > ttftMs) return "far";
-    if (status.starting?.includes(t.instance)) return "starting";
-    if (status.unavailable.includes(t.instance)) return "unavailable";
+    if (!status.covered?.includes(t.instance)) {
+      if (status.starting?.includes(t.instance)) return "starting";
+      if (status.unavailable.includes(t.instance)) return "unavailable";
+    }
     if (status.saturated.includes(t.instance)) return "saturated";
     return "ok";
   }

@@ -17,6 +17,12 @@ export interface SiteStatus {
    * statuses stored before it was added.
    */
   starting?: InstanceId[];
+  /**
+   * The starting ones the site serves on the engines of the plan before, which it keeps until they
+   * are up (make-before-break): routing sends them their share as if they were ready. Absent in
+   * statuses stored before it was added.
+   */
+  covered?: InstanceId[];
   /** A plan change is under way at the site (its agent is applying one): Planner-S leaves it as it is. */
   reconfiguring?: boolean;
   /** What the site's meter read in the heartbeat (Planner-S plans on it: `unmodelledDraw`); absent in statuses stored before it was added. */
@@ -59,19 +65,21 @@ export function siteStatusOf(
   const saturated: InstanceId[] = [];
   const unavailable: InstanceId[] = [];
   const starting: InstanceId[] = [];
+  const covered: InstanceId[] = [];
   for (const i of telemetry.instances) {
     if (i.state !== "ready") unavailable.push(i.id);
     if (i.state === "starting") starting.push(i.id);
-    else if (i.state === "ready" && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
+    if (i.state === "starting" && i.covered) covered.push(i.id);
+    if ((i.state === "ready" || (i.state === "starting" && i.covered)) && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
   }
   const reconfiguring = telemetry.pendingReconfigurations > 0 || starting.length > 0;
   const draw = { site: telemetry.site, watts: telemetry.sitePowerW, atMs: telemetry.sentAtMs, planVersion: telemetry.appliedPlanVersion };
-  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting, reconfiguring, draw };
+  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting, covered, reconfiguring, draw };
 }
 
 /** True when two statuses route (and correct) the same way: same health, instance lists and reconfiguration (`lastSeenMs` aside). */
 export function sameRouting(a: SiteStatus | undefined, b: SiteStatus): boolean {
-  return a !== undefined && a.healthy === b.healthy && (a.reconfiguring ?? false) === (b.reconfiguring ?? false) && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []);
+  return a !== undefined && a.healthy === b.healthy && (a.reconfiguring ?? false) === (b.reconfiguring ?? false) && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []) && sameIds(a.covered ?? [], b.covered ?? []);
 }
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {

@@ -31,6 +31,12 @@ const latency = LatencySummary.refine((l) => l.p50 <= l.p99, { message: "p99 mus
 export const InstanceTelemetry = z.object({
   id: InstanceId,
   state: InstanceState,
+  /**
+   * Starting, and meanwhile the site serves its requests on the engines of the plan before, kept
+   * until it is up (make-before-break): routing sends it its share. Queue and KV use are then those
+   * engines'.
+   */
+  covered: z.boolean().optional(),
   waiting: z.number().int().nonnegative(),
   running: z.number().int().nonnegative(),
   /** Fraction of KV-cache blocks in use. */

@@ -45,6 +45,8 @@ export class PlanReplicas {
   readonly bySite = new Map<string, Replica[]>();
   /** Per site and class, the entries the plan routes the class to there (the gateway's stand-ins for a starting instance). */
   classEntries = new Map<string, Map<ClassId, RunningEntry[]>>();
+  /** The replicas of the plan's entries (the others at a site are handing over or finishing). */
+  private planned = new Set<Replica>();
 
   constructor(
     private readonly sites: readonly FleetSite[],
@@ -107,9 +109,23 @@ export class PlanReplicas {
     }
     for (const [key, old] of this.entries) if (!next.has(key)) handedOver.push(...old.replicas);
     this.entries = next;
+    this.planned = new Set([...next.values()].flatMap((e) => e.replicas));
     this.handOver(handedOver, t, warm);
     this.classEntries = new Map(this.sites.map((s) => [s.id, new Map()]));
     for (const e of next.values()) for (const c of e.classes) (this.classEntries.get(e.siteId)!.get(c) ?? this.classEntries.get(e.siteId)!.set(c, []).get(c)!).push(e);
+  }
+
+  /**
+   * Replicas of `model` at the site that an earlier plan ran and that still take requests at `t`:
+   * kept until the new plan's replicas for their classes are up (make-before-break).
+   */
+  handoverReplicas(siteId: string, model: string, t: number): Replica[] {
+    return this.bySite.get(siteId)!.filter((r) => r.model === model && !this.planned.has(r) && r.accepting(t));
+  }
+
+  /** True while some replica of the entry is on its way up (it has none up, or fewer than planned). */
+  static awaited(entry: RunningEntry, t: number): boolean {
+    return entry.replicas.some((r) => r.readyAtS > t && r.stopAtS > t);
   }
 
   /** Replicas that stopped and hold no request: retired at `t` (their engines idle up to then). Returns them. */
@@ -139,10 +155,9 @@ export class PlanReplicas {
   private handOver(replicas: readonly Replica[], t: number, warm: boolean): void {
     const free = new Map<string, number>(this.sites.map((s) => [s.id, s.gpus]));
     for (const e of this.entries.values()) for (const r of e.replicas) free.set(r.siteId, free.get(r.siteId)! - r.tp);
-    const planned = new Set([...this.entries.values()].flatMap((e) => e.replicas));
     for (const list of this.bySite.values()) {
       for (const r of list) {
-        if (planned.has(r) || replicas.includes(r) || r.stopAtS <= t) continue;
+        if (this.planned.has(r) || replicas.includes(r) || r.stopAtS <= t) continue;
         if (r.tp <= free.get(r.siteId)!) free.set(r.siteId, free.get(r.siteId)! - r.tp);
         else r.stopAtS = t;
       }

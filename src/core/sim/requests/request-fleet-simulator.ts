@@ -197,7 +197,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
     running.retire(t);
     if (t < cfg.durationS) replan(t);
     if (router && t % heartbeatS === 0) {
-      for (const s of cfg.sites) statuses.set(s.id, siteHeartbeat(s.id, running.entries.values(), gateways.get(s.id)!.heldByEntry, t));
+      for (const s of cfg.sites) statuses.set(s.id, siteHeartbeat(s.id, running, gateways.get(s.id)!.heldByEntry, t));
       router.update(planSnapshot(plan!, router.current.planKey, cfg.scheme, cfg.slo, cfg.sites.map((s) => s.id), statuses));
     }
     for (const gateway of gateways.values()) {
@@ -229,7 +229,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
     if (!next) return;
     running.install(next, t, plans === 1 && corrections === 0 && !plan);
     plan = next;
-    for (const s of cfg.sites) statuses.set(s.id, siteHeartbeat(s.id, running.entries.values(), gateways.get(s.id)!.heldByEntry, t));
+    for (const s of cfg.sites) statuses.set(s.id, siteHeartbeat(s.id, running, gateways.get(s.id)!.heldByEntry, t));
     const snapshot = planSnapshot(plan, `${plan.version}.${plans}.${corrections}`, cfg.scheme, cfg.slo, cfg.sites.map((s) => s.id), statuses);
     if (router) router.update(snapshot);
     else router = new Router(snapshot, { staleAfterMs: Number.MAX_SAFE_INTEGER });

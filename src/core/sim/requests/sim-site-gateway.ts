@@ -1,7 +1,7 @@
 import type { ClassId } from "../../schemas/ids.ts";
 import { ReplicaTurns } from "../../scheduling/replica-turns.ts";
 import { SiteQueue, type WaitingRequest } from "../../scheduling/site-queue.ts";
-import type { PlanReplicas } from "./plan-replicas.ts";
+import { PlanReplicas } from "./plan-replicas.ts";
 import type { Replica } from "./replica.ts";
 
 /** A request the site holds until a replica has a free slot for it. */
@@ -27,7 +27,9 @@ export interface SimGatewayOptions {
 
 /**
  * A site's gateway as the host agent runs it, on simulated replicas: a request for a plan entry
- * goes to that entry's up replicas; failing those, to the other entries the plan routes its class
+ * goes to that entry's up replicas; while they are starting, to the replicas of the model the
+ * earlier plan hands over (make-before-break: they stand in for what replaces them); failing
+ * those, to the other entries the plan routes its class
  * to at the site; while those are all starting, to any up replica of the model (the replicas a
  * plan change hands over included), as `resolveTarget` does. Replicas take turns (`ReplicaTurns`)
  * up to `replicaConcurrency` requests each; the rest wait in the site queue (`SiteQueue`, FIFO)
@@ -52,10 +54,14 @@ export class SimSiteGateway {
     const entry = this.plan.entries.get(entryKey);
     const own = entry?.replicas.filter((r) => r.accepting(t)) ?? [];
     if (own.length > 0) return { group: entryKey, replicas: own };
+    if (entry && PlanReplicas.awaited(entry, t)) {
+      const handover = this.plan.handoverReplicas(this.siteId, model, t);
+      if (handover.length > 0) return { group: `handover:${model}`, replicas: handover };
+    }
     const serving = (this.plan.classEntries.get(this.siteId)?.get(classId) ?? []).filter((e) => e.key !== entryKey && e.model === model);
     const others = serving.flatMap((e) => e.replicas.filter((r) => r.accepting(t)));
     if (others.length > 0) return { group: `class:${classId}`, replicas: others };
-    const awaited = [...(entry ? [entry] : []), ...serving].some((e) => e.replicas.some((r) => r.readyAtS > t && r.stopAtS > t));
+    const awaited = [...(entry ? [entry] : []), ...serving].some((e) => PlanReplicas.awaited(e, t));
     if (!awaited) return undefined;
     const standIns = this.plan.bySite.get(this.siteId)!.filter((r) => r.model === model && r.accepting(t));
     return standIns.length > 0 ? { group: `standin:${model}`, replicas: standIns } : undefined;
