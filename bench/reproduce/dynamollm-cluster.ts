@@ -4,6 +4,7 @@ import { llmSpecs, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { meetsSlo } from "../../src/core/planning/slo.ts";
 import { classLengthsFromScheme, withinContext } from "../../src/core/profiling/class-lengths.ts";
 import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
+import { PROBE_LIFETIMES } from "../../src/core/profiling/probe-length.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import type { ClassId } from "../../src/core/schemas/ids.ts";
 import type { ProfileRow } from "../../src/core/schemas/profile.ts";
@@ -43,7 +44,7 @@ export function dynamoCluster(given: RequestTrace, o: { quick: boolean; seed: nu
   const profile = virtualProfile(
     o.quick
       ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, observed, loadFractions: [0.05, 0.2, 0.5], requestsPerPoint: 30, seed: o.seed }
-      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, observed, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, seed: o.seed },
+      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, observed, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, lifetimes: PROBE_LIFETIMES, seed: o.seed },
   ).rows;
   const slo = Object.fromEntries(
     classes.map((c) => {

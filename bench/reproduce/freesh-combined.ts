@@ -17,7 +17,7 @@ import { binLengths, type ServingMode } from "../../src/core/planning/freesh/ser
 import { ROUTER_MAX_BATCH } from "../../src/core/planning/freesh/queued-engine.ts";
 import type { RouteTo, Worker } from "./freesh-serving.ts";
 import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
-import { probeRequests } from "./probe-length.ts";
+import { probeRequests } from "../../src/core/profiling/probe-length.ts";
 
 /** Pounds per MWh (PJM's unit for e_instance.csv) to grams per kWh. */
 const G_PER_KWH_PER_LB_PER_MWH = 0.453592;

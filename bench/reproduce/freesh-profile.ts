@@ -7,7 +7,7 @@ import { exponential, randomIndex, seededRng } from "../../src/core/ports/rng.ts
 import { estimatedCapacityRps } from "../../src/core/profiling/capacity.ts";
 import { keepsUp } from "../../src/core/profiling/profile-point.ts";
 import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
-import { probeRequests } from "./probe-length.ts";
+import { probeRequests } from "../../src/core/profiling/probe-length.ts";
 
 export interface ProbeOptions {
   /** Requests per probe run at the least (default 400; more for long requests, `probeRequests`). */

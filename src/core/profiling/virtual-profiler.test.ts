@@ -60,6 +60,16 @@ describe("virtualProfile", () => {
     expect(rowsOf(observed.rows, { classId: "SM" as never })).toEqual(rowsOf(table.rows, { classId: "SM" as never }));
   });
 
+  it("runs each point for its requests' lifetimes where asked: near capacity, a short run of long answers looks as if it kept up, a long one shows the queue", () => {
+    const near = { ...options, tps: [1], clocksMhz: [1005], classes: DYNAMOLLM_CLASS_LENGTHS.filter((c) => c.classId === "LL"), loadFractions: [0.9], requestsPerPoint: 20 };
+    const [short] = virtualProfile(near).rows;
+    const [long] = virtualProfile({ ...near, lifetimes: 20 }).rows;
+    expect(long!.loadRps).toBe(short!.loadRps);
+    expect(long!.tbtMs.p99).toBeGreaterThan(1.5 * short!.tbtMs.p99);
+    expect(long!.e2eMs.p50).toBeGreaterThan(1.5 * short!.e2eMs.p50);
+    expect(virtualProfile({ ...near, lifetimes: 20 }).source.details["lifetimes"]).toBe(20);
+  });
+
   it("is reproducible from its seed and changes with another", () => {
     expect(virtualProfile(options).rows).toEqual(table.rows);
     expect(virtualProfile({ ...options, seed: 4 }).rows[0]!.e2eMs).not.toEqual(table.rows[0]!.e2eMs);

@@ -7,6 +7,8 @@ import type { ProfileRow, ProfileTable } from "../schemas/profile.ts";
 import type { ClassId } from "../schemas/ids.ts";
 import { estimatedCapacityRps } from "./capacity.ts";
 import { meanLengths, sampleLengths, withinContext, type ClassLengths } from "./class-lengths.ts";
+import { isolatedLatencyMs } from "./isolated-slo.ts";
+import { probeRequests } from "./probe-length.ts";
 import { profilePoint } from "./profile-point.ts";
 import { poissonRequests } from "./steady-load.ts";
 
@@ -19,6 +21,13 @@ export interface VirtualProfileOptions {
   /** Load levels as fractions of the estimated max-clock capacity of each (TP, class). */
   loadFractions: readonly number[];
   requestsPerPoint: number;
+  /**
+   * Run each point for at least this many lifetimes of a request (the class's mean alone on the
+   * instance at the point's clock), up to 4 x `requestsPerPoint` (`probeRequests`): a fixed count
+   * of long requests at a high load ends before the queue shows, and the point looks as if it
+   * kept up. Absent: `requestsPerPoint` each.
+   */
+  lifetimes?: number;
   seed: number;
   /**
    * Lengths seen per class id (a trace's requests of the class): a point's requests are drawn
@@ -63,7 +72,8 @@ export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
         for (const [li, fraction] of o.loadFractions.entries()) {
           const loadRps = capacity * fraction;
           const rng = forkRng(root, ((tp * 131 + ci) * 1009 + li) * 7919 + mhz);
-          const requests = poissonRequests(rng, loadRps, o.requestsPerPoint, draw);
+          const count = o.lifetimes === undefined ? o.requestsPerPoint : probeRequests(loadRps, isolatedLatencyMs({ llm: o.llm, gpu: o.gpu, tp, mhz }, mean.inputTokens, mean.outputTokens).e2eMs / 1e3, o.requestsPerPoint, o.lifetimes);
+          const requests = poissonRequests(rng, loadRps, count, draw);
           const m = profilePoint({ llm: o.llm, gpu: o.gpu, tp, clock: mhz, scheduling }, requests);
           rows.push({
             model: o.llm.id,
@@ -88,7 +98,7 @@ export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
   }
   return {
     version: 1,
-    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, observedLengths: o.observed !== undefined, scheduling, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
+    source: { kind: "virtual", details: { model: o.llm.id, gpu: o.gpu.type, seed: o.seed, requestsPerPoint: o.requestsPerPoint, ...(o.lifetimes === undefined ? {} : { lifetimes: o.lifetimes }), observedLengths: o.observed !== undefined, scheduling, loadFractions: o.loadFractions, classes: o.classes, simulated: true } },
     rows,
   };
 }

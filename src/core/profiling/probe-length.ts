@@ -4,8 +4,8 @@ export const PROBE_LIFETIMES = 20;
 const MAX_MULTIPLE = 4;
 
 /**
- * Requests for one profile point of FREESH's scenario (FREESH's probes and the combined policy's
- * profile alike): at least `base`, and as many as make the run last `PROBE_LIFETIMES` lifetimes
+ * Requests for one profile point (FREESH's probes, the combined policy's profile of FREESH's
+ * scenario, a virtual profile with `lifetimes`): at least `base`, and as many as make the run last `PROBE_LIFETIMES` lifetimes
  * of a request (`lifetimeS`) at `rateRps`, up to 4 x `base`. A fixed count is minutes of
  * short requests but only a few lifetimes of long ones (LL's run about 26 s each), and a run
  * that short shows a mild overload as a point that keeps up.
@@ -14,8 +14,8 @@ const MAX_MULTIPLE = 4;
  * probeRequests(3.6, 26, 400); // 1600: 20 lifetimes would be 1872 requests
  * probeRequests(10, 1.5, 400); // 400
  */
-export function probeRequests(rateRps: number, lifetimeS: number, base: number): number {
-  const wanted = Math.ceil(rateRps * PROBE_LIFETIMES * lifetimeS);
+export function probeRequests(rateRps: number, lifetimeS: number, base: number, lifetimes = PROBE_LIFETIMES): number {
+  const wanted = Math.ceil(rateRps * lifetimes * lifetimeS);
   return Math.max(base, Math.min(MAX_MULTIPLE * base, Number.isFinite(wanted) ? wanted : base));
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
-import { llmSpec } from "../../src/core/model/llm-specs.ts";
-import { isolatedLatencyMs } from "../../src/core/profiling/isolated-slo.ts";
+import { gpuSpec } from "../model/gpu-specs.ts";
+import { llmSpec } from "../model/llm-specs.ts";
+import { isolatedLatencyMs } from "./isolated-slo.ts";
 import { probeRequests } from "./probe-length.ts";
 
 describe("probeRequests", () => {
