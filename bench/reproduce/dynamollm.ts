@@ -218,7 +218,7 @@ function report(cluster: DynamoCluster, hour: Map<System, Run>, combined: Run, w
     carbon: `${inp.carbonPath} avg_CI, hours 0 to ${Math.ceil(inp.weekS / 3600)} (2022-01-01 on for grid-2022), ${inp.carbonFilled} empty cells filled`,
     planners: "every 5 min (pool managers) for each class's peak of the coming 5 min; cluster manager's forecast: a load template of the same workload (perfect); instance managers every 5 s",
     combined: "Greenference's planner (default weights) every 5 min for each class's peak of the coming 5 min, the hour's grid at the carbon file's first hour; EcoFreq within the planned clock bounds every 5 s (least-power clock meeting the SLO at the load of the moment and with the instance full, as requests wait then; else the top of the bounds)",
-    reconfiguration: "the fleet simulator's defaults (instance start 60 s, TP change 90 s; a clock switch stalls an engine 3 ms, the NVML call), make-before-break: replaced instances run until their classes' new instances are up, and a class whose instances are all starting is served by what runs",
+    reconfiguration: "the fleet simulator's defaults (instance start 60 s, TP change 90 s; a clock switch stalls an engine 3 ms, the NVML call), make-before-break: replaced instances run until their classes' new instances are up, and (per request) take the share of the starting instances of their model, which their site reports covered; a class whose instances are all starting is served by what runs",
     seed: inp.seed,
   };
   return { rows, tables, plots, inputs };

@@ -123,7 +123,7 @@ export class PlanReplicas {
     return this.bySite.get(siteId)!.filter((r) => r.model === model && !this.planned.has(r) && r.accepting(t));
   }
 
-  /** True while some replica of the entry is on its way up (it has none up, or fewer than planned). */
+  /** True while some replica of the entry is still on its way up. */
   static awaited(entry: RunningEntry, t: number): boolean {
     return entry.replicas.some((r) => r.readyAtS > t && r.stopAtS > t);
   }
