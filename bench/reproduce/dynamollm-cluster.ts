@@ -30,7 +30,10 @@ export interface DynamoCluster {
  * DynamoLLM's evaluation setup (§V-A): Llama2-70B on DGX H100 servers, the 9 classes of Table IV
  * with the trace's own lengths (each profile point draws its requests from the trace's requests of
  * its class), a virtual profile over TP 2/4/8 and seven clocks from 800 MHz to
- * 1980 MHz, and TTFT/TBT SLOs of 5x a class's latency alone at TP8 and the top clock (§II).
+ * 1980 MHz (400 requests a point, as FREESH's probes: a p99 over 100 less the warm-up is about
+ * their largest, so the highest load within an SLO is read from a lucky draw as often as not;
+ * and at least 20 request lifetimes), and TTFT/TBT SLOs of 5x a class's latency alone at TP8 and
+ * the top clock (§II).
  */
 export function dynamoCluster(given: RequestTrace, o: { quick: boolean; seed: number }): DynamoCluster {
   const llm = llmSpecs["llama2-70b"];
@@ -44,7 +47,7 @@ export function dynamoCluster(given: RequestTrace, o: { quick: boolean; seed: nu
   const profile = virtualProfile(
     o.quick
       ? { llm, gpu, tps: [4, 8], clocksMhz: defaultClocks(gpu, 3), classes, observed, loadFractions: [0.05, 0.2, 0.5], requestsPerPoint: 30, seed: o.seed }
-      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, observed, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 100, lifetimes: PROBE_LIFETIMES, seed: o.seed },
+      : { llm, gpu, tps: [2, 4, 8], clocksMhz: defaultClocks(gpu), classes, observed, loadFractions: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5], requestsPerPoint: 400, lifetimes: PROBE_LIFETIMES, seed: o.seed },
   ).rows;
   const slo = Object.fromEntries(
     classes.map((c) => {
