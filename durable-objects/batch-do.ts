@@ -130,14 +130,20 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     let nextMs = nowMs + IDLE_RETRY_MS;
     if (!caller) {
       // The key that made the batch was revoked: its remaining lines cannot run.
-      for (const i of pending) await this.store(i, { ok: false, text: unansweredLine((await this.ctx.storage.get<BatchLine>(`line:${i}`))!, "api_key_revoked", "The API key that created this batch was revoked.") });
+      for (const i of pending) {
+        const line = await this.ctx.storage.get<BatchLine>(`line:${i}`);
+        if (line) await this.store(i, { ok: false, text: unansweredLine(line, "api_key_revoked", "The API key that created this batch was revoked.") });
+      }
       nextMs = Date.now();
     } else if (round.routing) {
       nextMs = await this.runRound(state, pending, caller, round, nowMs);
     }
+    // A cancel that arrived while lines ran is kept (the stored state is the newest). A run of the
+    // alarm beside this one (the runtime's own retry, a test's) may have ended the batch meanwhile:
+    // its files are written, so what this round answered is dropped, not counted over them.
+    const latest = await this.state();
+    if (!latest || TERMINAL.includes(latest.object.status)) return this.forgetLines();
     state.object.request_counts = this.counts(answered, b.request_counts.total);
-    // A cancel that arrived while lines ran is kept (the stored state is the newest).
-    const latest = (await this.state())!;
     latest.object.request_counts = state.object.request_counts;
     latest.attempts = state.attempts;
     latest.failedAt = state.failedAt;
@@ -163,18 +169,21 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     }
     const picks = pickLines(pending, classOf, state.released.allotments);
     if (picks.length === 0) return state.released.untilMs;
-    const lines = await this.ctx.storage.get<BatchLine>(picks.map((p) => `line:${p.index}`));
+    const stored = await this.ctx.storage.get<BatchLine>(picks.map((p) => `line:${p.index}`));
+    // A line is gone only when a run beside this one ended the batch; there is nothing to run.
+    const present = picks.filter((p) => stored.has(`line:${p.index}`));
+    const lineOf = (i: number) => stored.get(`line:${i}`)!;
     const sites = Object.keys(round.routing?.sites ?? {});
     const avoid = (i: number) => {
       const failed = new Set(state.failedAt?.[i] ?? []);
       return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
     };
-    const outcomes = await Promise.all(picks.map((p) => round.serve(lines.get(`line:${p.index}`)!, caller, { sites: p.site === null ? null : new Set([p.site]), avoid: avoid(p.index), spareOnly: p.spareOnly })));
+    const outcomes = await Promise.all(present.map((p) => round.serve(lineOf(p.index), caller, { sites: p.site === null ? null : new Set([p.site]), avoid: avoid(p.index), spareOnly: p.spareOnly })));
     let progressed = false;
     let nextMs = Math.min(nowMs + IDLE_RETRY_MS, state.released.untilMs);
     for (const [k, outcome] of outcomes.entries()) {
-      const i = picks[k]!.index;
-      const answer = this.settleLine(state, i, lines.get(`line:${i}`)!, outcome);
+      const i = present[k]!.index;
+      const answer = this.settleLine(state, i, lineOf(i), outcome);
       if (answer) {
         await this.store(i, answer);
         progressed = true;
@@ -195,7 +204,10 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     for (let k = 0; k < missing.length; k += 128) {
       const chunk = missing.slice(k, k + 128);
       const lines = await this.ctx.storage.get<BatchLine>(chunk.map((i) => `line:${i}`));
-      for (const i of chunk) known.set(i, round.classify(lines.get(`line:${i}`)!, owner));
+      for (const i of chunk) {
+        const line = lines.get(`line:${i}`);
+        if (line) known.set(i, round.classify(line, owner));
+      }
     }
     return (i) => known.get(i) ?? null;
   }

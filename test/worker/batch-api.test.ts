@@ -196,6 +196,35 @@ describe("Batch API: batches", () => {
     expect(((await (await edge.fetch(`/v1/batches/${created.id}/cancel`, as(alice, { method: "POST" }))).json()) as BatchObject).status).toBe("cancelled");
   });
 
+  it("a round that finds its batch ended by another run of the alarm counts nothing over the written files and keeps no lines", async () => {
+    // Every site holds its answers until the batch is cancelled and finalized by a second run.
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let held = 0;
+    let answered = 0;
+    for (const site of ["eu-a", "eu-b", "us-c"]) edge.sites.on(site, async () => (held++, await gate, answered++, completion()));
+    const created = await createBatch(alice, await uploadOk(alice, Array.from({ length: 6 }, (_, i) => chatLine(`r-${i}`, `race ${i}`))));
+    const first = runDurableObjectAlarm(batchStub(env, created.id));
+    const deadline = Date.now() + 10_000;
+    while (held === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(held).toBeGreaterThan(0);
+    await edge.fetch(`/v1/batches/${created.id}/cancel`, as(alice, { method: "POST" }));
+    const cancelled = await settle(alice, created.id);
+    expect(cancelled.status).toBe("cancelled");
+    open();
+    await first;
+    // The held round may be the runtime's own run of the alarm, not `first`, so it can end after
+    // `first` has: let every held answer reach it, then give it time to store them and end.
+    for (const until = Date.now() + 5_000; answered < held && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stored = await runInDurableObject(batchStub(env, created.id), async (_, state) => [...(await state.storage.list()).keys()]);
+    expect(stored.filter((k) => k.startsWith("line:") || k.startsWith("answer:"))).toEqual([]);
+    const after = (await (await edge.fetch(`/v1/batches/${created.id}`, as(alice))).json()) as BatchObject;
+    expect(after.status).toBe("cancelled");
+    expect(after.request_counts).toEqual(cancelled.request_counts);
+    for (const site of ["eu-a", "eu-b", "us-c"]) edge.sites.on(site, () => completion());
+  });
+
   it("re-runs the lines of a site that died mid-batch elsewhere, and writes each line once", async () => {
     // eu-a holds its answers until the test has taken it down, then breaks each one after its head.
     let open: () => void = () => undefined;
