@@ -68,9 +68,10 @@ export function siteStatusOf(
   const covered: InstanceId[] = [];
   for (const i of telemetry.instances) {
     if (i.state !== "ready") unavailable.push(i.id);
+    const isCovered = i.state === "starting" && i.covered === true;
     if (i.state === "starting") starting.push(i.id);
-    if (i.state === "starting" && i.covered) covered.push(i.id);
-    if ((i.state === "ready" || (i.state === "starting" && i.covered)) && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
+    if (isCovered) covered.push(i.id);
+    if ((i.state === "ready" || isCovered) && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
   }
   const reconfiguring = telemetry.pendingReconfigurations > 0 || starting.length > 0;
   const draw = { site: telemetry.site, watts: telemetry.sitePowerW, atMs: telemetry.sentAtMs, planVersion: telemetry.appliedPlanVersion };
