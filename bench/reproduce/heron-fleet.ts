@@ -5,7 +5,7 @@ import { windSeries } from "../../src/core/data/grid-series.ts";
 import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
 import { llmSpecs, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
-import { classLengthsFromScheme } from "../../src/core/profiling/class-lengths.ts";
+import { classLengthsFromScheme, withinContext } from "../../src/core/profiling/class-lengths.ts";
 import { meetsSlo } from "../../src/core/planning/slo.ts";
 import { isolatedLatencySlo } from "../../src/core/profiling/isolated-slo.ts";
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
@@ -69,10 +69,13 @@ export interface HeronFleetOptions {
  * simulated hours (4 x `hours` hours of the series).
  */
 export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
-  const trace = await loadAzureTrace(o.tracePath);
+  const llm = llmSpecs["llama2-70b"];
+  // Llama2-70B's context is 4096 tokens: a longer request is served with its prompt cut to fit, so
+  // the classes, the profile and the requests served all have the lengths an engine would take.
+  const loaded = await loadAzureTrace(o.tracePath);
+  const trace = { ...loaded, requests: loaded.requests.map((r) => withinContext(r, llm.maxContext)) };
   const scheme = schemeFromPercentiles(trace.requests);
   const classes = classLengthsFromScheme(scheme, trace.requests);
-  const llm = llmSpecs["llama2-70b"];
   const gpu = gpuSpecs["H100-80GB"];
   // The profile depends on the trace's lengths and the seed only: a sweep's windows share it.
   const profile = memo(`heron-profile|${o.tracePath}|${o.quick}|${o.seed}`, () => virtualProfile(
