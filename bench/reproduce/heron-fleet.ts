@@ -112,12 +112,17 @@ export async function heronFleet(o: HeronFleetOptions): Promise<HeronFleet> {
 
 /**
  * Req/s one GPU serves at a class mix, each class on its best profiled TP at the top clock (the
- * highest SLO-meeting load per GPU): the yardstick load multipliers are expressed in.
+ * highest SLO-meeting load per GPU): the yardstick load multipliers are expressed in. A class no
+ * point serves within its SLO counts at its highest stable load: its requests still take GPU time
+ * (the coding-like mix's LS, a 2-4K prompt with a few output tokens, misses its TBT SLO at every
+ * point: a token gap that meets another request's prefill is most of its few gaps).
  */
 export function perGpuCapacityRps(profile: readonly ProfileRow[], slo: Readonly<Record<string, Slo>>, shares: Readonly<Record<string, number>>): number {
   const topMhz = Math.max(...profile.map((r) => r.mhz));
   const gpuSecondsPerRequest = Object.entries(shares).reduce((s, [c, share]) => {
-    const usable = profile.filter((r) => r.classId === c && r.mhz === topMhz && meetsSlo(r, slo[c]!));
+    const atTop = profile.filter((r) => r.classId === c && r.mhz === topMhz);
+    const withinSlo = atTop.filter((r) => meetsSlo(r, slo[c]!));
+    const usable = withinSlo.length > 0 ? withinSlo : atTop.filter((r) => r.stable);
     return share > 0 ? s + share / Math.max(1e-9, ...usable.map((r) => r.loadRps / r.tp)) : s;
   }, 0);
   return 1 / gpuSecondsPerRequest;
