@@ -171,19 +171,21 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
     if (picks.length === 0) return state.released.untilMs;
     const stored = await this.ctx.storage.get<BatchLine>(picks.map((p) => `line:${p.index}`));
     // A line is gone only when a run beside this one ended the batch; there is nothing to run.
-    const present = picks.filter((p) => stored.has(`line:${p.index}`));
-    const lineOf = (i: number) => stored.get(`line:${i}`)!;
+    const present = picks.flatMap((p) => {
+      const line = stored.get(`line:${p.index}`);
+      return line ? [{ ...p, line }] : [];
+    });
     const sites = Object.keys(round.routing?.sites ?? {});
     const avoid = (i: number) => {
       const failed = new Set(state.failedAt?.[i] ?? []);
       return sites.every((s) => failed.has(s)) ? new Set<string>() : failed;
     };
-    const outcomes = await Promise.all(present.map((p) => round.serve(lineOf(p.index), caller, { sites: p.site === null ? null : new Set([p.site]), avoid: avoid(p.index), spareOnly: p.spareOnly })));
+    const outcomes = await Promise.all(present.map((p) => round.serve(p.line, caller, { sites: p.site === null ? null : new Set([p.site]), avoid: avoid(p.index), spareOnly: p.spareOnly })));
     let progressed = false;
     let nextMs = Math.min(nowMs + IDLE_RETRY_MS, state.released.untilMs);
     for (const [k, outcome] of outcomes.entries()) {
-      const i = present[k]!.index;
-      const answer = this.settleLine(state, i, lineOf(i), outcome);
+      const { index: i, line } = present[k]!;
+      const answer = this.settleLine(state, i, line, outcome);
       if (answer) {
         await this.store(i, answer);
         progressed = true;
