@@ -1,7 +1,7 @@
 import { launchKey, sameLaunch, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { DesiredState } from "./desired-state.ts";
-import { deviceForSlot, migDevicesOf, reshape, sameLayout } from "./mig-layout.ts";
+import { deviceForSlot, migDevicesOf, migModeOf, reshape, sameLayout, type MigLayout } from "./mig-layout.ts";
 
 /** What one pass of the applier works on and with. */
 export interface ApplyContext {
@@ -84,17 +84,24 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
   return failures;
 }
 
-/** Per GPU that is or should be carved into MIG slices: its devices now and whether they are the slices wanted. */
+/**
+ * Per GPU that is or should be carved into MIG slices, or that the plan runs whole: its devices
+ * now and whether its layout is the one wanted. A GPU to run whole that an earlier plan (or an
+ * agent that crashed mid-change) left in MIG mode is reshaped too; where its MIG state cannot be
+ * read it is taken as whole, as a GPU without MIG is.
+ */
 async function migLayouts(target: DesiredState, ctx: ApplyContext, failures: string[]) {
   const carvedNow = new Set<number>();
   for (const e of ctx.engines.values()) if (e.launch.mig) carvedNow.add(e.launch.gpus[0]!);
-  const out = new Map<number, { devices: Awaited<ReturnType<typeof migDevicesOf>>; same: boolean }>();
-  for (const g of new Set([...target.mig.keys(), ...carvedNow])) {
+  const carving = new Set([...target.mig.keys(), ...carvedNow]);
+  const whole = new Set(target.launches.filter((l) => !l.mig).flatMap((l) => l.gpus).filter((g) => !carving.has(g)));
+  const out = new Map<number, MigLayout & { same: boolean }>();
+  for (const g of [...carving, ...whole]) {
     try {
-      const devices = await migDevicesOf(ctx.gpus, g);
-      out.set(g, { devices, same: sameLayout(devices, target.mig.get(g) ?? []) });
+      const layout = { devices: await migDevicesOf(ctx.gpus, g), migMode: (await migModeOf(ctx.gpus, g)).current };
+      out.set(g, { ...layout, same: sameLayout(layout, target.mig.get(g) ?? []) });
     } catch (error) {
-      failures.push(`read MIG layout of GPU ${g}: ${(error as Error).message}`);
+      if (carving.has(g)) failures.push(`read MIG layout of GPU ${g}: ${(error as Error).message}`);
     }
   }
   return out;
@@ -102,7 +109,7 @@ async function migLayouts(target: DesiredState, ctx: ApplyContext, failures: str
 
 /** Carves each GPU of `gpus` into its wanted slices; returns the devices of each GPU carved. */
 async function carve(gpus: ReadonlySet<number>, target: DesiredState, ctx: ApplyContext, failures: string[]) {
-  const carved = new Map<number, Awaited<ReturnType<typeof migDevicesOf>>>();
+  const carved = new Map<number, MigLayout["devices"]>();
   for (const g of gpus) {
     const wanted = target.mig.get(g) ?? [];
     try {

@@ -68,9 +68,9 @@ class FakeDriver implements EngineDriver {
   }
 }
 
-async function setup(maxAttempts = 3) {
+async function setup(maxAttempts = 3, { migModeChangeNeedsReset = false } = {}) {
   const driver = new FakeDriver();
-  const hardware = new SimulatedGpuBackend({ type: "H100-80GB", count: 4, now: () => 0 });
+  const hardware = new SimulatedGpuBackend({ type: "H100-80GB", count: 4, now: () => 0, migModeChangeNeedsReset });
   const gpus = new TrackedGpuBackend(
     new Proxy(hardware, {
       get(target, prop, receiver) {
@@ -189,6 +189,27 @@ describe("PlanApplier", () => {
     expect([0, 1, 2, 3].map((i) => gpus.lockOf(i))).toEqual([null, null, null, null]);
     expect(reports.at(-1)).toMatchObject({ planVersion: 5, ok: false, message: expect.stringMatching(/^gave up on plan 5 after 2 attempts .* GPU clocks reset$/) });
     expect(applier.instanceStates()).toEqual(new Map([["big", "ready"], ["small", "failed"]]));
+  });
+
+  it("takes a GPU an agent left carved out of MIG mode before it starts an engine on the GPU whole", async () => {
+    const { driver, hardware, applier, reports, settled } = await setup();
+    await hardware.createMigInstances(3, ["3g.40gb", "3g.40gb"]); // left by an agent that died mid-change
+    applier.offer(sliceBody(6, "wind-a", [{ id: "whole", gpus: [3], clock: { mode: "locked", mhz: 1200 } }]), "edge");
+    await settled();
+    expect(await hardware.migDevices(3)).toEqual([]);
+    expect(await hardware.migMode(3)).toEqual({ current: false, pending: false });
+    expect(driver.journal).toContain("start whole#0");
+    expect(reports.at(-1)).toMatchObject({ planVersion: 6, ok: true });
+  });
+
+  it("starts nothing on a GPU whose way out of MIG mode waits for a reset, and says so", async () => {
+    const { driver, hardware, applier, reports, settled } = await setup(2, { migModeChangeNeedsReset: true });
+    await hardware.createMigInstances(3, ["3g.40gb"]);
+    applier.offer(sliceBody(7, "wind-a", [{ id: "whole", gpus: [3], clock: { mode: "locked", mhz: 1200 } }]), "edge");
+    await settled();
+    expect(driver.journal).not.toContain("start whole#0");
+    expect(await hardware.migMode(3)).toEqual({ current: true, pending: false });
+    expect(reports[0]).toMatchObject({ planVersion: 7, ok: false, message: expect.stringMatching(/return GPU 3 whole: .*MIG mode stays on until the GPU is reset \(pending: off\); reset it while idle \(nvidia-smi -i 3 -r\)/) });
   });
 
   it("refuses an invalid plan, reports it and keeps the current configuration", async () => {

@@ -1,4 +1,4 @@
-import type { GpuBackend, GpuClocks, GpuDevice, MigDevice, MigProfile } from "../gpu/index.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, MigDevice, MigMode, MigProfile } from "../gpu/index.ts";
 
 /** A locked graphics clock range, MHz. */
 export interface ClockLock {
@@ -82,5 +82,11 @@ export class TrackedGpuBackend implements GpuBackend {
   }
   migDevices(index: number): Promise<MigDevice[]> {
     return this.inner.migDevices(index);
+  }
+  migMode(index: number): Promise<MigMode> {
+    return this.inner.migMode(index);
+  }
+  disableMigMode(index: number): Promise<void> {
+    return this.inner.disableMigMode(index);
   }
 }

@@ -1,4 +1,4 @@
-import type { GpuBackend, GpuBackendName, GpuClocks, GpuDevice, GpuOp, MigDevice, MigProfile } from "./gpu-backend.ts";
+import type { GpuBackend, GpuBackendName, GpuClocks, GpuDevice, GpuOp, MigDevice, MigMode, MigProfile } from "./gpu-backend.ts";
 import { GpuError, isFallbackWorthy } from "./gpu-error.ts";
 
 /** Which backend served the latest call of an operation, and why the primary did not. */
@@ -96,6 +96,12 @@ export class FallbackGpuBackend implements GpuBackend {
   }
   migDevices(index: number): Promise<MigDevice[]> {
     return this.call("migDevices", index, (b) => b.migDevices(index));
+  }
+  migMode(index: number): Promise<MigMode> {
+    return this.call("migMode", index, (b) => b.migMode(index));
+  }
+  disableMigMode(index: number): Promise<void> {
+    return this.call("disableMigMode", index, (b) => b.disableMigMode(index));
   }
 
   private async call<T>(op: GpuOp, device: number | undefined, run: (backend: GpuBackend) => Promise<T>): Promise<T> {

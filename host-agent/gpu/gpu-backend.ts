@@ -32,6 +32,13 @@ export const MigDevice = z.object({ profile: z.string().min(1), uuid: z.string()
 export type MigDevice = z.infer<typeof MigDevice>;
 
 /**
+ * A GPU's MIG mode: on now (`current`), and after the next GPU reset (`pending`). While MIG mode is
+ * on, CUDA sees only the GPU's MIG devices: a GPU that runs whole again needs it off.
+ */
+export const MigMode = z.object({ current: z.boolean(), pending: z.boolean() });
+export type MigMode = z.infer<typeof MigMode>;
+
+/**
  * What the plan applier and telemetry need from a GPU site's driver. Devices are addressed by
  * their NVML index (the order nvidia-smi uses too). Every method may throw a `GpuError`.
  */
@@ -65,6 +72,13 @@ export interface GpuBackend {
   destroyMigInstances(index: number): Promise<void>;
   /** The MIG devices carved from the GPU (none when it is not partitioned). */
   migDevices(index: number): Promise<MigDevice[]>;
+  /** The GPU's MIG mode; NOT_SUPPORTED where the GPU has no MIG. */
+  migMode(index: number): Promise<MigMode>;
+  /**
+   * Asks the driver to turn MIG mode off (the GPU must have no MIG instances left). Where the GPU
+   * is in use or the platform needs a reset, the change stays pending: read `migMode` after.
+   */
+  disableMigMode(index: number): Promise<void>;
 }
 
 /** Names of the per-call operations of a backend (everything but its lifecycle). */

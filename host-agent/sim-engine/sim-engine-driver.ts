@@ -98,6 +98,9 @@ class SimEngine implements Engine {
     // A slice's load goes to the simulated slice its MIG device names.
     const carved = this.launch.migDevice === undefined ? undefined : site.hardware.sliceOf(this.launch.migDevice);
     if (this.launch.mig && !carved) throw new EngineError(`sim ${launchKey(this.launch)}: no simulated MIG device ${this.launch.migDevice ?? "(none given)"}`);
+    // As CUDA: a GPU in MIG mode shows only its MIG devices, so an engine cannot run on it whole.
+    const inMigMode = this.launch.mig ? [] : this.launch.gpus.filter((g) => !site.hardware.wholeGpuVisible(g));
+    if (inMigMode.length > 0) throw new EngineError(`sim ${launchKey(this.launch)}: GPU ${inMigMode.join(", ")} is in MIG mode; no CUDA device to run on whole`);
     const slice = carved ? { index: carved.index, spec: launchSpec(site, this.launch) } : undefined;
     this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus, ...(slice ? { slice } : {}) });
     this.setClock(this.clock);

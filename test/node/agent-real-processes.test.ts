@@ -108,6 +108,9 @@ describe("host agent with nvidia-smi and vLLM-style engine processes", () => {
     edge.state.plan = sliceBody(4, SITE, [{ id: "whole", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
     await expect.poll(() => edge.state.applied.at(-1), { timeout: 60_000, interval: 50 }).toMatchObject({ planVersion: 4, ok: true });
     expect(await agent!.hardware.gpus.migDevices(0)).toEqual([]);
+    // Whole again means out of MIG mode too: CUDA sees no whole device on a GPU in MIG mode.
+    expect(smi.calls()).toContain("-i 0 -mig 0");
+    expect(await agent!.hardware.gpus.migMode(0)).toEqual({ current: false, pending: false });
   });
 
   it("stops the engine and resets the clocks when the agent stops", async () => {

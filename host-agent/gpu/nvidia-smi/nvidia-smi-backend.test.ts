@@ -82,6 +82,30 @@ describe("NvidiaSmiBackend", () => {
     expect(fake.calls().filter((c) => c === "-L")).toHaveLength(4);
   });
 
+  it("turns MIG mode off once the instances are gone, and reads a change that waits for a reset as pending", async () => {
+    const gpu = await opened();
+    expect(await gpu.migMode(0)).toEqual({ current: false, pending: false });
+    await gpu.createMigInstances(0, ["3g.40gb"]);
+    expect(await gpu.migMode(0)).toEqual({ current: true, pending: true });
+    expect((await gpuError(gpu.disableMigMode(0))).message).toMatch(/In use by another client/);
+    await gpu.destroyMigInstances(0);
+    await gpu.disableMigMode(0);
+    expect(await gpu.migMode(0)).toEqual({ current: false, pending: false });
+    expect(fake.calls()).toContain("-i 0 -mig 0");
+    expect(fake.calls()).toContain(`--query-gpu=mig.mode.current,mig.mode.pending ${CSV} -i 0`);
+
+    const onVm = await opened({}, { FAKE_SMI_MIG_RESET: "1" });
+    await onVm.createMigInstances(1, ["3g.40gb"]);
+    await onVm.destroyMigInstances(1);
+    await onVm.disableMigMode(1);
+    expect(await onVm.migMode(1)).toEqual({ current: true, pending: false });
+  });
+
+  it("reports MIG mode as NOT_SUPPORTED where nvidia-smi prints [N/A] (a GPU without MIG)", async () => {
+    const gpu = await opened({}, { FAKE_SMI_NA: "mig.mode.current,mig.mode.pending" });
+    expect((await gpuError(gpu.migMode(0))).code).toBe("NOT_SUPPORTED");
+  });
+
   it("treats destroying MIG instances that are not there as done", async () => {
     const gpu = await opened();
     await expect(gpu.destroyMigInstances(1)).resolves.toBeUndefined();

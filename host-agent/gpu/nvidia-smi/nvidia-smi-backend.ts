@@ -1,8 +1,8 @@
 import { checkClockRange, checkIndex, checkMigProfiles, checkPowerW } from "../arguments.ts";
-import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigDevice, MigProfile } from "../gpu-backend.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigDevice, MigMode, MigProfile } from "../gpu-backend.ts";
 import { GpuError, type GpuErrorSite } from "../gpu-error.ts";
 import { gpuErrorCodeOf, NvmlReturn } from "../nvml/nvml-return.ts";
-import { numberCell, optionalTextCell, parseCsvRows, parseMigDevices, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
+import { migModeCell, numberCell, optionalTextCell, parseCsvRows, parseMigDevices, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
 import { PowerIntegrator } from "./power-integrator.ts";
 import { runCommand } from "./run-command.ts";
 
@@ -130,6 +130,20 @@ export class NvidiaSmiBackend implements GpuBackend {
   async migDevices(index: number): Promise<MigDevice[]> {
     const site = this.site("migDevices", index);
     return parseMigDevices(await this.run(site, ["-L"]), index, site);
+  }
+
+  /** `--query-gpu=mig.mode.current,mig.mode.pending`. */
+  async migMode(index: number): Promise<MigMode> {
+    const site = this.site("migMode", index);
+    const fields = ["mig.mode.current", "mig.mode.pending"] as const;
+    const [row] = parseCsvRows(await this.run(site, [`--query-gpu=${fields.join(",")}`, CSV, "-i", String(index)]), fields.length, site);
+    if (!row) throw new GpuError("BAD_OUTPUT", site, `nvidia-smi printed no row for gpu ${index}`);
+    return { current: migModeCell(row[0]!, fields[0], site), pending: migModeCell(row[1]!, fields[1], site) };
+  }
+
+  /** `nvidia-smi -i N -mig 0`; whether it took effect or waits for a reset, `migMode` tells. */
+  async disableMigMode(index: number): Promise<void> {
+    await this.run(this.site("disableMigMode", index), ["-i", String(index), "-mig", "0"]);
   }
 
   private now(): number {

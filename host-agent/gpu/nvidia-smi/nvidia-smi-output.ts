@@ -27,6 +27,13 @@ export function numberCell(cell: string, field: string, site: GpuErrorSite): num
   return result.data;
 }
 
+/** A `mig.mode.current` / `mig.mode.pending` cell: "Enabled" or "Disabled"; "[N/A]" (no MIG) becomes NOT_SUPPORTED. */
+export function migModeCell(cell: string, field: string, site: GpuErrorSite): boolean {
+  if (UNAVAILABLE_CELL.test(cell)) throw new GpuError("NOT_SUPPORTED", site, `nvidia-smi reports ${field} as ${cell}`);
+  if (cell === "Enabled" || cell === "Disabled") return cell === "Enabled";
+  throw badOutput(site, cell, `${field} is neither Enabled nor Disabled`);
+}
+
 /** A text cell, or undefined where nvidia-smi could not fill it. */
 export function optionalTextCell(cell: string): string | undefined {
   return UNAVAILABLE_CELL.test(cell) || cell === "" ? undefined : cell;

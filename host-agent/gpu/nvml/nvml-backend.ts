@@ -145,6 +145,14 @@ export class NvmlBackend implements GpuBackend {
     this.migUnsupported("migDevices", index);
   }
 
+  async migMode(index: number): Promise<never> {
+    this.migUnsupported("migMode", index);
+  }
+
+  async disableMigMode(index: number): Promise<void> {
+    this.migUnsupported("disableMigMode", index);
+  }
+
   private migUnsupported(op: GpuOp, index: number): never {
     this.device(op, index);
     throw new GpuError("NOT_SUPPORTED", { backend: this.name, op, device: index }, "MIG layouts are not supported by this backend; use nvidia-smi");

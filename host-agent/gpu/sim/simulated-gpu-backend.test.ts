@@ -101,6 +101,24 @@ describe("SimulatedGpuBackend", () => {
     await gpus.destroyMigInstances(0);
     expect(await gpus.migDevices(0)).toEqual([]);
     expect(() => gpus.setLoad(0, "idle", 0)).toThrow(/no MIG slice 0/);
+    // Destroying the slices leaves MIG mode on: CUDA would see no device to run on whole until it is off.
+    expect(await gpus.migMode(0)).toEqual({ current: true, pending: true });
+    expect(gpus.wholeGpuVisible(0)).toBe(false);
+    await gpus.disableMigMode(0);
+    expect(await gpus.migMode(0)).toEqual({ current: false, pending: false });
+    expect(gpus.wholeGpuVisible(0)).toBe(true);
     expect(() => gpus.setLoad(2, "idle")).toThrow(/no GPU with index 2/);
+  });
+
+  it("refuses to leave MIG mode while slices are left, and keeps it pending where a mode change needs a reset", async () => {
+    await gpus.createMigInstances(0, ["3g.40gb"]);
+    expect((await gpuError(gpus.disableMigMode(0))).code).toBe("UNAVAILABLE");
+    const onVm = new SimulatedGpuBackend({ type: "h100", count: 1, now: () => clock.now(), migModeChangeNeedsReset: true });
+    await onVm.init();
+    await onVm.createMigInstances(0, ["3g.40gb"]);
+    await onVm.destroyMigInstances(0);
+    await onVm.disableMigMode(0);
+    expect(await onVm.migMode(0)).toEqual({ current: true, pending: false });
+    expect(onVm.wholeGpuVisible(0)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { gpuSpec } from "../../../src/core/model/gpu-specs.ts";
 import { checkClockRange, checkIndex, checkMigProfiles, checkPowerW } from "../arguments.ts";
 import { MigSlice } from "../../../src/core/schemas/mig.ts";
-import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigDevice, MigProfile } from "../gpu-backend.ts";
+import type { GpuBackend, GpuClocks, GpuDevice, GpuOp, MigDevice, MigMode, MigProfile } from "../gpu-backend.ts";
 import { GpuError } from "../gpu-error.ts";
 import { SimulatedGpu, type SimulatedLoad } from "./simulated-gpu.ts";
 
@@ -11,6 +11,8 @@ export interface SimulatedGpuOptions {
   count: number;
   /** Clock in ms driving the energy counters; the simulator passes its virtual clock. */
   now: () => number;
+  /** A MIG mode change waits for a GPU reset (as on pass-through VMs), so disabling it stays pending. */
+  migModeChangeNeedsReset?: boolean;
 }
 
 /**
@@ -30,8 +32,10 @@ export class SimulatedGpuBackend implements GpuBackend {
   readonly name = "sim";
   private readonly gpus: SimulatedGpu[];
   private initialised = false;
+  private readonly migModeChangeNeedsReset: boolean;
 
   constructor(options: SimulatedGpuOptions) {
+    this.migModeChangeNeedsReset = options.migModeChangeNeedsReset ?? false;
     const spec = gpuSpec(options.type);
     if (!Number.isInteger(options.count) || options.count < 0) {
       throw new GpuError("INVALID_ARGUMENT", { backend: this.name, op: "constructor" }, `count must be a non-negative integer, not ${options.count}`);
@@ -49,6 +53,11 @@ export class SimulatedGpuBackend implements GpuBackend {
     const m = /^MIG-sim-(\d+)-(\d+)$/.exec(uuid);
     const at = m ? { gpu: Number(m[1]), index: Number(m[2]) } : undefined;
     return at && this.gpus[at.gpu]?.migSlices?.[at.index] !== undefined ? at : undefined;
+  }
+
+  /** Whether CUDA would see GPU `index` whole: not while it is in MIG mode, where only its MIG devices show. */
+  wholeGpuVisible(index: number): boolean {
+    return !this.gpu("setLoad", index, false).migMode.current;
   }
 
   /** The MIG slices carved from GPU `index`, or null when it is whole. */
@@ -132,6 +141,16 @@ export class SimulatedGpuBackend implements GpuBackend {
 
   async migDevices(index: number): Promise<MigDevice[]> {
     return (this.gpu("migDevices", index).migSlices ?? []).map((profile, k) => ({ profile, uuid: `MIG-sim-${index}-${k}` }));
+  }
+
+  async migMode(index: number): Promise<MigMode> {
+    return this.gpu("migMode", index).migMode;
+  }
+
+  async disableMigMode(index: number): Promise<void> {
+    if (!this.gpu("disableMigMode", index).disableMig(this.migModeChangeNeedsReset)) {
+      throw new GpuError("UNAVAILABLE", { backend: this.name, op: "disableMigMode", device: index }, "the GPU still has MIG instances; destroy them first");
+    }
   }
 
   private checkInitialised(op: string): void {

@@ -34,6 +34,8 @@ export class SimulatedGpu {
   private limitW: number;
   private load: SimulatedLoad = "idle";
   private slices: { profile: MigSlice; load: SimulatedLoad }[] | null = null;
+  /** MIG mode now and after the next reset: carving turns it on; destroying the slices leaves it on. */
+  private mig = { current: false, pending: false };
   private joules = 0;
   private sinceMs: number;
 
@@ -78,10 +80,26 @@ export class SimulatedGpu {
     return this.slices?.map((s) => s.profile) ?? null;
   }
 
+  /** MIG mode now (`current`) and after the next reset (`pending`). */
+  get migMode(): { current: boolean; pending: boolean } {
+    return { ...this.mig };
+  }
+
+  /**
+   * Turns MIG mode off; false while slices are left (the driver refuses). Where the platform
+   * needs a reset to change modes (`needsReset`), the change stays pending and the GPU stays in MIG mode.
+   */
+  disableMig(needsReset: boolean): boolean {
+    if (this.slices && this.slices.length > 0) return false;
+    this.mig = { current: needsReset ? this.mig.current : false, pending: false };
+    return true;
+  }
+
   /** Carves the GPU into `profiles` (they must fit it); returns false when they do not. */
   carve(profiles: readonly MigSlice[]): boolean {
     if (!fitsOneGpu([...(this.migSlices ?? []), ...profiles])) return false;
     this.accrue();
+    this.mig = { current: true, pending: true };
     this.slices = [...(this.slices ?? []), ...profiles.map((profile) => ({ profile, load: "idle" as SimulatedLoad }))];
     return true;
   }
