@@ -15,10 +15,10 @@ describe("SimEngineDriver", () => {
     await site.hardware.createMigInstances(0, ["3g.40gb"]);
     await site.hardware.destroyMigInstances(0);
     const driver = new SimEngineDriver({ site });
-    const first = driver.create(launchOf("whole", 0, 0), () => undefined);
+    const first = driver.create(launchOf("whole", 0, 0));
     await expect(first.start()).rejects.toThrow(/GPU 0 is in MIG mode/);
     await site.hardware.disableMigMode(0);
-    const second = driver.create(launchOf("whole", 0, 0), () => undefined);
+    const second = driver.create(launchOf("whole", 0, 0));
     started.push(second);
     await second.start();
     expect(second.state).toBe("ready");
