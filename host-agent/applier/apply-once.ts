@@ -98,7 +98,9 @@ async function migLayouts(target: DesiredState, ctx: ApplyContext, failures: str
   const out = new Map<number, MigLayout & { same: boolean }>();
   for (const g of [...carving, ...whole]) {
     try {
-      const layout = { devices: await migDevicesOf(ctx.gpus, g), migMode: (await migModeOf(ctx.gpus, g)).current };
+      const migMode = (await migModeOf(ctx.gpus, g)).current;
+      // Out of MIG mode a GPU has no MIG devices: a whole GPU's check is one driver call.
+      const layout = { devices: migMode || carving.has(g) ? await migDevicesOf(ctx.gpus, g) : [], migMode };
       out.set(g, { ...layout, same: sameLayout(layout, target.mig.get(g) ?? []) });
     } catch (error) {
       if (carving.has(g)) failures.push(`read MIG layout of GPU ${g}: ${(error as Error).message}`);
