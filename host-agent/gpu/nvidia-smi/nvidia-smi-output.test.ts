@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { GpuError } from "../gpu-error.ts";
-import { numberCell, parseCsvRows, parseMigDevices, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
+import { migModeCell, numberCell, parseCsvRows, parseMigDevices, parseSupportedGraphicsClocks } from "./nvidia-smi-output.ts";
 import { PowerIntegrator } from "./power-integrator.ts";
 
 const site = { backend: "nvidia-smi", op: "powerUsageW", device: 0 };
@@ -15,7 +16,27 @@ function thrown(run: () => unknown): GpuError {
   throw new Error("expected a GpuError");
 }
 
+/** What nvidia-smi printed on a real H100 (see test-fixtures/nvidia-smi-h100/README.md). */
+const h100 = (file: string) => readFileSync(new URL(`../../test-fixtures/nvidia-smi-h100/${file}`, import.meta.url), "utf8");
+
 describe("nvidia-smi output", () => {
+  it("parses what nvidia-smi printed on a real H100: its query row (MIG mode included), its GPU list and its clocks", () => {
+    const [row] = parseCsvRows(h100("query-gpu.txt"), 11, site);
+    const [index, name, uuid, drawW, limitW, defaultW, gr, sm, mem, current, pending] = row!;
+    expect([index, name, uuid]).toEqual(["0", "NVIDIA H100 80GB HBM3", "GPU-47da432f-09cb-3beb-82cb-731c14695450"]);
+    expect([drawW, limitW, defaultW, gr, sm, mem].map((cell) => numberCell(cell!, "field", site))).toEqual([75.12, 700, 700, 345, 345, 2619]);
+    expect([migModeCell(current!, "mig.mode.current", site), migModeCell(pending!, "mig.mode.pending", site)]).toEqual([false, false]);
+    expect(parseMigDevices(h100("list.txt"), 0, site)).toEqual([]);
+    const clocks = parseSupportedGraphicsClocks(h100("supported-clocks.txt"), site);
+    expect([clocks.length, clocks[0], clocks.at(-1)]).toEqual([110, 1980, 345]);
+  });
+
+  it("reads MIG mode cells as nvidia-smi prints them, [N/A] as NOT_SUPPORTED", () => {
+    expect(migModeCell("Enabled", "mig.mode.current", site)).toBe(true);
+    expect(thrown(() => migModeCell("[N/A]", "mig.mode.current", site)).code).toBe("NOT_SUPPORTED");
+    expect(thrown(() => migModeCell("Pending", "mig.mode.current", site)).code).toBe("BAD_OUTPUT");
+  });
+
   it("reads the MIG devices listed under one GPU by nvidia-smi -L, and nothing of another GPU's", () => {
     const listing = [
       "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5b8c0000-0000-0000-0000-000000000000)",
