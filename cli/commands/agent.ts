@@ -37,12 +37,14 @@ Other options: ${CONFIG_KEYS.filter((k) => !["site", "edge", "token", "gpu", "en
 
 Prints one JSON line when running ({"running":true,...}) and one when stopped (SIGINT/SIGTERM).
 
-greenference agent profile --help: profile this site's engines into a profile table.`;
+greenference agent profile --help: profile this site's engines into a profile table.
+greenference agent gpu-check --help: check, read-only, that this host's GPUs give the agent what it needs.`;
 
 /** `greenference agent`: the host agent daemon. */
 export const agent: Command = {
   async run(argv) {
     if (argv[0] === "profile") return (await import("./agent-profile.ts")).agentProfile.run(argv.slice(1));
+    if (argv[0] === "gpu-check") return (await import("./agent-gpu-check.ts")).agentGpuCheck.run(argv.slice(1));
     const keys = [...CONFIG_KEYS, ...SECRET_FILE_KEYS];
     const options = Object.fromEntries(keys.map((k) => [flagOf(k), { type: "string" as const }]));
     const { values } = parseFlags(argv, { ...options, config: { type: "string" }, "print-config": { type: "boolean", default: false } }, usage);
