@@ -42,7 +42,8 @@ export async function checkGpus(gpu: GpuBackend, o: { energyWindowMs: number; sl
     const read = async (op: GpuOp, run: () => Promise<unknown>): Promise<GpuRead> => {
       try {
         const value = await run();
-        return { op, ok: true, value, ...(o.servedBy?.(op) ? { servedBy: o.servedBy(op)!.backend } : {}) };
+        const served = o.servedBy?.(op);
+        return { op, ok: true, value, ...(served ? { servedBy: served.backend } : {}) };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const notSupported = error instanceof GpuError && error.code === "NOT_SUPPORTED";
