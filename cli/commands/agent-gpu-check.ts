@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ServedRecord } from "../../host-agent/gpu/fallback-gpu-backend.ts";
-import { checkGpus } from "../../host-agent/gpu/gpu-check.ts";
+import { checkGpus, type GpuCheck } from "../../host-agent/gpu/gpu-check.ts";
 import type { GpuOp } from "../../host-agent/gpu/gpu-backend.ts";
 import { GpuBackendKind, openGpuBackend } from "../../host-agent/gpu/open-gpu-backend.ts";
 import { CliError } from "../../lib/cli-error.ts";
@@ -60,7 +60,7 @@ export const agentGpuCheck: Command = {
   },
 };
 
-function humanView(check: Awaited<ReturnType<typeof checkGpus>>): string {
+function humanView(check: GpuCheck): string {
   const lines = [`${check.devices} GPU(s) through ${check.backend}`];
   for (const g of check.reads) {
     for (const r of g.reads) lines.push(`  gpu ${g.gpu} ${r.op.padEnd(24)} ${r.ok ? JSON.stringify(r.value) : `FAILED: ${r.error}`}${r.servedBy ? ` (${r.servedBy})` : ""}`);

@@ -2,9 +2,10 @@ import type { ServedRecord } from "./fallback-gpu-backend.ts";
 import type { GpuBackend, GpuOp } from "./gpu-backend.ts";
 import { GpuError } from "./gpu-error.ts";
 
-/** What the agent cannot run without on every GPU: device identity, clocks, power, energy, limits. */
-const REQUIRED: readonly GpuOp[] = ["supportedGraphicsClocks", "powerUsageW", "totalEnergyJ", "powerLimitW", "defaultPowerLimitW", "currentClocksMhz"];
-/** Read only where plans carve MIG slices (Clover): NOT_SUPPORTED there means "no MIG", not a fault. */
+/**
+ * Read only where plans carve MIG slices (Clover): NOT_SUPPORTED there means "no MIG", not a fault.
+ * The agent needs every other read on every GPU.
+ */
 const OPTIONAL: readonly GpuOp[] = ["migMode", "migDevices"];
 
 /** One read: what it gave or the error, and which backend served it (behind NVML, nvidia-smi may). */
@@ -47,7 +48,7 @@ export async function checkGpus(gpu: GpuBackend, o: { energyWindowMs: number; sl
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const notSupported = error instanceof GpuError && error.code === "NOT_SUPPORTED";
-        if (REQUIRED.includes(op) || !(OPTIONAL.includes(op) && notSupported)) problems.push(`gpu ${index} ${op}: ${message}`);
+        if (!(OPTIONAL.includes(op) && notSupported)) problems.push(`gpu ${index} ${op}: ${message}`);
         return { op, ok: false, error: message };
       }
     };
