@@ -9,6 +9,7 @@ import { instanceManagerCorrector } from "../../src/core/planning/dynamollm/inst
 import { loadTemplate } from "../../src/core/planning/dynamollm/load-template.ts";
 import { POOL_EPOCH_S } from "../../src/core/planning/dynamollm/pool-manager.ts";
 import { createPlanner, PlannerConfig } from "../../src/core/planning/registry.ts";
+import { POLICIES, withPolicySites } from "../../src/core/policies/registry.ts";
 import type { LpSolver } from "../../src/core/ports/lp-solver.ts";
 import type { ClassId, SiteId } from "../../src/core/schemas/ids.ts";
 import type { FleetResult } from "../../src/core/sim/fleet/fleet-result.ts";
@@ -112,7 +113,8 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
  */
 function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "greenference", solver: LpSolver, o: { servers: number; durationS: number; stepS: number; provisionRps: Record<ClassId, number>; carbon: TimeSeries; seed: number; requests?: readonly FleetRequest[] | undefined }): Run {
   const samples = Array.from({ length: Math.ceil(o.durationS / 300) }, (_, i) => ({ tMs: i * 300_000, rps: perClass(cluster, (c) => workload.rateRps(i * 300, c)) }));
-  const planner = system === "greenference" ? createPlanner(PlannerConfig.parse({ kind: "greenference" })) : dynamoLlmPlanner(DynamoLlmConfig.parse({ kind: "dynamollm", system, provisionRps: o.provisionRps }), { forecast: loadTemplate(samples) });
+  // Each system's sites run as its policy asks (the combined policy's gateways: join-idle).
+  const planner = system === "greenference" ? withPolicySites(createPlanner(PlannerConfig.parse({ kind: "greenference" })), POLICIES.greenference) : withPolicySites(dynamoLlmPlanner(DynamoLlmConfig.parse({ kind: "dynamollm", system, provisionRps: o.provisionRps }), { forecast: loadTemplate(samples) }), POLICIES.dynamollm);
   const gpus = o.servers * 8;
   const fleetPlanner = peakDemandPlanner(plannerInFleet(system, planner, solver, cluster.scheme, POOL_EPOCH_S), workload, { durationS: o.durationS, sampleS: 60 });
   const cfg: FleetSimConfig = {

@@ -32,10 +32,10 @@ export async function started<E extends Engine>(engine: E): Promise<E> {
 
 /**
  * A gateway on 127.0.0.1 over `engines` and a plan of `instances`, taking requests signed with
- * INGRESS_SECRET. `site`: the plan's queue discipline and decode routing for this site. `applying`: whether the plan is still being applied (the default) or the applier
+ * INGRESS_SECRET. `site`: the plan's queue discipline, decode routing and balance for this site. `applying`: whether the plan is still being applied (the default) or the applier
  * has given up on it.
  */
-export async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind; site?: Pick<SitePlan, "queue" | "decodeRouting">; applying?: boolean } = {}) {
+export async function gatewayOver(engines: Engine[], instances: InstanceInput[], options: Partial<SiteGatewayOptions> & { routing?: Parameters<typeof sliceBody>[3]; policy?: PolicyKind; site?: Pick<SitePlan, "queue" | "decodeRouting" | "balance">; applying?: boolean } = {}) {
   const body = sliceBody(1, SITE, instances, options.routing);
   const slice = SitePlanSlice.parse({ ...body, site: body.site && { ...body.site, ...options.site }, ...(options.policy ? { policy: options.policy } : {}) });
   const instanceState = (id: string) => groupState(engines.filter((e) => e.launch.instanceId === id), options.applying ?? true);

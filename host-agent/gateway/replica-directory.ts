@@ -88,8 +88,7 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   }
 
   const model = named?.model ?? q.model;
-  // Only mixed instances run a request whole: prefill- and decode-only engines are not stand-ins.
-  const sameModel = planned.filter((i) => i.model === model && i.id !== q.instance && i.role === "mixed");
+  const sameModel = planned.filter((i) => isOtherMixed(i, model, q.instance));
   if (q.instance === undefined && sameModel.length === 0) return { status: 404, code: "model_not_found", message: `The model \`${model}\` is not served at site ${view.site} (${version}).` };
   const forClass = q.classId === undefined ? sameModel : sameModel.filter((i) => servesClass(slice!, view.site, i, q.classId!));
   // While a plan change is on its way, no instance may be planned for the class yet: any instance of the model then serves it.
@@ -112,6 +111,26 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
   const other = `${q.instance === undefined ? "no" : "no other"} instance of ${model} at site ${view.site}${ofClass} has a replica accepting requests`;
   return { status: 503, code: "no_replica", message: why ? `${why}, and ${other}` : other };
 }
+
+/**
+ * The accepting replicas of the plan's other mixed instances of the request's model at the site:
+ * those it routes the request's class to (`ofClass`; none without a class) and all of them
+ * (`ofModel`), the join-idle balance's candidates in that order.
+ */
+export function planPeers(view: SiteView, q: TargetQuery): { ofClass: Engine[]; ofModel: Engine[] } {
+  const slice = view.slice();
+  const others = (slice?.site?.instances ?? []).filter((i) => isOtherMixed(i, q.model, q.instance));
+  const replicasOf = (instances: readonly PlannedInstance[]) => {
+    const ids = new Set<string>(instances.map((i) => i.id));
+    return [...view.engines()].filter((e) => ids.has(e.launch.instanceId) && isAccepting(e)).sort(byKey);
+  };
+  const classId = q.classId;
+  const ofClass = slice && classId !== undefined ? others.filter((i) => servesClass(slice, view.site, i, classId)) : [];
+  return { ofClass: replicasOf(ofClass), ofModel: replicasOf(others) };
+}
+
+/** A mixed instance of `model` other than `instance`: only mixed instances run a request whole. */
+const isOtherMixed = (i: PlannedInstance, model: string, instance: string | undefined) => i.model === model && i.id !== instance && i.role === "mixed";
 
 /**
  * The engines that stand in for a planned mixed instance while it starts: the accepting mixed

@@ -22,6 +22,8 @@ export class ScriptedReplica implements Engine {
   url: string | undefined;
   accepting = false;
   readonly seen: SeenRequest[] = [];
+  /** What its queue gauge reports waiting (`load()`), as a busy engine's would. */
+  waiting = 0;
   private readonly server;
 
   constructor(
@@ -47,7 +49,7 @@ export class ScriptedReplica implements Engine {
   }
 
   async load(): Promise<EngineLoad> {
-    return { running: 0, waiting: 0, kvUse: 0 };
+    return { running: 0, waiting: this.waiting, kvUse: 0 };
   }
 
   async drain(): Promise<DrainResult> {

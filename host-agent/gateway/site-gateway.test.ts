@@ -450,3 +450,42 @@ describe("site gateway: decode pools", () => {
     expect(d1.seen.length).toBe(0);
   });
 });
+
+describe("site gateway: join-idle balance (the combined policy's)", () => {
+  const instances: InstanceInput[] = [{ id: "a", gpus: [0] }, { id: "b", gpus: [1] }, { id: "c", gpus: [2] }];
+  const routing = { SM: [{ site: SITE, instance: "a", weight: 1 }, { site: SITE, instance: "b", weight: 1 }] };
+  /** Replicas of a, b and c whose queue gauges say `waiting`; the gateway reads them once at start (balanceReadMs far off). */
+  async function over(waiting: Record<string, number>, site: { balance?: "join-idle" | "as-routed" } = { balance: "join-idle" }) {
+    const engines = await Promise.all(["a", "b", "c"].map((id, gpu) => started(new ScriptedReplica(launchOf(id, 0, gpu), answerAfter(0)))));
+    engines.forEach((e) => (e.waiting = waiting[e.launch.instanceId] ?? 0));
+    const gateway = await gatewayOver(engines, instances, { routing, site, balanceReadMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return gateway;
+  }
+
+  it("moves a request whose instance has requests waiting at every replica to an instance with none of its class, else of its model, once per read, and says so", async () => {
+    const { url, metric } = await over({ a: 3 });
+    const moved = await chat(url, "a");
+    // c has no queue either, but the plan routes SM to a and b: b first.
+    expect(moved.headers.get("x-greenference-replica")).toBe("b#0");
+    expect(moved.headers.get("x-greenference-rerouted")).toBe("b");
+    expect(moved.headers.get("x-greenference-rerouted-reason")).toMatch(/every replica of instance a has requests waiting: joined b of class SM/);
+    // b's read of none waiting is spent on that request: the next joins c, planned for another class.
+    const next = await chat(url, "a");
+    expect(next.headers.get("x-greenference-replica")).toBe("c#0");
+    expect(next.headers.get("x-greenference-rerouted-reason")).toMatch(/joined c of model llama3.1-8b/);
+    // And with every read of none spent, the third stays on a until the engines are read again.
+    expect((await chat(url, "a")).headers.get("x-greenference-replica")).toBe("a#0");
+    expect(metric("greenference_gateway_rerouted_total")).toBe(2);
+  });
+
+  it("keeps a request on the instance the edge chose when it has no queue, when every other instance has one too, or when the plan does not ask", async () => {
+    for (const [waiting, site] of [[{ a: 0 }, { balance: "join-idle" }], [{ a: 3, b: 1, c: 2 }, { balance: "join-idle" }], [{ a: 3 }, {}]] as const) {
+      const { url, gateway } = await over(waiting, site);
+      const response = await chat(url, "a");
+      expect(response.headers.get("x-greenference-replica")).toBe("a#0");
+      expect(response.headers.get("x-greenference-rerouted")).toBeNull();
+      await gateway.close(0);
+    }
+  });
+});

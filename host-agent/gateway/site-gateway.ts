@@ -17,7 +17,8 @@ import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracke
 import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
-import { isAccepting, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
+import { EngineQueueGauges } from "./engine-queue-gauges.ts";
+import { isAccepting, planPeers, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { ResponseTap } from "./response-tap.ts";
 import { withServedName } from "./served-name.ts";
@@ -55,6 +56,8 @@ export interface SiteGatewayOptions {
   idleTimeoutMs?: number;
   /** Request bytes held at once (read, queued, in flight); past it a request is refused (503). Default 256 MiB. */
   maxHeldBytes?: number;
+  /** How often the engines' queue gauges are read while the plan's balance is join-idle, ms. Default 250. */
+  balanceReadMs?: number;
 }
 
 /** Bodies over this are refused (413): twice the edge's own limit, which re-serialising a body cannot reach. */
@@ -102,7 +105,9 @@ type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: 
  * is open). Each replica takes up to `replicaConcurrency` requests from the gateway; the rest wait
  * in the site queue, dispatched FIFO or least-laxity-first (the plan's discipline, else
  * `scheduler`), to replicas in turn (EcoRoute for role=decode pools, packing or spreading as the
- * plan says). A request that cannot be served gets an OpenAI error saying why: 503 when
+ * plan says). Under the plan's join-idle balance, a request whose instance has requests waiting
+ * at every replica (the engines' queue gauges, read every `balanceReadMs`) goes to a replica of
+ * another instance of its class with none waiting. A request that cannot be served gets an OpenAI error saying why: 503 when
  * the site cannot take it now (the edge retries at another site), 502 when its replicas failed
  * before answering, 400/404/405/413/415 for the request itself.
  *
@@ -123,15 +128,18 @@ export class SiteGateway {
   private tick: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly now: () => number;
+  private readonly gauges: EngineQueueGauges;
 
   constructor(private readonly options: SiteGatewayOptions) {
     this.now = options.nowMs ?? Date.now;
+    this.gauges = new EngineQueueGauges({ engines: () => options.view.engines(), wanted: () => options.view.slice()?.site?.balance === "join-idle", periodMs: options.balanceReadMs ?? 250 });
     this.held = new ByteBudget(options.maxHeldBytes ?? 256 * 1024 * 1024);
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
   }
 
   start(host: string, port: number): Promise<string> {
+    this.gauges.start();
     return listen(this.server, host, port);
   }
 
@@ -139,6 +147,7 @@ export class SiteGateway {
   async close(graceMs = 1000): Promise<void> {
     this.stopping = true;
     clearTimeout(this.tick);
+    this.gauges.stop();
     this.options.meter?.stop();
     for (const p of this.queue.order(this.now())) {
       this.queue.remove(p.id);
@@ -227,8 +236,9 @@ export class SiteGateway {
     const directive = p.tracked?.directive;
     if (directive?.squash) return { refusal: { status: 503, code: "squashed", message: `instance ${p.query.instance ?? "(any)"} misses its SLO: squashed by the emergency ladder; retry` } };
     if (directive?.resteerTo) p.query = { ...p.query, instance: directive.resteerTo };
-    const target = resolveTarget(this.options.view, p.query);
-    if ("status" in target) return { refusal: { ...target, message: [...p.failures, target.message].join("; ") } };
+    const resolved = resolveTarget(this.options.view, p.query);
+    if ("status" in resolved) return { refusal: { ...resolved, message: [...p.failures, resolved.message].join("; ") } };
+    const target = this.joinIdle(resolved, p) ?? resolved;
     const candidates = target.replicas.filter((e) => !p.tried.has(launchKey(e.launch)));
     if (candidates.length === 0) return { refusal: { status: 502, code: "upstream_failed", message: `${p.failures.join("; ")}; no other replica to retry on` } };
     const slots = candidates.map((e) => ({ key: launchKey(e.launch), free: this.options.replicaConcurrency - (this.inFlight.get(launchKey(e.launch))?.count ?? 0), e }));
@@ -247,7 +257,28 @@ export class SiteGateway {
     if (key === undefined) return undefined;
     const slot = this.inFlight.get(key) ?? { count: 0, kvTokens: 0 };
     this.inFlight.set(key, { count: slot.count + 1, kvTokens: slot.kvTokens + p.inputTokens + 1 });
-    return { engine: slots.find((s) => s.key === key)!.e, target, ...(rule ? { rule } : {}) };
+    const engine = slots.find((s) => s.key === key)!.e;
+    this.gauges.sent(engine);
+    return { engine, target, ...(rule ? { rule } : {}) };
+  }
+
+  /**
+   * The plan's join-idle balance: when every replica of the instance `p` named has requests waiting
+   * for admission, the replicas with none waiting and a free slot of the other instances of its
+   * class here, else of its model; undefined (stay) when the plan does not ask for it or no such
+   * replica is known.
+   */
+  private joinIdle(target: Target, p: Pending): Target | undefined {
+    if (this.options.view.slice()?.site?.balance !== "join-idle" || target.decode || target.group !== p.query.instance) return undefined;
+    if (!target.replicas.every((e) => (this.gauges.waiting(e) ?? 0) > 0)) return undefined;
+    const idle = (e: Engine) => this.gauges.waiting(e) === 0 && (this.inFlight.get(launchKey(e.launch))?.count ?? 0) < this.options.replicaConcurrency && !p.tried.has(launchKey(e.launch));
+    const peers = planPeers(this.options.view, p.query);
+    const [ofClass, ofModel] = [peers.ofClass.filter(idle), peers.ofModel.filter(idle)];
+    const replicas = ofClass.length > 0 ? ofClass : ofModel;
+    if (replicas.length === 0) return undefined;
+    const ids = [...new Set(replicas.map((e) => e.launch.instanceId))].join(", ");
+    const of = ofClass.length > 0 ? `class ${p.query.classId}` : `model ${p.query.model}`;
+    return { group: `idle:${p.query.model}:${ofClass.length > 0 ? p.query.classId : "*"}`, replicas, decode: false, rerouted: `every replica of instance ${p.query.instance} has requests waiting: joined ${ids} of ${of}, with none waiting` };
   }
 
   /** One attempt at `engine`; a failure before its answer began goes back to the queue for another replica, once. */

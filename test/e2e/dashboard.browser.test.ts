@@ -211,7 +211,7 @@ describe("the dashboard in a real browser (Debian chromium via playwright-core)"
     for (const { site } of stack.sites) {
       const row = page.locator(`[data-decision-site="${site.id}"]`);
       await expect.poll(() => row.count()).toBe(1);
-      expect(await row.locator("td").nth(5).textContent()).toBe("llf / pack");
+      expect(await row.locator("td").nth(5).textContent()).toBe("llf / pack / join-idle");
     }
     const clocks = await page.locator("[data-decision-site] td:nth-child(5)").allTextContents();
     expect(clocks.some((c) => c.startsWith("ecofreq "))).toBe(true);

@@ -34,9 +34,9 @@ describe("policy decisions on the dashboard", () => {
     const d = policyDecisions(POLICIES.clover, fleet, plan, new Map([["b", beat]]), corrections);
     expect(d).toMatchObject({ policy: "clover", fleetPlanner: "clover", cadenceMinutes: 15, corrector: null, clockPolicy: "locked", carbonTrigger: 0.05, revision: 2, corrections });
     expect(d.sites).toEqual([
-      { site: "a", variants: ["32b x1", "7b x2"], migSlices: ["3g.40gb x2", "7g.80gb x1"], roles: ["mixed x3"], clocks: ["locked 1980"], queue: "fifo-rr", decodeRouting: "spread", fairness: null },
-      { site: "b", variants: ["base x1"], migSlices: [], roles: ["prefill x1"], clocks: ["ecofreq 1395-1980"], queue: "llf", decodeRouting: "spread", fairness: 0.875 },
-      { site: "c", variants: [], migSlices: [], roles: [], clocks: [], queue: "fifo-rr", decodeRouting: "spread", fairness: null },
+      { site: "a", variants: ["32b x1", "7b x2"], migSlices: ["3g.40gb x2", "7g.80gb x1"], roles: ["mixed x3"], clocks: ["locked 1980"], queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed", fairness: null },
+      { site: "b", variants: ["base x1"], migSlices: [], roles: ["prefill x1"], clocks: ["ecofreq 1395-1980"], queue: "llf", decodeRouting: "spread", balance: "as-routed", fairness: 0.875 },
+      { site: "c", variants: [], migSlices: [], roles: [], clocks: [], queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed", fairness: null },
     ]);
   });
 });

@@ -22,7 +22,7 @@ export const cloverPolicy: PolicyEntry = {
   corrector: null,
   clockPolicy: "locked",
   carbonTrigger: { threshold: CLOVER_CARBON_TRIGGER },
-  site: { queue: "fifo-rr", decodeRouting: "spread" },
+  site: { queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed" },
   usesMig: true,
   usesVariants: true,
   defaultWeights: { carbon: 1, energy: 0, latency: 0, accuracy: 1 },

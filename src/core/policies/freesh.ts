@@ -20,7 +20,7 @@ export const freeshPolicy: PolicyEntry = {
   corrector: null,
   clockPolicy: "miad",
   carbonTrigger: null,
-  site: { queue: "llf", decodeRouting: "spread" },
+  site: { queue: "llf", decodeRouting: "spread", balance: "as-routed" },
   usesMig: false,
   usesVariants: false,
   defaultWeights: { carbon: 1, energy: 0, latency: 0, accuracy: 0 },

@@ -49,7 +49,7 @@ export const greenferencePolicy: PolicyEntry = {
   corrector: greenferenceCorrector,
   clockPolicy: "ecofreq",
   carbonTrigger: { threshold: CLOVER_CARBON_TRIGGER },
-  site: { queue: "llf", decodeRouting: "pack" },
+  site: { queue: "llf", decodeRouting: "pack", balance: "join-idle" },
   usesMig: false,
   usesVariants: true,
   defaultWeights: GREENFERENCE_DEFAULT_WEIGHTS,

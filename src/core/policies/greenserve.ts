@@ -14,7 +14,7 @@ export const greenservePolicy: PolicyEntry = {
   corrector: null,
   clockPolicy: "ecofreq",
   carbonTrigger: null,
-  site: { queue: "fifo-rr", decodeRouting: "spread" },
+  site: { queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed" },
   usesMig: false,
   usesVariants: false,
   defaultWeights: { carbon: 0, energy: 1, latency: 0, accuracy: 0 },

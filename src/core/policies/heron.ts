@@ -40,7 +40,7 @@ export const heronPolicy: PolicyEntry = {
   },
   clockPolicy: "locked",
   carbonTrigger: null,
-  site: { queue: "fifo-rr", decodeRouting: "spread" },
+  site: { queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed" },
   usesMig: false,
   usesVariants: false,
   defaultWeights: { carbon: 0, energy: 1, latency: 0, accuracy: 0 },

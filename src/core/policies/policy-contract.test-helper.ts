@@ -100,7 +100,8 @@ export function planContractIssues(input: unknown, fleet: Fleet, entry: PolicyEn
   const instances = plan.sites.flatMap((s) => s.instances.map((i) => ({ site: s.site, i })));
   if (instances.length === 0) issues.push("the plan runs nothing");
   for (const s of plan.sites) {
-    if ((s.queue ?? "fifo-rr") !== entry.site.queue || (s.decodeRouting ?? "spread") !== entry.site.decodeRouting) issues.push(`site ${s.site}: queue ${s.queue}/${s.decodeRouting}, the policy asks ${entry.site.queue}/${entry.site.decodeRouting}`);
+    const asks = entry.site;
+    if ((s.queue ?? "fifo-rr") !== asks.queue || (s.decodeRouting ?? "spread") !== asks.decodeRouting || (s.balance ?? "as-routed") !== asks.balance) issues.push(`site ${s.site}: queue ${s.queue}/${s.decodeRouting}/${s.balance}, the policy asks ${asks.queue}/${asks.decodeRouting}/${asks.balance}`);
     const gpus = fleet.sites.find((x) => x.id === s.site)?.gpus ?? [];
     const { watts, unpriced } = sitePowerAtCeilingW(s, gpus, profile);
     issues.push(...unpriced.map((u) => `site ${s.site}: ${u}`));

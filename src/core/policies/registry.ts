@@ -1,7 +1,8 @@
 import type { LpSolver } from "../ports/lp-solver.ts";
-import type { PlannerResult } from "../planning/planner.ts";
+import type { Planner, PlannerResult } from "../planning/planner.ts";
 import type { PlanningInput } from "../planning/planning-input.ts";
 import type { Fleet, Policy, PolicyKind } from "../schemas/fleet.ts";
+import type { Plan } from "../schemas/plan.ts";
 import { withStandby } from "../planning/standby.ts";
 import { cloverPolicy } from "./clover.ts";
 import { dynamollmPolicy } from "./dynamollm.ts";
@@ -36,6 +37,23 @@ export type PolicyRegistry = Readonly<Record<PolicyKind, PolicyEntry>>;
 export function planWithPolicy(entry: PolicyEntry, policy: Policy, input: PlanningInput, solver: LpSolver, settings: Pick<Fleet, "standby">): PlannerResult {
   const result = entry.fleetPlanner.create(policy).plan(input, solver);
   const planned = settings.standby ? withStandby(result.plan, input) : result.plan;
-  const sites = planned.sites.map((s) => ({ ...s, queue: entry.site.queue, decodeRouting: entry.site.decodeRouting }));
-  return { ...result, plan: { ...planned, policy: entry.kind, sites } };
+  return { ...result, plan: { ...withSiteSettings(planned, entry), policy: entry.kind } };
+}
+
+/** `plan` with every site's gateway set as `entry` asks (queue discipline, decode routing, balance). */
+export function withSiteSettings(plan: Plan, entry: PolicyEntry): Plan {
+  return { ...plan, sites: plan.sites.map((s) => ({ ...s, ...entry.site })) };
+}
+
+/**
+ * `planner` with its plans' sites set as `entry` asks: for runs that plan without `planWithPolicy`
+ * (the per-request simulator's, whose site gateways read the plan's settings as the agents do).
+ */
+export function withPolicySites(planner: Planner, entry: PolicyEntry): Planner {
+  return {
+    plan(input, solver) {
+      const result = planner.plan(input, solver);
+      return { ...result, plan: withSiteSettings(result.plan, entry) };
+    },
+  };
 }

@@ -38,6 +38,15 @@ export type QueueDiscipline = z.infer<typeof QueueDiscipline>;
 export const DecodeRouting = z.enum(["spread", "pack"]);
 export type DecodeRouting = z.infer<typeof DecodeRouting>;
 
+/**
+ * How a site's gateway places a request among the instances the plan routes its class to at the
+ * site: `as-routed` on the instance the edge chose; `join-idle` (the combined policy) moves it,
+ * when every replica of that instance has requests waiting for admission, to a replica of another
+ * instance of its class with none waiting and a free slot (bursts absorbed where a class has room).
+ */
+export const ClassBalance = z.enum(["as-routed", "join-idle"]);
+export type ClassBalance = z.infer<typeof ClassBalance>;
+
 export const InstanceRole = z.enum(["prefill", "decode", "mixed"]);
 export type InstanceRole = z.infer<typeof InstanceRole>;
 
@@ -86,6 +95,8 @@ export const SitePlan = z
     queue: QueueDiscipline.optional(),
     /** Absent: spread. */
     decodeRouting: DecodeRouting.optional(),
+    /** Absent: as-routed. */
+    balance: ClassBalance.optional(),
   })
   .superRefine((site, ctx) => {
     reportDuplicates(ctx, site.instances.map((i) => i.id), (i) => ["instances", i, "id"], "instance id");

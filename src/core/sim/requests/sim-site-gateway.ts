@@ -1,4 +1,5 @@
 import type { ClassId } from "../../schemas/ids.ts";
+import type { ClassBalance } from "../../schemas/plan.ts";
 import { ReplicaTurns } from "../../scheduling/replica-turns.ts";
 import { SiteQueue, type WaitingRequest } from "../../scheduling/site-queue.ts";
 import { PlanReplicas } from "./plan-replicas.ts";
@@ -33,13 +34,18 @@ export interface SimGatewayOptions {
  * to at the site; while those are all starting, to any up replica of the model (the replicas a
  * plan change hands over included), as `resolveTarget` does. Replicas take turns (`ReplicaTurns`)
  * up to `replicaConcurrency` requests each; the rest wait in the site queue (`SiteQueue`, FIFO)
- * up to `queueWaitMs`.
+ * up to `queueWaitMs`. Under the plan's `join-idle` balance, a request whose entry has requests
+ * waiting for admission at every replica goes to a replica with none waiting of another entry of
+ * its class, else of its model, as the agent's gateway does from its engines' queue gauges (here
+ * read the instant it decides).
  */
 export class SimSiteGateway {
   readonly queue: SiteQueue<HeldRequest>;
   /** Requests held in the queue per entry (its instance's `waiting` in telemetry). */
   readonly heldByEntry = new Map<string, number>();
   private readonly turns = new ReplicaTurns();
+  /** The plan's balance among a class's entries at this site (set when a plan is installed). */
+  balance: ClassBalance = "as-routed";
 
   constructor(
     readonly siteId: string,
@@ -53,7 +59,7 @@ export class SimSiteGateway {
   resolve(entryKey: string, classId: ClassId, model: string, t: number): GatewayTarget | undefined {
     const entry = this.plan.entries.get(entryKey);
     const own = entry?.replicas.filter((r) => r.accepting(t)) ?? [];
-    if (own.length > 0) return { group: entryKey, replicas: own };
+    if (own.length > 0) return (this.balance === "join-idle" && this.joinIdle(entryKey, classId, model, own, t)) || { group: entryKey, replicas: own };
     if (entry && PlanReplicas.awaited(entry, t)) {
       const handover = this.plan.handoverReplicas(this.siteId, model, t);
       if (handover.length > 0) return { group: `handover:${model}`, replicas: handover };
@@ -65,6 +71,20 @@ export class SimSiteGateway {
     if (!awaited) return undefined;
     const standIns = this.plan.bySite.get(this.siteId)!.filter((r) => r.model === model && r.accepting(t));
     return standIns.length > 0 ? { group: `standin:${model}`, replicas: standIns } : undefined;
+  }
+
+  /**
+   * `join-idle`: when every one of `own` has requests waiting for admission, the accepting replicas
+   * with none waiting and a free slot of the class's other entries here, else of the model's other
+   * entries here; undefined otherwise.
+   */
+  private joinIdle(entryKey: string, classId: ClassId, model: string, own: readonly Replica[], t: number): GatewayTarget | undefined {
+    if (!own.every((r) => r.engine.load.waiting > 0)) return undefined;
+    const idle = (r: Replica) => r.entryKey !== entryKey && r.model === model && r.accepting(t) && r.engine.load.waiting === 0 && r.inFlight < this.options.replicaConcurrency;
+    const ofClass = (this.plan.classEntries.get(this.siteId)?.get(classId) ?? []).flatMap((e) => e.replicas.filter(idle));
+    if (ofClass.length > 0) return { group: `idle:${classId}`, replicas: ofClass };
+    const ofModel = (this.plan.bySite.get(this.siteId) ?? []).filter(idle);
+    return ofModel.length > 0 ? { group: `idle:${model}`, replicas: ofModel } : undefined;
   }
 
   /** The target's next replica in turn with a free slot, or undefined when all are full. */
