@@ -97,6 +97,8 @@ export const AgentConfig = z
     gatewayIdleTimeoutMs: ms(60_000),
     /** Request bytes the gateway holds at once (bodies being read, queued, in flight); past it a request is refused (503). */
     gatewayMaxHeldBytes: count(256 * 1024 * 1024),
+    /** How often the gateway reads its engines' queue gauges while the plan's balance is join-idle (the combined policy's). */
+    gatewayBalanceReadMs: ms(250),
   })
   .superRefine((c, ctx) => {
     if (c.engine === "sim" && c.gpu !== "sim") ctx.addIssue({ code: "custom", path: ["engine"], message: "the simulated engine runs on simulated GPUs: use gpu 'sim'" });
@@ -146,6 +148,7 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "engineAdoptWindowMs",
   "gatewayIdleTimeoutMs",
   "gatewayMaxHeldBytes",
+  "gatewayBalanceReadMs",
 ]);
 
 /** Every key, in the schema's order. */

@@ -24,6 +24,7 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
     ingress: new IngressAuth({ secrets: ingressSecrets(config) }),
     idleTimeoutMs: config.gatewayIdleTimeoutMs,
     maxHeldBytes: config.gatewayMaxHeldBytes,
+    balanceReadMs: config.gatewayBalanceReadMs,
     scheduler: config.scheduler,
     replicaConcurrency: config.gatewayReplicaConcurrency,
     queueMax: config.gatewayQueueMax,

@@ -40,11 +40,12 @@ function asCeiling(planned: ClockSetting | undefined, chosen: ClockSetting): Clo
  * Greenference's combined policy (DESIGN section 7): one plan over instances x TP x clock x model
  * variant x load per site, priced by the fleet's weights (carbon at each site's intensity, energy,
  * latency with the site's round trip, accuracy), EcoFreq bounds per instance, its own Planner-S,
- * Clover's carbon trigger, least-laxity-first queues and EcoRoute packing decode within tiles.
+ * Clover's carbon trigger, least-laxity-first queues, EcoRoute packing decode within tiles, and
+ * join-idle gateways (a request whose instance has a queue at every replica joins an idle one).
  */
 export const greenferencePolicy: PolicyEntry = {
   kind: "greenference",
-  summary: "one plan over instances x TP x clock x variant x load, network RTT counted; its own Planner-S; EcoFreq bounds; carbon trigger; LLF queues; EcoRoute packing",
+  summary: "one plan over instances x TP x clock x variant x load, network RTT counted; its own Planner-S; EcoFreq bounds; carbon trigger; LLF queues; EcoRoute packing; join-idle gateways",
   fleetPlanner: { name: "greenference", cadenceMs: PLANNER_L_PERIOD_MS, create: (policy) => greenferencePlanner(GreenferenceConfig.parse({ kind: "greenference", weights: policy.weights })) },
   corrector: greenferenceCorrector,
   clockPolicy: "ecofreq",
