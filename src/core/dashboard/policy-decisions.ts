@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { PolicyEntry } from "../policies/policy-entry.ts";
 import { PolicyKind, type Fleet } from "../schemas/fleet.ts";
 import { EpochMs, SiteId } from "../schemas/ids.ts";
-import { ClassBalance, DecodeRouting, QueueDiscipline, type Plan } from "../schemas/plan.ts";
+import { GatewayBalance, DecodeRouting, QueueDiscipline, type Plan } from "../schemas/plan.ts";
 import type { Telemetry } from "../schemas/telemetry.ts";
 
 /** One Planner-S correction as the dashboard lists it. */
@@ -29,7 +29,7 @@ export const DashboardSiteDecision = z.object({
   clocks: z.array(z.string()),
   queue: QueueDiscipline,
   decodeRouting: DecodeRouting,
-  balance: ClassBalance,
+  balance: GatewayBalance,
   /** Jain's fairness the site reported (FREESH Eq. 9); null when it reported none. */
   fairness: z.number().min(0).max(1).nullable(),
 });

@@ -2,7 +2,7 @@ import type { LpSolver } from "../ports/lp-solver.ts";
 import type { PlannerSInput } from "../planning/heron/planner-s.ts";
 import type { Planner } from "../planning/planner.ts";
 import type { Policy, PolicyKind, PolicyWeights } from "../schemas/fleet.ts";
-import type { ClassBalance, ClockPolicyName, DecodeRouting, PlanDelta, QueueDiscipline } from "../schemas/plan.ts";
+import type { GatewayBalance, ClockPolicyName, DecodeRouting, PlanDelta, QueueDiscipline } from "../schemas/plan.ts";
 
 /** A policy's fleet planner: what the cron runs, how often, and how it is built from the fleet's policy. */
 export interface FleetPlannerSpec {
@@ -34,11 +34,11 @@ export interface CarbonTriggerSpec {
   threshold: number;
 }
 
-/** What a policy asks of every site: how its gateway queues requests, routes decode pools and balances a class's instances. */
+/** What a policy asks of every site: how its gateway queues requests, routes decode pools and balances its instances. */
 export interface SiteSettings {
   queue: QueueDiscipline;
   decodeRouting: DecodeRouting;
-  balance: ClassBalance;
+  balance: GatewayBalance;
 }
 
 /**

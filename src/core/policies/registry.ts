@@ -27,7 +27,7 @@ export type PolicyRegistry = Readonly<Record<PolicyKind, PolicyEntry>>;
 
 /**
  * Runs a policy's fleet planner and marks the plan as the policy's: its kind, and at every site the
- * queue discipline and decode routing the policy asks of the site's gateway. With the fleet's
+ * queue discipline, decode routing and balance the policy asks of the site's gateway. With the fleet's
  * `standby` setting (on by default) the plan then keeps failover capacity for every model it
  * serves at a second site (`withStandby`), whichever policy made it.
  *

@@ -39,13 +39,13 @@ export const DecodeRouting = z.enum(["spread", "pack"]);
 export type DecodeRouting = z.infer<typeof DecodeRouting>;
 
 /**
- * How a site's gateway places a request among the instances the plan routes its class to at the
- * site: `as-routed` on the instance the edge chose; `join-idle` (the combined policy) moves it,
- * when every replica of that instance has requests waiting for admission, to a replica of another
- * instance of its class with none waiting and a free slot (bursts absorbed where a class has room).
+ * How a site's gateway balances requests among its instances: `as-routed` keeps each on the
+ * instance the edge chose; `join-idle` (the combined policy) moves one, when every replica of that
+ * instance has requests waiting for admission, to a replica with none waiting and a free slot of
+ * another instance of its class at the site, else of its model (bursts go where the site has room).
  */
-export const ClassBalance = z.enum(["as-routed", "join-idle"]);
-export type ClassBalance = z.infer<typeof ClassBalance>;
+export const GatewayBalance = z.enum(["as-routed", "join-idle"]);
+export type GatewayBalance = z.infer<typeof GatewayBalance>;
 
 export const InstanceRole = z.enum(["prefill", "decode", "mixed"]);
 export type InstanceRole = z.infer<typeof InstanceRole>;
@@ -96,7 +96,7 @@ export const SitePlan = z
     /** Absent: spread. */
     decodeRouting: DecodeRouting.optional(),
     /** Absent: as-routed. */
-    balance: ClassBalance.optional(),
+    balance: GatewayBalance.optional(),
   })
   .superRefine((site, ctx) => {
     reportDuplicates(ctx, site.instances.map((i) => i.id), (i) => ["instances", i, "id"], "instance id");

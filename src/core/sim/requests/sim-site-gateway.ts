@@ -1,5 +1,5 @@
 import type { ClassId } from "../../schemas/ids.ts";
-import type { ClassBalance } from "../../schemas/plan.ts";
+import type { GatewayBalance } from "../../schemas/plan.ts";
 import { ReplicaTurns } from "../../scheduling/replica-turns.ts";
 import { SiteQueue, type WaitingRequest } from "../../scheduling/site-queue.ts";
 import { PlanReplicas } from "./plan-replicas.ts";
@@ -45,7 +45,7 @@ export class SimSiteGateway {
   readonly heldByEntry = new Map<string, number>();
   private readonly turns = new ReplicaTurns();
   /** The plan's balance among a class's entries at this site (set when a plan is installed). */
-  balance: ClassBalance = "as-routed";
+  balance: GatewayBalance = "as-routed";
 
   constructor(
     readonly siteId: string,
