@@ -229,10 +229,6 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
     if (!next) return;
     running.install(next, t, plans === 1 && corrections === 0 && !plan);
     plan = next;
-    for (const s of next.sites) {
-      const gateway = gateways.get(s.site);
-      if (gateway) gateway.balance = s.balance ?? "as-routed";
-    }
     for (const s of cfg.sites) statuses.set(s.id, siteHeartbeat(s.id, running, gateways.get(s.id)!.heldByEntry, t));
     const snapshot = planSnapshot(plan, `${plan.version}.${plans}.${corrections}`, cfg.scheme, cfg.slo, cfg.sites.map((s) => s.id), statuses);
     if (router) router.update(snapshot);

@@ -15,7 +15,7 @@ describe("the per-request simulator's site gateway", () => {
     a!.engine.enqueue(0, 0); // waits for admission until the engine steps
     expect(gateway.resolve("dc/a", SS, TEST_LLM.id, 0)).toEqual({ group: "dc/a", replicas: [a] });
 
-    gateway.balance = "join-idle";
+    replicas.install(testPlan(2, ["a", "b", "c"], ["a", "b"], "join-idle"), 0, false);
     expect(gateway.resolve("dc/a", SS, TEST_LLM.id, 0)).toEqual({ group: "idle:SS", replicas: [b] });
     b!.engine.enqueue(1, 0);
     expect(gateway.resolve("dc/a", SS, TEST_LLM.id, 0)).toEqual({ group: `idle:${TEST_LLM.id}`, replicas: [c] });

@@ -1,5 +1,4 @@
 import type { ClassId } from "../../schemas/ids.ts";
-import type { GatewayBalance } from "../../schemas/plan.ts";
 import { ReplicaTurns } from "../../scheduling/replica-turns.ts";
 import { SiteQueue, type WaitingRequest } from "../../scheduling/site-queue.ts";
 import { PlanReplicas } from "./plan-replicas.ts";
@@ -44,8 +43,6 @@ export class SimSiteGateway {
   /** Requests held in the queue per entry (its instance's `waiting` in telemetry). */
   readonly heldByEntry = new Map<string, number>();
   private readonly turns = new ReplicaTurns();
-  /** The plan's balance among a class's entries at this site (set when a plan is installed). */
-  balance: GatewayBalance = "as-routed";
 
   constructor(
     readonly siteId: string,
@@ -59,7 +56,7 @@ export class SimSiteGateway {
   resolve(entryKey: string, classId: ClassId, model: string, t: number): GatewayTarget | undefined {
     const entry = this.plan.entries.get(entryKey);
     const own = entry?.replicas.filter((r) => r.accepting(t)) ?? [];
-    if (own.length > 0) return (this.balance === "join-idle" && this.joinIdle(entryKey, classId, model, own, t)) || { group: entryKey, replicas: own };
+    if (own.length > 0) return (this.plan.balance.get(this.siteId) === "join-idle" && this.joinIdle(entryKey, classId, model, own, t)) || { group: entryKey, replicas: own };
     if (entry && PlanReplicas.awaited(entry, t)) {
       const handover = this.plan.handoverReplicas(this.siteId, model, t);
       if (handover.length > 0) return { group: `handover:${model}`, replicas: handover };
