@@ -1,6 +1,6 @@
 import { mainClass } from "../../planning/plan-reading.ts";
 import type { ClassId } from "../../schemas/ids.ts";
-import type { ClockSetting, GatewayBalance, Plan } from "../../schemas/plan.ts";
+import type { ClockSetting, GatewayBalance, Plan, QueueDiscipline } from "../../schemas/plan.ts";
 import { clockOf, type ReconfigurationCounts } from "../fleet/apply-plan.ts";
 import type { FleetSite, ReconfigurationDelays } from "../fleet/fleet-types.ts";
 import type { ProfileIndex } from "../fleet/profile-index.ts";
@@ -47,6 +47,8 @@ export class PlanReplicas {
   classEntries = new Map<string, Map<ClassId, RunningEntry[]>>();
   /** Per site, how the plan asks its gateway to balance requests among instances (absent: as-routed). */
   balance = new Map<string, GatewayBalance>();
+  /** Per site, the order in which the plan asks its gateway to take waiting requests (absent: the site's own, FIFO). */
+  queue = new Map<string, QueueDiscipline>();
   /** The replicas of the plan's entries (the others at a site are handing over or finishing). */
   private planned = new Set<Replica>();
 
@@ -64,6 +66,7 @@ export class PlanReplicas {
 
   install(plan: Plan, t: number, warm: boolean): void {
     this.balance = new Map(plan.sites.flatMap((s) => (s.balance ? [[s.site as string, s.balance] as const] : [])));
+    this.queue = new Map(plan.sites.flatMap((s) => (s.queue ? [[s.site as string, s.queue] as const] : [])));
     const servedBy = new Map<string, Set<ClassId>>();
     for (const [c, targets] of Object.entries(plan.routing) as [ClassId, Plan["routing"][ClassId]][]) {
       for (const target of targets ?? []) {

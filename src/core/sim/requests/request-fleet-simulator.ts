@@ -9,6 +9,7 @@ import { ecoFreqClock } from "../../planning/greenserve/eco-clock.ts";
 import { EcoFreqModels } from "../../planning/greenserve/eco-freq-models.ts";
 import { forkRng, seededRng } from "../../ports/rng.ts";
 import { Router } from "../../routing/router.ts";
+import { isolatedServiceMs } from "../../scheduling/service-time.ts";
 import type { SiteStatus } from "../../routing/site-status.ts";
 import type { Plan } from "../../schemas/plan.ts";
 import type { ClassScheme } from "../../schemas/request-class.ts";
@@ -100,6 +101,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   const running = new PlanReplicas(cfg.sites, new ProfileIndex(cfg.profile), delays, counts, makeReplica, cfg.makeBeforeBreak !== false, engineClock);
   const gateways = new Map(cfg.sites.map((s) => [s.id as string, new SimSiteGateway(s.id, running, gatewayOptions)]));
   const governors = new Map(cfg.sites.map((s) => [s.id as string, new PowerGovernor()]));
+  const siteGpu = new Map(cfg.sites.map((s) => [s.id as string, s.gpu]));
   const statuses = new Map<string, SiteStatus>();
   let plan: Plan | undefined;
   let router: Router | undefined;
@@ -153,7 +155,9 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
       if (!target) continue;
       const replica = gateway.pick(target);
       if (replica) return start(i, replica, t);
-      if (gateway.hold({ id: i, arrivalMs: t * 1000, isolatedMs: 0, entryKey, classId: req.classId })) return;
+      // FREESH's Lat for least laxity first: the request alone on the replicas it waits for.
+      const isolatedMs = isolatedServiceMs({ llm: cfg.llm, gpu: siteGpu.get(site)!, tp: target.replicas[0]!.tp, mhz: target.replicas[0]!.mhz }, req.inputTokens, req.outputTokens);
+      if (gateway.hold({ id: i, arrivalMs: t * 1000, isolatedMs, entryKey, classId: req.classId })) return;
     }
     metrics.drop(i, t);
   }
@@ -228,6 +232,7 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
     }
     if (!next) return;
     running.install(next, t, plans === 1 && corrections === 0 && !plan);
+    for (const gateway of gateways.values()) gateway.followPlan();
     plan = next;
     for (const s of cfg.sites) statuses.set(s.id, siteHeartbeat(s.id, running, gateways.get(s.id)!.heldByEntry, t));
     const snapshot = planSnapshot(plan, `${plan.version}.${plans}.${corrections}`, cfg.scheme, cfg.slo, cfg.sites.map((s) => s.id), statuses);

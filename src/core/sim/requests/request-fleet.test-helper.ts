@@ -6,7 +6,7 @@ import { DYNAMOLLM_CLASS_LENGTHS, sampleLengths } from "../../profiling/class-le
 import { virtualProfile } from "../../profiling/virtual-profiler.ts";
 import { seededRng } from "../../ports/rng.ts";
 import type { ClassId, SiteId } from "../../schemas/ids.ts";
-import { Plan, type GatewayBalance } from "../../schemas/plan.ts";
+import { Plan, type GatewayBalance, type QueueDiscipline } from "../../schemas/plan.ts";
 import { ClassScheme } from "../../schemas/request-class.ts";
 import { ProfileIndex } from "../fleet/profile-index.ts";
 import type { FleetPlanner, FleetSimConfig } from "../fleet/fleet-types.ts";
@@ -49,14 +49,14 @@ export function testFleet(o: { gpus: number; rps: number; durationS: number; pla
 /** Site dc: four test GPUs with ample power. */
 export const TEST_SITE = { id: "dc" as SiteId, gpu: TEST_GPU, gpus: 4, power: constantSeries("power", "W", 4 * TEST_GPU.tdpW * 2, 3600), carbon: constantSeries("carbon", "gCO2/kWh", 300, 3600) };
 
-/** A plan of TP1 instances at the top clock on site dc, those `routed` (all by default) routed class SS with equal weights, its gateway's `balance` as given. */
-export function testPlan(version: number, ids: string[], routed = ids, balance?: GatewayBalance): Plan {
+/** A plan of TP1 instances at the top clock on site dc, those `routed` (all by default) routed class SS with equal weights, its gateway's `balance` and `queue` as given. */
+export function testPlan(version: number, ids: string[], routed = ids, gateway: { balance?: GatewayBalance; queue?: QueueDiscipline } = {}): Plan {
   return Plan.parse({
     version,
     createdAtMs: 0,
     validUntilMs: 3_600_000,
     policy: "greenference",
-    sites: [{ site: "dc", powerCapW: 10_000, ...(balance ? { balance } : {}), instances: ids.map((id, i) => ({ id, model: TEST_LLM.id, variant: "base", tp: 1, gpus: [i], clock: { mode: "locked", mhz: TEST_GPU.maxMhz } })) }],
+    sites: [{ site: "dc", powerCapW: 10_000, ...gateway, instances: ids.map((id, i) => ({ id, model: TEST_LLM.id, variant: "base", tp: 1, gpus: [i], clock: { mode: "locked", mhz: TEST_GPU.maxMhz } })) }],
     routing: { SS: routed.map((id) => ({ site: "dc", instance: id, weight: 1 })) },
   });
 }

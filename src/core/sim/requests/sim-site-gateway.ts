@@ -32,8 +32,8 @@ export interface SimGatewayOptions {
  * those, to the other entries the plan routes its class
  * to at the site; while those are all starting, to any up replica of the model (the replicas a
  * plan change hands over included), as `resolveTarget` does. Replicas take turns (`ReplicaTurns`)
- * up to `replicaConcurrency` requests each; the rest wait in the site queue (`SiteQueue`, FIFO)
- * up to `queueWaitMs`. Under the plan's `join-idle` balance, a request whose entry has requests
+ * up to `replicaConcurrency` requests each; the rest wait in the site queue (`SiteQueue`, in the
+ * plan's queue discipline: FIFO, or least laxity first) up to `queueWaitMs`. Under the plan's `join-idle` balance, a request whose entry has requests
  * waiting for admission at every replica goes to a replica with none waiting of another entry of
  * its class, else of its model, as the agent's gateway does from its engines' queue gauges (here
  * read the instant it decides).
@@ -50,6 +50,11 @@ export class SimSiteGateway {
     private readonly options: SimGatewayOptions,
   ) {
     this.queue = new SiteQueue<HeldRequest>({ policy: "fifo-rr", maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
+  }
+
+  /** Orders the site queue as the plan in force asks (FIFO where it says nothing), as the agent's gateway does. */
+  followPlan(): void {
+    this.queue.useDiscipline(this.plan.queue.get(this.siteId) ?? "fifo-rr");
   }
 
   /** Where a request for `entryKey` of class `classId` may go at `t`; undefined when nothing at the site can take it (the edge tries elsewhere). */
