@@ -55,7 +55,9 @@ describe("greenference reproduce", () => {
       if (row.seed === "dynamollm") expect(row.holds).toBe(holds(row.paper, row.ours, row.unit) && (row.guards ?? []).every((g: { holds: boolean }) => g.holds));
       else expect(row).toMatchObject({ seed: "greenference", baseline: "DynamoLLM", paper: 1, unit: "ratio" });
     }
-    expect(j.experiments.filter((row: ExperimentRow) => row.seed === "greenference")).toHaveLength(1);
+    // The combined row runs on DynamoLLM's objective; the hour's table also shows it at its default weights.
+    expect(j.experiments.filter((row: ExperimentRow) => row.seed === "greenference")).toEqual([expect.objectContaining({ metric: expect.stringContaining("DynamoLLM's objective: energy, latency bounded by the SLOs, not priced") })]);
+    expect(readFileSync(join(dir, "out", "dynamollm", "dynamollm-conversation-hour.md"), "utf8")).toMatch(/\| Greenference combined +\|[^\n]*\n\| Greenference combined, default weights +\|/);
     expect(j.headlines).toEqual([expect.objectContaining({ seed: "dynamollm", id: "dynamollm-energy-vs-singlepool-hour", guards: [expect.objectContaining({ side: "at-most", limit: 0 }), expect.objectContaining({ side: "at-most", limit: 0 })] })]);
     expect(r.err.some((line) => /^reproduce dynamollm \[\d+ s\]: conversation hour on 12 servers: DynamoLLM$/.test(line))).toBe(true);
     expect(readdirSync(join(dir, "out", "dynamollm")).sort()).toEqual(["dynamollm-conversation-hour.md", "dynamollm-hour-energy.svg", "dynamollm-week.md", "dynamollm-week.svg"]);
