@@ -12,8 +12,10 @@ export interface EngineQueueGaugesOptions {
  * The requests each engine has waiting for admission, as its metrics last said (vLLM's and
  * SGLang's queue gauges, the simulated engine's alike), read every `periodMs` while wanted, so the
  * gateway can tell which replicas have a queue without a call per request. A replica the gateway
- * has just sent a request to counts as unknown until the next read: a read of 0 says nothing of
- * what was sent after it, and one stale read must not draw a whole burst to one replica.
+ * has just sent a request to counts as unknown until a read that began after it: a read of 0 says
+ * nothing of what was sent after it, and one stale read must not draw a whole burst to one
+ * replica. Each engine is read on its own, so one whose metrics hang holds no other's reads; it
+ * counts as unknown once its read is a period overdue.
  *
  * @example
  * const gauges = new EngineQueueGauges({ engines: () => view.engines(), wanted: () => true, periodMs: 250 });
@@ -22,8 +24,11 @@ export interface EngineQueueGaugesOptions {
  */
 export class EngineQueueGauges {
   private readonly read = new Map<string, number>();
+  /** Engines whose read has not answered yet. */
+  private readonly reading = new Set<string>();
+  /** Engines sent a request while their read was under way: a read of none from it is stale. */
+  private readonly sentDuringRead = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
-  private reading = false;
 
   constructor(private readonly o: EngineQueueGaugesOptions) {}
 
@@ -39,21 +44,41 @@ export class EngineQueueGauges {
     this.timer = undefined;
   }
 
-  /** Reads every accepting engine once (one read at a time; an engine that does not answer becomes unknown). */
+  /**
+   * Reads every accepting engine whose last read has answered; one still unanswered becomes
+   * unknown, as does one that fails its read or no longer takes requests. Resolves when this
+   * round's reads have answered.
+   */
   async refresh(): Promise<void> {
-    if (this.reading || !this.o.wanted()) return;
-    this.reading = true;
-    try {
-      const engines = [...this.o.engines()].filter((e) => e.accepting && e.state === "ready");
-      const loads = await Promise.all(engines.map((e) => e.load().then((l) => l.waiting, () => undefined)));
+    if (!this.o.wanted()) {
       this.read.clear();
-      engines.forEach((e, i) => loads[i] !== undefined && this.read.set(launchKey(e.launch), loads[i]));
+      return;
+    }
+    const engines = [...this.o.engines()].filter((e) => e.accepting && e.state === "ready");
+    const keys = new Set(engines.map((e) => launchKey(e.launch)));
+    for (const key of [...this.read.keys()]) if (!keys.has(key)) this.read.delete(key);
+    await Promise.all(engines.map((e) => this.readOne(e)));
+  }
+
+  private async readOne(engine: Engine): Promise<void> {
+    const key = launchKey(engine.launch);
+    if (this.reading.has(key)) {
+      this.read.delete(key);
+      return;
+    }
+    this.reading.add(key);
+    try {
+      const waiting = await engine.load().then((l) => l.waiting, () => undefined);
+      const stale = this.sentDuringRead.has(key) && waiting === 0;
+      if (waiting === undefined || stale) this.read.delete(key);
+      else this.read.set(key, waiting);
     } finally {
-      this.reading = false;
+      this.reading.delete(key);
+      this.sentDuringRead.delete(key);
     }
   }
 
-  /** Requests waiting at `engine` as last read; undefined before its first read, after a failed one, or once a read of none was sent more. */
+  /** Requests waiting at `engine` as last read; undefined before its first read, after a failed or overdue one, or once a read of none was sent more. */
   waiting(engine: Engine): number | undefined {
     return this.read.get(launchKey(engine.launch));
   }
@@ -61,6 +86,7 @@ export class EngineQueueGauges {
   /** The gateway sent `engine` a request: a read of none waiting no longer stands (one of some still does). */
   sent(engine: Engine): void {
     const key = launchKey(engine.launch);
+    if (this.reading.has(key)) this.sentDuringRead.add(key);
     if (this.read.get(key) === 0) this.read.delete(key);
   }
 }
