@@ -33,10 +33,10 @@ export interface SimGatewayOptions {
  * to at the site; while those are all starting, to any up replica of the model (the replicas a
  * plan change hands over included), as `resolveTarget` does. Replicas take turns (`ReplicaTurns`)
  * up to `replicaConcurrency` requests each; the rest wait in the site queue (`SiteQueue`, in the
- * plan's queue discipline: FIFO, or least laxity first) up to `queueWaitMs`. Under the plan's `join-idle` balance, a request whose entry has requests
- * waiting for admission at every replica goes to a replica with none waiting of another entry of
- * its class, else of its model, as the agent's gateway does from its engines' queue gauges (here
- * read the instant it decides).
+ * plan's queue discipline: FIFO, or least laxity first) up to `queueWaitMs`. Under the plan's
+ * `join-idle` balance, a request whose entry has requests waiting for admission at every replica
+ * goes to a replica with none waiting of another entry of its class, else of its model, as the
+ * agent's gateway does from its engines' queue gauges (here read the instant it decides).
  */
 export class SimSiteGateway {
   readonly queue: SiteQueue<HeldRequest>;
