@@ -1,6 +1,6 @@
 import { mainClass } from "../../planning/plan-reading.ts";
 import type { ClassId } from "../../schemas/ids.ts";
-import type { ClockSetting, GatewayBalance, Plan, QueueDiscipline } from "../../schemas/plan.ts";
+import type { ClockSetting, Plan, SitePlan } from "../../schemas/plan.ts";
 import { clockOf, type ReconfigurationCounts } from "../fleet/apply-plan.ts";
 import type { FleetSite, ReconfigurationDelays } from "../fleet/fleet-types.ts";
 import type { ProfileIndex } from "../fleet/profile-index.ts";
@@ -45,10 +45,8 @@ export class PlanReplicas {
   readonly bySite = new Map<string, Replica[]>();
   /** Per site and class, the entries the plan routes the class to there (the gateway's stand-ins for a starting instance). */
   classEntries = new Map<string, Map<ClassId, RunningEntry[]>>();
-  /** Per site, how the plan asks its gateway to balance requests among instances (absent: as-routed). */
-  balance = new Map<string, GatewayBalance>();
-  /** Per site, the order in which the plan asks its gateway to take waiting requests (absent: the site's own, FIFO). */
-  queue = new Map<string, QueueDiscipline>();
+  /** Per site, how the plan asks its gateway to queue (absent: the site's own, FIFO) and balance (absent: as-routed) requests. */
+  gateway = new Map<string, Pick<SitePlan, "queue" | "balance">>();
   /** The replicas of the plan's entries (the others at a site are handing over or finishing). */
   private planned = new Set<Replica>();
 
@@ -65,8 +63,7 @@ export class PlanReplicas {
   }
 
   install(plan: Plan, t: number, warm: boolean): void {
-    this.balance = new Map(plan.sites.flatMap((s) => (s.balance ? [[s.site as string, s.balance] as const] : [])));
-    this.queue = new Map(plan.sites.flatMap((s) => (s.queue ? [[s.site as string, s.queue] as const] : [])));
+    this.gateway = new Map(plan.sites.map((s) => [s.site as string, { queue: s.queue, balance: s.balance }]));
     const servedBy = new Map<string, Set<ClassId>>();
     for (const [c, targets] of Object.entries(plan.routing) as [ClassId, Plan["routing"][ClassId]][]) {
       for (const target of targets ?? []) {

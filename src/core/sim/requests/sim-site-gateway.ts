@@ -54,14 +54,14 @@ export class SimSiteGateway {
 
   /** Orders the site queue as the plan in force asks (FIFO where it says nothing), as the agent's gateway does. */
   followPlan(): void {
-    this.queue.useDiscipline(this.plan.queue.get(this.siteId) ?? "fifo-rr");
+    this.queue.useDiscipline(this.plan.gateway.get(this.siteId)?.queue ?? "fifo-rr");
   }
 
   /** Where a request for `entryKey` of class `classId` may go at `t`; undefined when nothing at the site can take it (the edge tries elsewhere). */
   resolve(entryKey: string, classId: ClassId, model: string, t: number): GatewayTarget | undefined {
     const entry = this.plan.entries.get(entryKey);
     const own = entry?.replicas.filter((r) => r.accepting(t)) ?? [];
-    if (own.length > 0) return (this.plan.balance.get(this.siteId) === "join-idle" && this.joinIdle(entryKey, classId, model, own, t)) || { group: entryKey, replicas: own };
+    if (own.length > 0) return (this.plan.gateway.get(this.siteId)?.balance === "join-idle" && this.joinIdle(entryKey, classId, model, own, t)) || { group: entryKey, replicas: own };
     if (entry && PlanReplicas.awaited(entry, t)) {
       const handover = this.plan.handoverReplicas(this.siteId, model, t);
       if (handover.length > 0) return { group: `handover:${model}`, replicas: handover };
