@@ -29,6 +29,14 @@ describe("EcoFreqIterationController (per iteration, as simulated engines call i
     expect(c.chooseMhz(state({ nowS: 0.04, phase: "prefill", batchTokens: 300, waiting: 5 }), BOUNDS)).toBe(1005);
     expect(c.hook.decisions).toEqual([2, 2]);
   });
+
+  it("takes requests waiting in the site gateway's queue for its instance as waiting, though the engine has room", () => {
+    let queued = 0;
+    const c = new EcoFreqIterationController(models.build(llm, h100, 1, BOUNDS, SLO), (b) => b, { queued: () => queued });
+    expect(c.chooseMhz(state({ running: 4, kvTokens: 2000 }), BOUNDS)).toBe(1395);
+    queued = 2;
+    expect(c.chooseMhz(state({ nowS: 0.01, running: 4, kvTokens: 2004 }), BOUNDS)).toBe(1590);
+  });
 });
 
 describe("EcoFreqMetricsController (periodic, from engine metrics, for vLLM / SGLang)", () => {

@@ -18,12 +18,13 @@ import { applyClock, type ControlScope, type LocalController } from "./local-con
 export class EcoFreqIterationController implements FrequencyController {
   readonly hook: EcoClock;
 
+  /** `queued`: requests for the engine's instance waiting in the site gateway's queue (Algorithm 1's waiting requests too). */
   constructor(
     readonly eco: EcoFreq,
     private readonly allowed: (bounds: ClockLock) => ClockLock,
-    maxBatch?: number,
+    o: { maxBatch?: number; queued?: () => number } = {},
   ) {
-    this.hook = ecoFreqClock(eco, { maxBatch });
+    this.hook = ecoFreqClock(eco, o);
   }
 
   chooseMhz(state: IterationState, bounds: ClockLock): number {

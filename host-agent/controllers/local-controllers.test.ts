@@ -8,6 +8,7 @@ import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-hel
 import { launchKey, type Engine, type EngineLoad } from "../engines/engine.ts";
 import { SitePlanSlice } from "../protocol/plan-slice.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
+import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { ControlProfiles } from "./control-profiles.ts";
 import { simulatedGpus } from "./controllers.test-helper.ts";
 import { LocalControllers, type ApplierView } from "./local-controllers.ts";
@@ -19,7 +20,7 @@ const capacity = kvCapacityTokens(llmSpec("llama3.1-8b"), gpuSpec("H100-80GB"), 
  * A site of vLLM-like engines: they cannot run here (no GPU), so each replica is its metrics only,
  * the queue and KV use the test sets. The applier view is what the plan applier exposes.
  */
-async function site() {
+async function site(o: { requests?: RequestTracker; perIteration?: boolean } = {}) {
   const sim = await simulatedGpus(4);
   const loads = new Map<string, EngineLoad>();
   const engines = new Map<string, Engine>();
@@ -41,7 +42,8 @@ async function site() {
     gpuTypes: ["H100-80GB", "H100-80GB", "H100-80GB", "H100-80GB"],
     requestLog: new RequestLog(),
     applier: () => view,
-    perIteration: false,
+    perIteration: o.perIteration ?? false,
+    ...(o.requests ? { requests: o.requests } : {}),
     slo: { multiple: 5 },
     profiles: new ControlProfiles(),
     serverOverhead: 1.82,
@@ -51,12 +53,27 @@ async function site() {
     log: (m) => void logs.push(m),
   });
   stops.push(() => controllers.stop());
-  return { ...sim, loads, status, apply, controllers, logs };
+  return { ...sim, loads, status, view, apply, controllers, logs };
 }
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(stops.splice(0).map((stop) => stop()));
+});
+
+describe("LocalControllers on simulated engines (EcoFreq per iteration)", () => {
+  it("counts the requests the site gateway holds for the engine's instance as waiting", async () => {
+    const nowMs = { ms: 0 };
+    const requests = new RequestTracker({ nowMs: () => nowMs.ms, log: new RequestLog() });
+    const { view, apply, controllers } = await site({ requests, perIteration: true });
+    apply(1, [{ id: "eco", gpus: [0], clock: ECO }]);
+    const launch = view.current!.launches[0]!;
+    const controller = controllers.frequencyControllers("ecofreq", { minMhz: 1005, maxMhz: 1980 }, { launch, llm: llmSpec("llama3.1-8b"), gpu: gpuSpec("H100-80GB") })!;
+    const light = { nowS: 0, phase: "decode", waiting: 0, running: 4, batchTokens: 4, kvTokens: 2000, currentMhz: 1980, maxWaitingS: 0 } as const;
+    expect(controller.chooseMhz(light, { minMhz: 1005, maxMhz: 1980 })).toBe(1395);
+    requests.begin("SM", "eco", true);
+    expect(controller.chooseMhz({ ...light, nowS: 0.01, kvTokens: 2004 }, { minMhz: 1005, maxMhz: 1980 })).toBe(1980);
+  });
 });
 
 describe("LocalControllers on engines without a per-iteration hook (vLLM / SGLang)", () => {

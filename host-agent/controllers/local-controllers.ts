@@ -120,7 +120,9 @@ export class LocalControllers {
     if (policy !== "ecofreq") return undefined;
     const planned = this.o.applier().current?.slice.site?.instances.find((i) => i.id === engine.launch.instanceId);
     const slo = instanceSlo(engine.llm, engine.gpu, engine.launch.tp, planned && mainClass(planned.loadRps), this.o.slo);
-    return new EcoFreqIterationController(this.ecoModels.build(engine.llm, engine.gpu, engine.launch.tp, bounds, slo), (b) => this.ladder.allowed(b));
+    const { requests } = this.o;
+    const queued = requests ? { queued: () => requests.queuedFor(engine.launch.instanceId) } : {};
+    return new EcoFreqIterationController(this.ecoModels.build(engine.llm, engine.gpu, engine.launch.tp, bounds, slo), (b) => this.ladder.allowed(b), queued);
   };
 
   start(): void {

@@ -11,6 +11,8 @@ export interface EcoClockOptions {
   clockSwitchDelayMs?: number;
   /** The engine's `maxBatch` (default 256, the engine's default); see HASWAITINGREQS below. */
   maxBatch?: number;
+  /** Requests for this instance held outside the engine (a site gateway's queue, over its replica concurrency); see HASWAITINGREQS below. */
+  queued?: () => number;
 }
 
 /** An `EngineConfig.clock` hook with counters: decisions per frequency of the set, and iterations learnt from. */
@@ -34,6 +36,8 @@ export type EcoClock = ((s: IterationState) => number) & { readonly decisions: n
  * so a ready request waits only when the batch is full. A decode instance therefore counts as
  * having waiting requests when its queue is non-empty and its batch is at `maxBatch` (requests
  * held back by a full KV cache sit in SGLang's pre-allocation queue, also not the waiting queue).
+ * Requests a site gateway holds for the instance (`queued`) wait too, whatever the phase: the
+ * gateway holds back what is over a replica's concurrency, as the engine would over `maxBatch`.
  *
  * @example
  * const decodeClock = ecoFreqClock(eco);
@@ -69,7 +73,7 @@ export function ecoFreqClock(eco: EcoFreq, o: EcoClockOptions = {}): EcoClock {
       }
     }
     input.phase = s.phase;
-    input.hasWaiting = s.waiting > 0 && (s.phase === "prefill" || s.running >= maxBatch);
+    input.hasWaiting = (s.waiting > 0 && (s.phase === "prefill" || s.running >= maxBatch)) || (o.queued !== undefined && o.queued() > 0);
     input.tokens = s.batchTokens;
     input.requests = s.running;
     input.kvTokens = s.kvTokens;

@@ -73,6 +73,16 @@ describe("ecoFreqClock (EcoFreq as the engine's clock hook)", () => {
     expect(clock(state({ waiting: 2, running: 10 }))).toBe(1410);
   });
 
+  it("reads requests a site gateway holds for the instance as waiting, in either phase", () => {
+    let queued = 0;
+    const clock = ecoFreqClock(new EcoFreq(linesPredictor(), { ttftMs: 60, itlMs: 20 }), { maxBatch: 10, adapt: false, queued: () => queued });
+    expect(clock(state({ running: 9 }))).toBe(1005);
+    expect(clock(state({ phase: "prefill", batchTokens: 400 }))).toBe(1005);
+    queued = 3;
+    expect(clock(state({ running: 9 }))).toBe(1410);
+    expect(clock(state({ phase: "prefill", batchTokens: 400 }))).toBe(1410);
+  });
+
   it("charges a prefill batch's oldest wait against S_P, from the arrivals routed to it", () => {
     const arrivals = new PrefillArrivals();
     arrivals.push({ arrivalS: 1.0, inputTokens: 300, outputTokens: 5 });

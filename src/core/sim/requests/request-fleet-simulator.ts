@@ -79,12 +79,13 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   const replicas: Replica[] = [];
   const engineEvents = new MinHeap();
 
-  // An entry under EcoFreq runs it per iteration within its bounds, as a site agent runs it.
+  // An entry under EcoFreq runs it per iteration within its bounds, as a site agent runs it, the
+  // requests its site gateway holds for it counted as waiting.
   const ecoModels = new EcoFreqModels();
   const engineClock: EngineClockOf = (site, entry) => {
     const slo = entry.mainClass && cfg.slo[entry.mainClass];
     if (entry.clock.mode !== "policy" || entry.clock.policy !== "ecofreq" || !slo) return entry.mhz;
-    return ecoFreqClock(ecoModels.build(cfg.llm, site.gpu, entry.tp, entry.clock, slo), { clockSwitchDelayMs });
+    return ecoFreqClock(ecoModels.build(cfg.llm, site.gpu, entry.tp, entry.clock, slo), { clockSwitchDelayMs, queued: () => gateways.get(site.id)!.heldByEntry.get(entry.key) ?? 0 });
   };
   const makeReplica: ReplicaFactory = (site, entry, readyAtS, nowS) => {
     const id = replicas.length;
