@@ -63,16 +63,15 @@ afterEach(async () => {
 
 describe("LocalControllers on simulated engines (EcoFreq per iteration)", () => {
   it("counts the requests the site gateway holds for the engine's instance as waiting", async () => {
-    const nowMs = { ms: 0 };
-    const requests = new RequestTracker({ nowMs: () => nowMs.ms, log: new RequestLog() });
+    const requests = new RequestTracker({ nowMs: () => 0, log: new RequestLog() });
     const { view, apply, controllers } = await site({ requests, perIteration: true });
     apply(1, [{ id: "eco", gpus: [0], clock: ECO }]);
-    const launch = view.current!.launches[0]!;
-    const controller = controllers.frequencyControllers("ecofreq", { minMhz: 1005, maxMhz: 1980 }, { launch, llm: llmSpec("llama3.1-8b"), gpu: gpuSpec("H100-80GB") })!;
-    const light = { nowS: 0, phase: "decode", waiting: 0, running: 4, batchTokens: 4, kvTokens: 2000, currentMhz: 1980, maxWaitingS: 0 } as const;
-    expect(controller.chooseMhz(light, { minMhz: 1005, maxMhz: 1980 })).toBe(1395);
-    requests.begin("SM", "eco", true);
-    expect(controller.chooseMhz({ ...light, nowS: 0.01, kvTokens: 2004 }, { minMhz: 1005, maxMhz: 1980 })).toBe(1980);
+    const bounds = { minMhz: ECO.minMhz, maxMhz: ECO.maxMhz };
+    const controller = controllers.frequencyControllers("ecofreq", bounds, { launch: view.current!.launches[0]!, llm: llmSpec("llama3.1-8b"), gpu: gpuSpec("H100-80GB") })!;
+    const light = { nowS: 0, phase: "decode", waiting: 0, running: 4, batchTokens: 4, kvTokens: 2000, currentMhz: ECO.maxMhz, maxWaitingS: 0 } as const;
+    expect(controller.chooseMhz(light, bounds)).toBe(1395);
+    requests.begin("SM", "eco", true); // held at the gateway: not yet placed on a replica
+    expect(controller.chooseMhz({ ...light, nowS: 0.01, kvTokens: 2004 }, bounds)).toBe(ECO.maxMhz);
   });
 });
 
