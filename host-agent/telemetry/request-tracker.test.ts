@@ -70,8 +70,17 @@ describe("RequestTracker", () => {
     expect(tracker.queuedFor("llama")).toBe(1);
     expect(tracker.inFlightOf("llama").map((r) => r.awaitingFirstToken)).toEqual([false, true]);
     expect(tracker.inFlightOf("other")).toEqual([{ id: other.id, queued: true, inputTokens: undefined, classId: "SM", ageMs: 400, awaitingFirstToken: true }]);
+    expect(tracker.queuedFor("other")).toBe(1);
     tracker.drop(other);
     expect(tracker.inFlightOf("other")).toEqual([]);
+    expect(tracker.queuedFor("other")).toBe(0);
+    // Requeued twice, or after it ended, it is counted once, then not at all.
+    tracker.requeued(whole);
+    expect(tracker.queuedFor("llama")).toBe(1);
+    tracker.drop(whole);
+    tracker.requeued(whole);
+    tracker.placed(whole, "llama");
+    expect(tracker.queuedFor("llama")).toBe(0);
   });
 
   it("gives queued requests the emergency ladder's directives, and clears them once a request is placed", () => {

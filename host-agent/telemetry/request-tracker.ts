@@ -77,6 +77,8 @@ export interface AnswerFacts {
  */
 export class RequestTracker {
   private readonly open = new Set<TrackedRequest>();
+  /** Per instance, its open requests not dispatched to a replica: read before every iteration of a simulated engine, so kept, not counted. */
+  private readonly queued = new Map<string, number>();
   private nextId = 1;
 
   constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
@@ -84,6 +86,7 @@ export class RequestTracker {
   begin(classId: string | undefined, instanceId: string | undefined, streams: boolean, o: { slo?: Slo; inputTokens?: number } = {}): TrackedRequest {
     const t: TrackedRequest = { id: this.nextId++, arrivalMs: this.o.nowMs(), classId, slo: o.slo, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false, inputTokens: o.inputTokens, directive: undefined };
     this.open.add(t);
+    this.countQueued(t, 1);
     return t;
   }
 
@@ -97,6 +100,7 @@ export class RequestTracker {
 
   /** `t` went to a replica of `instanceId`. */
   placed(t: TrackedRequest, instanceId: string): void {
+    if (this.open.has(t)) this.countQueued(t, -1);
     t.instanceId = instanceId;
     t.dispatched = true;
     t.directive = undefined;
@@ -104,7 +108,9 @@ export class RequestTracker {
 
   /** `t` is back in the site queue (its replica failed before answering). */
   requeued(t: TrackedRequest): void {
+    if (!this.open.has(t) || !t.dispatched) return;
     t.dispatched = false;
+    this.countQueued(t, 1);
   }
 
   /** An output event of `t` went out to the client now. */
@@ -120,7 +126,7 @@ export class RequestTracker {
    * Token counts come from the answer's `usage`, else from its streamed events and `inputTokens`.
    */
   finish(t: TrackedRequest, answer: AnswerFacts, o: { inputTokens: number; record: boolean }): void {
-    this.open.delete(t);
+    this.close(t);
     if (!o.record || t.instanceId === undefined) return;
     const completionTokens = answer.completionTokens ?? answer.tokenEvents;
     const ttftMs = t.firstTokenMs === undefined ? undefined : t.firstTokenMs - t.arrivalMs;
@@ -132,7 +138,19 @@ export class RequestTracker {
 
   /** `t` ended without a full answer (refused, failed, or its client left): it is no longer in flight. */
   drop(t: TrackedRequest): void {
-    this.open.delete(t);
+    this.close(t);
+  }
+
+  private close(t: TrackedRequest): void {
+    if (this.open.delete(t)) this.countQueued(t, -1);
+  }
+
+  /** Adds `delta` to the queued count of `t`'s instance while `t` is open and not dispatched. */
+  private countQueued(t: TrackedRequest, delta: number): void {
+    if (t.dispatched || t.instanceId === undefined) return;
+    const n = (this.queued.get(t.instanceId) ?? 0) + delta;
+    if (n > 0) this.queued.set(t.instanceId, n);
+    else this.queued.delete(t.instanceId);
   }
 
   /** The requests of `instanceId` in flight now (waiting in the site queue or being answered). */
@@ -145,9 +163,7 @@ export class RequestTracker {
 
   /** Requests for `instanceId` waiting in the site queue (its replicas are full, or starting). */
   queuedFor(instanceId: string): number {
-    let n = 0;
-    for (const t of this.open) if (t.instanceId === instanceId && !t.dispatched) n++;
-    return n;
+    return this.queued.get(instanceId) ?? 0;
   }
 
   get inFlight(): number {
