@@ -123,7 +123,9 @@ async function runDynamo(o: ReproduceOptions): Promise<SeedResult> {
  * One system on one cluster: its planner every 5 minutes (the pool managers' epoch) sizing for
  * the peak of the coming 5 minutes, the cluster manager's forecast a load template of the same
  * workload, and the instance managers every 5 s. The combined policy plans every 5 min too, its
- * sites running EcoFreq within the planned clock bounds every 5 s (`ecoFreqCorrector`).
+ * sites running EcoFreq within the planned clock bounds: per iteration when the hour is served
+ * per request, as the agent runs it, and on the fluid simulator, which has no iterations, every
+ * 5 s from the profile (`ecoFreqCorrector`).
  */
 function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "greenference", solver: LpSolver, o: { servers: number; durationS: number; stepS: number; provisionRps: Record<ClassId, number>; carbon: TimeSeries; seed: number; requests?: readonly FleetRequest[] | undefined; weights?: PolicyWeights }): Run {
   const samples = Array.from({ length: Math.ceil(o.durationS / 300) }, (_, i) => ({ tMs: i * 300_000, rps: perClass(cluster, (c) => workload.rateRps(i * 300, c)) }));
@@ -138,7 +140,7 @@ function run(cluster: DynamoCluster, workload: FleetWorkload, system: System | "
     model: cluster.model,
     slo: cluster.slo,
     planner: fleetPlanner,
-    corrector: system === "greenference" ? ecoFreqCorrector({ profile: cluster.profile, model: cluster.model }) : instanceManagerCorrector({ profile: cluster.profile, model: cluster.model }),
+    corrector: system !== "greenference" ? instanceManagerCorrector({ profile: cluster.profile, model: cluster.model }) : o.requests ? undefined : ecoFreqCorrector({ profile: cluster.profile, model: cluster.model }),
     durationS: o.durationS,
     stepS: o.stepS,
     recordEveryS: 300,
@@ -233,7 +235,7 @@ function report(cluster: DynamoCluster, hour: Map<System, Run>, { combined, comb
     week: { simulated: "fluid fleet simulator", duration_s: inp.weekS, servers: WEEK_SERVERS, mean_rps: Math.round(inp.meanWeekRps * 100) / 100, shape: "synthetic conversation week (peak 1.7x mean, 3.3x valley), the trace's class mix; its peak is what 40 SinglePool servers serve", step_s: inp.weekStepS },
     carbon: `${inp.carbonPath} avg_CI, hours 0 to ${Math.ceil(inp.weekS / 3600)} (2022-01-01 on for grid-2022), ${inp.carbonFilled} empty cells filled`,
     planners: "every 5 min (pool managers) for each class's peak of the coming 5 min; cluster manager's forecast: a load template of the same workload (perfect); instance managers every 5 s",
-    combined: "Greenference's planner every 5 min for each class's peak of the coming 5 min, on DynamoLLM's objective (energy; latency bounded by the SLOs, not priced), and in the hour's table also at its default weights (carbon at the carbon file's first hour, latency priced); EcoFreq within the planned clock bounds every 5 s (least-power clock meeting the SLO at the load of the moment and with the instance full, as requests wait then; else the top of the bounds)",
+    combined: "Greenference's planner every 5 min for each class's peak of the coming 5 min, on DynamoLLM's objective (energy; latency bounded by the SLOs, not priced), and in the hour's table also at its default weights (carbon at the carbon file's first hour, latency priced); EcoFreq within the planned clock bounds: per iteration where the hour is served per request (GreenServe's Algorithm 1 with EcoPred, held to the tightest SLO of the classes an instance serves, the decode budget less the prefill stall per token gap), every 5 s on the fluid simulator (least-power clock meeting the SLO at the load of the moment and with the instance full, as requests wait then; else the top of the bounds)",
     reconfiguration: "the fleet simulator's defaults (instance start 60 s, TP change 90 s; a clock switch stalls an engine 3 ms, the NVML call), make-before-break: replaced instances run until their classes' new instances are up, and (per request) take the share of the starting instances of their model, which their site reports covered; a class whose instances are all starting is served by what runs",
     seed: inp.seed,
   };

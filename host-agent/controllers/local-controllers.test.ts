@@ -73,6 +73,21 @@ describe("LocalControllers on simulated engines (EcoFreq per iteration)", () => 
     requests.begin("SM", "eco", true); // held at the gateway: not yet placed on a replica
     expect(controller.chooseMhz({ ...light, nowS: 0.01, kvTokens: 2004 }, bounds)).toBe(ECO.maxMhz);
   });
+
+  it("holds an instance serving several classes to the tightest of their SLOs", async () => {
+    const { view, apply, controllers } = await site({ perIteration: true });
+    const bounds = { minMhz: ECO.minMhz, maxMhz: ECO.maxMhz };
+    const prefillClock = (loadRps: Record<string, number>) => {
+      apply(1, [{ id: "eco", gpus: [0], clock: ECO, loadRps }]);
+      const controller = controllers.frequencyControllers("ecofreq", bounds, { launch: view.current!.launches[0]!, llm: llmSpec("llama3.1-8b"), gpu: gpuSpec("H100-80GB") })!;
+      return (tokens: number) => controller.chooseMhz({ nowS: 0, phase: "prefill", waiting: 0, running: 0, batchTokens: tokens, kvTokens: 0, currentMhz: ECO.maxMhz, maxWaitingS: 0 }, bounds);
+    };
+    // A prompt the sweet spot prefills within LL's TTFT objective (long inputs) but not within SS's.
+    const tokens = [256, 512, 1024, 2048, 4096].find((t) => prefillClock({ LL: 2 })(t) === 1395 && prefillClock({ SS: 0.5 })(t) === ECO.maxMhz);
+    expect(tokens).toBeDefined();
+    // SS is the lesser load, so the main class (LL) alone would allow the sweet spot.
+    expect(prefillClock({ LL: 2, SS: 0.5 })(tokens!)).toBe(ECO.maxMhz);
+  });
 });
 
 describe("LocalControllers on engines without a per-iteration hook (vLLM / SGLang)", () => {

@@ -2,8 +2,10 @@ import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
 import { gpuSpec, type GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 import { mainClass } from "../../src/core/planning/plan-reading.ts";
+import { tightestSlo } from "../../src/core/planning/slo.ts";
 import type { GpuType } from "../../src/core/schemas/ids.ts";
 import type { PlannedInstance } from "../../src/core/schemas/plan.ts";
+import type { Slo } from "../../src/core/schemas/request-class.ts";
 import type { ApplierStatus } from "../applier/plan-applier.ts";
 import type { DesiredState } from "../applier/desired-state.ts";
 import { clockBounds } from "../../src/core/model/clock-grid.ts";
@@ -119,7 +121,7 @@ export class LocalControllers {
   readonly frequencyControllers: FrequencyControllerFactory = (policy, bounds, engine) => {
     if (policy !== "ecofreq") return undefined;
     const planned = this.o.applier().current?.slice.site?.instances.find((i) => i.id === engine.launch.instanceId);
-    const slo = instanceSlo(engine.llm, engine.gpu, engine.launch.tp, planned && mainClass(planned.loadRps), this.o.slo);
+    const slo = this.ecoFreqSlo(engine.llm, engine.gpu, engine.launch.tp, planned?.loadRps ?? {});
     const { requests } = this.o;
     const queued = requests ? { queued: () => requests.queuedFor(engine.launch.instanceId) } : {};
     return new EcoFreqIterationController(this.ecoModels.build(engine.llm, engine.gpu, engine.launch.tp, bounds, slo), (b) => this.ladder.allowed(b), queued);
@@ -192,7 +194,17 @@ export class LocalControllers {
       return [new InstanceManagerController(scope(inst.gpus), { requestLog, rows, sloOf, replicas: inst.replicas, plannedClass: planned, ...emergency })];
     }
     if (this.o.perIteration) return [];
-    return Array.from({ length: inst.replicas }, (_, replica) => this.ecoFreqOfReplica(inst, replica, scope(inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp)), llm, gpu, sloOf(planned)));
+    return Array.from({ length: inst.replicas }, (_, replica) => this.ecoFreqOfReplica(inst, replica, scope(inst.gpus.slice(replica * inst.tp, (replica + 1) * inst.tp)), llm, gpu, this.ecoFreqSlo(llm, gpu, inst.tp, inst.loadRps)));
+  }
+
+  /**
+   * The SLO EcoFreq holds an instance to: the tightest of those of the classes the plan gives it
+   * load of, so a clock chosen for one iteration keeps every class it serves within its own (the
+   * default class's when it has none).
+   */
+  private ecoFreqSlo(llm: LlmSpec, gpu: GpuSpec, tp: number, loadRps: Readonly<Record<string, number>>): Slo {
+    const classes = Object.keys(loadRps).filter((c) => (loadRps[c] ?? 0) > 0);
+    return tightestSlo(classes.map((c) => instanceSlo(llm, gpu, tp, c, this.o.slo))) ?? instanceSlo(llm, gpu, tp, undefined, this.o.slo);
   }
 
   /**
@@ -218,7 +230,7 @@ export class LocalControllers {
     return [new InstanceManagerController(scope, { requestLog, rows: async () => rows, sloOf: (c) => sloOf(c), replicas: inst.replicas, plannedClass: planned })];
   }
 
-  private ecoFreqOfReplica(inst: PlannedInstance, replica: number, scope: ControlScope, llm: LlmSpec, gpu: GpuSpec, slo: ReturnType<typeof instanceSlo>): LocalController {
+  private ecoFreqOfReplica(inst: PlannedInstance, replica: number, scope: ControlScope, llm: LlmSpec, gpu: GpuSpec, slo: Slo): LocalController {
     const eco = this.ecoModels.build(llm, gpu, inst.tp, scope.bounds, slo);
     const load = async () => {
       const engine = this.o.applier().engines.get(launchKey({ instanceId: inst.id, replica }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { meetsSlo, sloExcess } from "./slo.ts";
+import { meetsSlo, sloExcess, tightestSlo } from "./slo.ts";
 
 const point = {
   stable: true,
@@ -25,5 +25,20 @@ describe("SLOs on a profile point", () => {
   it("refuses a mean SLO on a point profiled without means instead of reading p99 for it", () => {
     const old = { ...point, ttftMs: { p50: 200, p99: 900 } };
     expect(() => sloExcess(old, { ttftMs: 600, tbtMs: 150, statistic: "mean" })).toThrow(/no mean/);
+  });
+});
+
+describe("the SLO of an instance serving several classes", () => {
+  it("takes each objective from the class that is tightest on it", () => {
+    expect(tightestSlo([{ ttftMs: 900, tbtMs: 60 }, { ttftMs: 250, tbtMs: 75, e2eMs: 9000 }])).toEqual({ ttftMs: 250, tbtMs: 60, e2eMs: 9000 });
+  });
+
+  it("bounds the mean only when every class's SLO does, else the stricter p99", () => {
+    expect(tightestSlo([{ ttftMs: 1, tbtMs: 1, statistic: "mean" }, { ttftMs: 2, tbtMs: 2, statistic: "mean" }])?.statistic).toBe("mean");
+    expect(tightestSlo([{ ttftMs: 1, tbtMs: 1, statistic: "mean" }, { ttftMs: 2, tbtMs: 2 }])?.statistic).toBeUndefined();
+  });
+
+  it("is undefined for an instance serving no class", () => {
+    expect(tightestSlo([])).toBeUndefined();
   });
 });

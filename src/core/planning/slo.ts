@@ -29,6 +29,25 @@ export function isolatedSlos(rows: readonly ProfileRow[], o: { gpu: GpuType; tp?
   return slos;
 }
 
+/**
+ * The SLO an instance serving several classes is held to: each objective the tightest of theirs,
+ * so a clock chosen against it keeps every class's requests within their own (undefined for none).
+ *
+ * @example
+ * tightestSlo([{ ttftMs: 900, tbtMs: 60 }, { ttftMs: 250, tbtMs: 75 }]); // { ttftMs: 250, tbtMs: 60 }
+ */
+export function tightestSlo(slos: readonly Slo[]): Slo | undefined {
+  if (slos.length === 0) return undefined;
+  const e2e = slos.map((s) => s.e2eMs).filter((ms): ms is number => ms !== undefined);
+  const statistic = slos.some((s) => s.statistic !== "mean") ? undefined : ("mean" as const);
+  return {
+    ttftMs: Math.min(...slos.map((s) => s.ttftMs)),
+    tbtMs: Math.min(...slos.map((s) => s.tbtMs)),
+    ...(e2e.length > 0 ? { e2eMs: Math.min(...e2e) } : {}),
+    ...(statistic ? { statistic } : {}),
+  };
+}
+
 /** The statistic of a latency summary that an SLO bounds: its p99, or its mean where the SLO says so. */
 export function sloStatistic(latency: LatencySummary, slo: Slo): number {
   if (slo.statistic !== "mean") return latency.p99;

@@ -140,7 +140,7 @@ function planGreenference(input: PlanningInput, solver: LpSolver, config: Greenf
   const cover = coverDemand(problem.demandRps, capacity, edges);
   const classIds = input.classes.map((c) => c.id as string);
   const loads = servedLoads(used, capacity, cover, edges, classIds);
-  const allocations = allocationsOf(input, problem, out.choice).map((a, i) => ({ ...(config.clock === "locked" ? a : { ...a, clock: ecoFreqBounds(allOptions(a), a.mhz, a.loadRps) }), serves: loads[i]! }));
+  const allocations = allocationsOf(input, problem, out.choice).map((a, i) => ({ ...(config.clock === "locked" ? a : { ...a, clock: ecoFreqBounds(allOptions(a), a.mhz) }), serves: loads[i]! }));
   let carbonGPerH = 0;
   problem.groups.forEach((g, gi) => {
     const o = g.options[out.choice.option[gi] ?? -1];

@@ -15,6 +15,9 @@ export interface EcoClockOptions {
   queued?: () => number;
 }
 
+/** Weight of the latest decode iteration in the EWMA of the prefill stall per token gap. */
+const STALL_EWMA_WEIGHT = 0.1;
+
 /** An `EngineConfig.clock` hook with counters: decisions per frequency of the set, and iterations learnt from. */
 export type EcoClock = ((s: IterationState) => number) & { readonly decisions: number[]; readonly observed: { count: number } };
 
@@ -39,6 +42,16 @@ export type EcoClock = ((s: IterationState) => number) & { readonly decisions: n
  * Requests a site gateway holds for the instance (`queued`) wait too, whatever the phase: the
  * gateway holds back what is over a replica's concurrency, as the engine would over `maxBatch`.
  *
+ * Decode budget on a co-located engine: a prefill that runs while sequences decode delays each of
+ * their next tokens by its duration, so a token gap is a decode iteration plus the prefill time
+ * spent between decode iterations. Algorithm 1, written for decode-only instances, budgets the
+ * decode iteration alone at S_D; here it gets S_D less an EWMA of that prefill time per decode
+ * iteration (`EcoFreqInput.decodeStallMs`), which is 0 on a decode-only instance. (This reads the
+ * engine as prefill-first, whole prompts in iterations of their own, the engines' default; a
+ * chunked engine's prompt chunks ride with the decode batch and stall nothing.) Without it,
+ * whole-prompt prefills of long inputs (up to 8K tokens on the coding-like mix) left requests on
+ * the sweet-spot clock with token gaps of several times the ITL SLO.
+ *
  * @example
  * const decodeClock = ecoFreqClock(eco);
  * simulateDisaggregated({ prefill, decode: [{ llm, gpu, tp: 1, clock: decodeClock }], kvTransferGBps: 50 }, requests);
@@ -53,6 +66,9 @@ export function ecoFreqClock(eco: EcoFreq, o: EcoClockOptions = {}): EcoClock {
   const last = { active: false, phase: "decode" as "prefill" | "decode", tokens: 0, requests: 0, kvTokens: 0, fi: -1, startS: 0 };
   const decisions = eco.freqsMhz.map(() => 0);
   const observed = { count: 0 };
+  // Prefill time that running sequences sat through since the last decode iteration, and its EWMA per decode iteration.
+  let stallSinceDecodeS = 0;
+  let stallMs = 0;
 
   const hook = (s: IterationState): number => {
     let maxWaitingMs = s.phase === "prefill" ? s.maxWaitingS * 1e3 : 0;
@@ -72,6 +88,14 @@ export function ecoFreqClock(eco: EcoFreq, o: EcoClockOptions = {}): EcoClock {
         observed.count++;
       }
     }
+    // A prefill that ran while sequences were decoding held back each of their next tokens; the
+    // engine cannot have idled after it, so the time since its start is its duration.
+    if (last.active && last.phase === "prefill" && last.requests > 0) stallSinceDecodeS += s.nowS - last.startS;
+    if (s.phase === "decode") {
+      stallMs += STALL_EWMA_WEIGHT * (stallSinceDecodeS * 1e3 - stallMs);
+      stallSinceDecodeS = 0;
+    }
+    input.decodeStallMs = stallMs;
     input.phase = s.phase;
     input.hasWaiting = (s.waiting > 0 && (s.phase === "prefill" || s.running >= maxBatch)) || (o.queued !== undefined && o.queued() > 0);
     input.tokens = s.batchTokens;

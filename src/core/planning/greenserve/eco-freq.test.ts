@@ -55,6 +55,11 @@ describe("EcoFreq (Algorithm 1)", () => {
     expect(eco.decodeFreq(120, 200_000)).toBe(1410); // nothing meets it: max
   });
 
+  it("decode on a co-located engine: S_D less the prefill stall each token gap also takes", () => {
+    expect(eco.decide(input({ requests: 50, kvTokens: 40_000, decodeStallMs: 2 }))).toBe(1005); // 17 ms within 18
+    expect(eco.decide(input({ requests: 50, kvTokens: 40_000, decodeStallMs: 4 }))).toBe(1410); // 17 ms over 16; 13.2 within
+  });
+
   it("rejects a set that is not ascending; the default set runs from the sweet spot to max", () => {
     expect(() => new EcoFreq(new EcoPred({ freqsMhz: [1410, 1005], tileRows: 128 }), { ttftMs: 1, itlMs: 1 })).toThrow(/ascending/);
     expect(sweetSpotToMax(gpuSpecs["A100-80GB"])).toEqual([1005, 1410]);
@@ -81,6 +86,21 @@ describe("ecoFreqClock (EcoFreq as the engine's clock hook)", () => {
     queued = 3;
     expect(clock(state({ running: 9 }))).toBe(1410);
     expect(clock(state({ phase: "prefill", batchTokens: 400 }))).toBe(1410);
+  });
+
+  it("takes the prefill time that decoding sequences sat through off the decode budget (an EWMA per decode iteration)", () => {
+    const clock = ecoFreqClock(new EcoFreq(linesPredictor(), { ttftMs: 60, itlMs: 20 }), { adapt: false });
+    const decode = (nowS: number) => clock(state({ nowS, running: 50, batchTokens: 50, kvTokens: 40_000 })); // 17 ms at 1005
+    expect(decode(0)).toBe(1005);
+    // A whole-prompt prefill with nothing decoding delays no token.
+    clock(state({ phase: "prefill", nowS: 0.02, running: 0, batchTokens: 400 }));
+    expect(decode(0.06)).toBe(1005);
+    // One of 20 ms beside 50 decoding sequences: the EWMA (weight 0.1) reads 2 ms, so 17 ms still fits 18.
+    clock(state({ phase: "prefill", nowS: 0.08, running: 50, batchTokens: 400 }));
+    expect(decode(0.1)).toBe(1005);
+    // Another 40 ms: 2 + 0.1 x (40 - 2) = 5.8 ms, so 1005 MHz's 17 ms no longer fits; 1410's 13.2 does.
+    clock(state({ phase: "prefill", nowS: 0.12, running: 50, batchTokens: 400 }));
+    expect(decode(0.16)).toBe(1410);
   });
 
   it("charges a prefill batch's oldest wait against S_P, from the arrivals routed to it", () => {

@@ -27,6 +27,8 @@ export interface EcoFreqInput {
   kvTokens: number;
   /** Prefill: max(T_waiting(B)), the longest a request of the batch waited, ms. */
   maxWaitingMs: number;
+  /** Decode: what other work (prefills on a co-located engine) adds to each token gap, ms; the decode budget is S_D less it (default 0). */
+  decodeStallMs?: number;
 }
 
 export interface EcoFreqSlo {
@@ -39,7 +41,8 @@ export interface EcoFreqSlo {
 /**
  * GreenServe's EcoFreq, Algorithm 1 as written. Before each iteration:
  * 1. queue check: requests waiting -> max(F), to clear the backlog;
- * 2. phase budget: prefill S = S_P - max waiting time of the batch, decode S = S_D;
+ * 2. phase budget: prefill S = S_P - max waiting time of the batch, decode S = S_D (less any
+ *    prefill stall per token gap on a co-located engine, `decodeStallMs`; see `ecoFreqClock`);
  * 3. the lowest f in F (ascending) whose predicted inference time is <= S; none -> max(F).
  * The frequency set is EcoPred's, sorted ascending; a decision is a handful of multiply-adds
  * and allocates nothing (GreenServe budgets ~0.5 ms for it).
@@ -65,7 +68,7 @@ export class EcoFreq {
 
   decide(s: EcoFreqInput): number {
     if (s.hasWaiting) return this.maxMhz;
-    return s.phase === "prefill" ? this.prefillFreq(s.tokens, s.maxWaitingMs) : this.decodeFreq(s.requests, s.kvTokens);
+    return s.phase === "prefill" ? this.prefillFreq(s.tokens, s.maxWaitingMs) : this.decodeFreq(s.requests, s.kvTokens, s.decodeStallMs ?? 0);
   }
 
   /** Steps 2 and 3 for a prefill batch. */
@@ -75,9 +78,10 @@ export class EcoFreq {
     return this.maxMhz;
   }
 
-  /** Steps 2 and 3 for a decode batch: EcoRoute's freq(m) over the (N_req, N_kv) state space. */
-  decodeFreq(requests: number, kvTokens: number): number {
-    for (let fi = 0; fi < this.freqsMhz.length; fi++) if (this.pred.decodeMs(fi, requests, kvTokens) <= this.slo.itlMs) return this.freqsMhz[fi]!;
+  /** Steps 2 and 3 for a decode batch: EcoRoute's freq(m) over the (N_req, N_kv) state space, `stallMs` taken off the budget. */
+  decodeFreq(requests: number, kvTokens: number, stallMs = 0): number {
+    const budget = this.slo.itlMs - stallMs;
+    for (let fi = 0; fi < this.freqsMhz.length; fi++) if (this.pred.decodeMs(fi, requests, kvTokens) <= budget) return this.freqsMhz[fi]!;
     return this.maxMhz;
   }
 }

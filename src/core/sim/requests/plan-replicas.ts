@@ -17,8 +17,9 @@ export interface RunningEntry {
   mhz: number;
   /** The plan's clock setting (a site runs a policy within its bounds). */
   clock: ClockSetting;
-  /** The class the plan gives it the most load of (whose SLO a site's clock policy keeps). */
+  /** The class the plan gives it the most load of. */
   mainClass: ClassId | undefined;
+  /** The classes the plan routes to it (a site's clock policy keeps the tightest of their SLOs). */
   classes: readonly ClassId[];
   replicas: Replica[];
 }

@@ -7,6 +7,7 @@ import { SERVER_POWER_OVERHEAD } from "../../model/power.ts";
 import { applyDelta } from "../../planning/apply-delta.ts";
 import { ecoFreqClock } from "../../planning/greenserve/eco-clock.ts";
 import { EcoFreqModels } from "../../planning/greenserve/eco-freq-models.ts";
+import { tightestSlo } from "../../planning/slo.ts";
 import { forkRng, seededRng } from "../../ports/rng.ts";
 import { Router } from "../../routing/router.ts";
 import type { SiteStatus } from "../../routing/site-status.ts";
@@ -79,11 +80,11 @@ export function simulateRequestFleet(cfg: RequestFleetConfig, onProgress?: (done
   const replicas: Replica[] = [];
   const engineEvents = new MinHeap();
 
-  // An entry under EcoFreq runs it per iteration within its bounds, as a site agent runs it, the
-  // requests its site gateway holds for it counted as waiting.
+  // An entry under EcoFreq runs it per iteration within its bounds, as a site agent runs it, held to
+  // the tightest SLO of the classes it serves, the requests its site gateway holds for it counted as waiting.
   const ecoModels = new EcoFreqModels();
   const engineClock: EngineClockOf = (site, entry) => {
-    const slo = entry.mainClass && cfg.slo[entry.mainClass];
+    const slo = tightestSlo([entry.mainClass, ...entry.classes].flatMap((c) => (c && cfg.slo[c]) || []));
     if (entry.clock.mode !== "policy" || entry.clock.policy !== "ecofreq" || !slo) return entry.mhz;
     return ecoFreqClock(ecoModels.build(cfg.llm, site.gpu, entry.tp, entry.clock, slo), { clockSwitchDelayMs, queued: () => gateways.get(site.id)!.heldByEntry.get(entry.key) ?? 0 });
   };
