@@ -10,6 +10,7 @@ import type { Plan } from "../src/core/schemas/plan.ts";
 import { linearPercentile, sortedAscending } from "../src/core/stats/percentile.ts";
 import { signSiteHop } from "../host-agent/gateway/ingress-auth.ts";
 import { planShapes } from "./e2e/applied-shapes.ts";
+import { parsePrometheusText, sumOf } from "../host-agent/util/prometheus-text.ts";
 
 export interface E2eBenchOptions {
   dataDir: string;
@@ -81,6 +82,7 @@ export async function runE2eBench(o: E2eBenchOptions) {
     }, PLANS_DEADLINE_MS, `two plans from the cron${corrects ? " and a Planner-S correction" : ""}`).catch((error: unknown) => log(String(error)));
     await load.stop();
     await applied.stop();
+    const handoffs = await gatewayCounters(stack, VICTIM);
 
     const outcomes = load.outcomes;
     const atDeadSiteAfterKill = outcomes.filter((r) => r.startedMs >= killedAt && (r.attempts > 1 || r.site === VICTIM));
@@ -103,6 +105,8 @@ export async function runE2eBench(o: E2eBenchOptions) {
       errors_with_reason: outcomes.filter((r) => !r.ok && r.status >= 400).length,
       errors_by_reason: summariseOutcomes(outcomes).errorsByReason,
       retried: outcomes.filter((r) => r.attempts > 1).length,
+      prefill_handoffs: handoffs.handoffs,
+      prefill_whole: handoffs.whole,
       unhealthy_after_s: round(unhealthyAfterS, 2),
       added_latency_ms: added,
       inputs: { sites: config.sites.map((s) => s.id), gpu_type: config.gpuType, model: config.model, variants: config.variants, killed: VICTIM, power_dropped: { site: DROPPED, to_share: DROP_TO }, load_rps: config.loadRps, before_kill_s: o.beforeKillS ?? 8, after_kill_s: o.afterKillS ?? 12, engine_speed: config.engineSpeed, series_speed: config.speed, heartbeat_timeout_s: 5, agent_heartbeat_ms: 1000, latency_pairs: o.latencyPairs ?? 200, devtools_network_capture: config.devtoolsNetworkCapture },
@@ -111,6 +115,23 @@ export async function runE2eBench(o: E2eBenchOptions) {
     await applied.stop();
     await stack.stop();
   }
+}
+
+/**
+ * Requests for decode pools the live sites' gateways prefilled on a prefill replica, and those
+ * their decode replica served whole (the killed site's counts died with it).
+ */
+async function gatewayCounters(stack: LocalStack, killed: string): Promise<{ handoffs: number; whole: number }> {
+  let [handoffs, whole] = [0, 0];
+  for (const site of stack.sites.filter((s) => s.site.id !== killed)) {
+    const text = await fetch(`${site.localApiUrl}/metrics`, { headers: { authorization: `Bearer ${site.readToken}` } })
+      .then((r) => r.text())
+      .catch(() => "");
+    const samples = parsePrometheusText(text);
+    handoffs += sumOf(samples, "greenference_gateway_prefill_handoffs_total") ?? 0;
+    whole += sumOf(samples, "greenference_gateway_prefill_whole_total") ?? 0;
+  }
+  return { handoffs, whole };
 }
 
 /** Plans made (every one in the bench's stack comes from the cron) and Planner-S corrections. */

@@ -80,6 +80,7 @@ export function makeDriver(config: AgentConfig, hardware: Hardware, extras: Driv
   return new ProcessEngineDriver({
     flavor: engineFlavors[config.engine],
     command: config.engineCommand,
+    ...(config.engineKvHandoffArgs !== undefined ? { kvHandoffArgs: config.engineKvHandoffArgs } : {}),
     host: config.engineHost,
     portBase: config.enginePortBase,
     env: engineEnvironment(extras.engineEnv ?? process.env, secretsOf(config)),

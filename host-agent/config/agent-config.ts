@@ -31,6 +31,12 @@ export const AgentConfig = z
     engine: EngineKind.default("vllm"),
     /** Command template for vllm/sglang with {weights} {served} {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command (with --served-model-name) by default. */
     engineCommand: z.string().min(1).optional(),
+    /**
+     * Words added to the command of a replica the plan gives a prefill or decode role, so the gateway
+     * can hand KV between them (vLLM's `kv_transfer_params`); the flavor's by default (vLLM:
+     * NixlConnector; SGLang: none, its decode replicas serve requests whole). "" turns the handoff off.
+     */
+    engineKvHandoffArgs: z.string().optional(),
     enginePortBase: z.number().int().min(0).max(65535).default(8100),
     engineHost: z.string().min(1).default("127.0.0.1"),
     engineStartTimeoutMs: ms(900_000),

@@ -5,6 +5,11 @@ import { EngineError, type EngineLoad } from "./engine.ts";
 export interface EngineFlavor {
   kind: "vllm" | "sglang";
   defaultCommand: string;
+  /**
+   * Command words for a replica with a prefill or decode role, with which it takes part in the
+   * gateway's KV handoff (`kv_transfer_params`); absent when the engine does not speak it.
+   */
+  kvHandoffArgs?: string;
   healthPath: string;
   metricsPath: string;
   /** Reads running/waiting/KV use from a scrape; throws when the queue metrics are missing. */
@@ -23,6 +28,8 @@ function loadFrom(samples: readonly PromSample[], kind: string, running: string,
 export const vllmFlavor: EngineFlavor = {
   kind: "vllm",
   defaultCommand: "vllm serve {weights} --served-model-name {served} --tensor-parallel-size {tp} --host {host} --port {port}",
+  // Both roles in one config: which side an engine plays is set per request by the gateway.
+  kvHandoffArgs: '--kv-transfer-config {"kv_connector":"NixlConnector","kv_role":"kv_both"}',
   healthPath: "/health",
   metricsPath: "/metrics",
   readLoad: (s) => loadFrom(s, "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]),

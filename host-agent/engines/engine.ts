@@ -77,6 +77,11 @@ export interface Engine {
    * simulated engine does (with the request's energy); the site gateway records the others'.
    */
   readonly recordsRequests: boolean;
+  /**
+   * Whether it takes part in the gateway's prefill/decode KV handoff (vLLM's `kv_transfer_params`):
+   * a prefill replica prefills for a remote decode, a decode replica pulls the KV and decodes.
+   */
+  readonly kvHandoff?: boolean;
   start(): Promise<void>;
   load(): Promise<EngineLoad>;
   drain(timeoutMs: number): Promise<DrainResult>;

@@ -7,6 +7,7 @@ import { FAKE_ENGINE, FAKE_VLLM_COMMAND, fakeEngineLog } from "./fake-engine.tes
 import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
 import type { Engine, EngineLaunch } from "./engine.ts";
 import { ProcessEngineDriver } from "./process-engine-driver.ts";
+import { ProcessEngine } from "./process-engine.ts";
 
 const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "llama-70b", servedName: "llama-70b", weights: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
 const started: Engine[] = [];
@@ -29,6 +30,28 @@ function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overr
 afterEach(async () => {
   await Promise.all(started.splice(0).map((e) => e.stop()));
   for (const log of logs.splice(0)) log.remove();
+});
+
+describe("ProcessEngine's command for a prefill or decode replica", () => {
+  const argvOf = (role: EngineLaunch["role"], flavor = vllmFlavor, kvHandoffArgs?: string) => {
+    const log = fakeEngineLog();
+    logs.push(log);
+    const engine = new ProcessEngine({ ...launch, role }, { flavor, host: "127.0.0.1", port: 8100, env: {}, files: new EngineFiles(join(log.dir, "engines")), startTimeoutMs: 1, stopGraceMs: 1, onExit: () => undefined, ...(kvHandoffArgs !== undefined ? { kvHandoffArgs } : {}) });
+    return { argv: engine.argv, kvHandoff: engine.kvHandoff };
+  };
+
+  it("adds vLLM's KV connector to prefill and decode replicas only, so the gateway can hand KV between them", () => {
+    const connector = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
+    for (const role of ["prefill", "decode"] as const) expect(argvOf(role)).toEqual({ argv: [...argvOf("mixed").argv, ...connector], kvHandoff: true });
+    expect(argvOf("mixed").argv).not.toContain("--kv-transfer-config");
+    expect(argvOf("mixed").kvHandoff).toBe(false);
+  });
+
+  it("adds nothing where the engine has no handoff (SGLang) or the operator turned it off", () => {
+    expect(argvOf("decode", sglangFlavor)).toEqual({ argv: argvOf("mixed", sglangFlavor).argv, kvHandoff: false });
+    expect(argvOf("decode", vllmFlavor, "")).toEqual({ argv: argvOf("mixed").argv, kvHandoff: false });
+    expect(argvOf("prefill", vllmFlavor, "--kv-transfer-config {served}.json").argv.slice(-2)).toEqual(["--kv-transfer-config", "llama-70b.json"]);
+  });
 });
 
 describe("ProcessEngine against the fake engine", () => {

@@ -13,6 +13,8 @@ export interface ProcessEngineOptions {
   flavor: EngineFlavor;
   /** Command template (see `expandCommand`); the flavor's default when absent. */
   command?: string;
+  /** Words added for a prefill or decode replica (see `EngineFlavor.kvHandoffArgs`); the flavor's when absent, "" for none. */
+  kvHandoffArgs?: string;
   host: string;
   port: number;
   /** Base environment of the engine (the agent's, less its secrets). CUDA_VISIBLE_DEVICES is set on top. */
@@ -59,10 +61,16 @@ export class ProcessEngine implements Engine {
     return `http://${this.options.host}:${this.options.port}`;
   }
 
+  /** Whether it takes part in the gateway's KV handoff: a prefill or decode replica started with the handoff's words. */
+  get kvHandoff(): boolean {
+    return kvHandoffWords(this.launch, this.options) !== "";
+  }
+
   /** The argv this engine runs (or would run) on its port. */
   get argv(): string[] {
     const { flavor, host, port } = this.options;
-    return expandCommand(this.options.command ?? flavor.defaultCommand, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(",") });
+    const template = `${this.options.command ?? flavor.defaultCommand} ${kvHandoffWords(this.launch, this.options)}`;
+    return expandCommand(template, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(",") });
   }
 
   /** Last lines the engine wrote (stdout and stderr), for error messages. */
@@ -213,3 +221,8 @@ export class ProcessEngine implements Engine {
 }
 
 const flavorPath = (path: string) => (path.startsWith("/") ? path : `/${path}`);
+
+/** The handoff's command words for `launch`: none for a mixed replica or an engine without them. */
+export function kvHandoffWords(launch: EngineLaunch, o: Pick<ProcessEngineOptions, "flavor" | "kvHandoffArgs">): string {
+  return launch.role === "mixed" ? "" : (o.kvHandoffArgs ?? o.flavor.kvHandoffArgs ?? "").trim();
+}

@@ -21,6 +21,9 @@ export interface GatewayMetrics {
   broken: number;
   /** Summed time dispatched requests spent in the site queue, seconds. */
   queueWaitS: number;
+  /** Requests for a decode pool prefilled on a prefill replica, and those its decode replica served whole. */
+  prefillHandoffs: number;
+  prefillWhole: number;
 }
 
 /**
@@ -41,5 +44,7 @@ export function writeGatewayMetrics(w: PrometheusWriter, site: string, m: Gatewa
     .family("greenference_gateway_unauthorized_total", "counter", "Requests refused because the edge's signature was missing, malformed, stale, wrong or replayed, by reason.", [...m.unauthorized].map(([reason, n]) => [{ site, reason }, n] as const))
     .family("greenference_gateway_retries_total", "counter", "Requests retried on another replica after one failed before answering.", [[{ site }, m.retries]])
     .family("greenference_gateway_broken_streams_total", "counter", "Responses cut because the engine failed after answering began.", [[{ site }, m.broken]])
-    .family("greenference_gateway_queue_wait_seconds_total", "counter", "Time dispatched requests spent in the site queue.", [[{ site }, m.queueWaitS]]);
+    .family("greenference_gateway_queue_wait_seconds_total", "counter", "Time dispatched requests spent in the site queue.", [[{ site }, m.queueWaitS]])
+    .family("greenference_gateway_prefill_handoffs_total", "counter", "Requests for a decode pool prefilled on a prefill replica, their KV handed to the decode replica.", [[{ site }, m.prefillHandoffs]])
+    .family("greenference_gateway_prefill_whole_total", "counter", "Requests for a decode pool their decode replica served whole: no prefill replica free, or the prefill failed.", [[{ site }, m.prefillWhole]]);
 }

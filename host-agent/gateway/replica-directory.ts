@@ -129,6 +129,15 @@ export function planPeers(view: SiteView, q: TargetQuery): { ofClass: Engine[]; 
   return { ofClass: replicasOf(ofClass), ofModel: replicasOf(others) };
 }
 
+/**
+ * The accepting replicas of the plan's prefill instances of `model` at the site that take part in
+ * the KV handoff: where a request routed to a decode pool is prefilled first.
+ */
+export function prefillReplicas(view: SiteView, model: string): Engine[] {
+  const ids = new Set<string>((view.slice()?.site?.instances ?? []).filter((i) => i.role === "prefill" && i.model === model).map((i) => i.id));
+  return [...view.engines()].filter((e) => ids.has(e.launch.instanceId) && e.kvHandoff === true && isAccepting(e)).sort(byKey);
+}
+
 /** A mixed instance of `model` other than `instance`: only mixed instances run a request whole. */
 const isOtherMixed = (i: PlannedInstance, model: string, instance: string | undefined) => i.model === model && i.id !== instance && i.role === "mixed";
 

@@ -6,6 +6,7 @@ import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts
 import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
 import { GATEWAY_HEADERS, ROUTING_HEADERS } from "../../src/core/schemas/gateway-headers.ts";
+import type { KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
@@ -18,7 +19,8 @@ import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts"
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 import { EngineQueueGauges } from "./engine-queue-gauges.ts";
-import { isAccepting, planPeers, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
+import { decodeBody, prefillForRemoteDecode } from "./prefill-handoff.ts";
+import { isAccepting, planPeers, prefillReplicas, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { ResponseTap } from "./response-tap.ts";
 import { withServedName } from "./served-name.ts";
@@ -96,6 +98,13 @@ interface Pending extends WaitingRequest {
   failures: string[];
 }
 
+/** How a request for a decode pool was prefilled: on another replica (with the KV's address and the prefill's energy, J), or not (`said` says why). */
+interface Prefilled {
+  said: string;
+  params?: KvTransferParams;
+  energyJ?: number;
+}
+
 type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: { status: number; code: RejectReason; message: string } };
 
 /**
@@ -122,7 +131,7 @@ export class SiteGateway {
   private readonly turns = new ReplicaTurns();
   private readonly selectors = new Map<string, ReturnType<typeof decodeTargetSelector>>();
   private readonly inFlight = new Map<string, { count: number; kvTokens: number }>();
-  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), unauthorized: new Map<IngressRefusal, number>(), retries: 0, broken: 0, queueWaitS: 0 };
+  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), unauthorized: new Map<IngressRefusal, number>(), retries: 0, broken: 0, queueWaitS: 0, prefillHandoffs: 0, prefillWhole: 0 };
   private readonly held: ByteBudget;
   private readonly classes = new Set<string>();
   private nextId = 1;
@@ -256,8 +265,7 @@ export class SiteGateway {
       [key, rule] = [choice?.key, choice?.rule];
     } else key = this.turns.pick(target.group, slots);
     if (key === undefined) return undefined;
-    const slot = this.inFlight.get(key) ?? { count: 0, kvTokens: 0 };
-    this.inFlight.set(key, { count: slot.count + 1, kvTokens: slot.kvTokens + p.inputTokens + 1 });
+    this.hold(key, p.inputTokens + 1);
     const engine = slots.find((s) => s.key === key)!.e;
     this.gauges.sent(engine);
     return { engine, target, ...(rule ? { rule } : {}) };
@@ -296,14 +304,15 @@ export class SiteGateway {
       this.bump(this.counts.rerouted, this.isKnownInstance(p.query.instance) ? p.query.instance : "unplanned");
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
-    const measured = this.measure(p, engine);
+    const prefilled = target.decode && engine.kvHandoff ? await this.prefillFirst(p) : undefined;
+    if (prefilled) extra[GATEWAY_HEADERS.prefill] = prefilled.said;
+    const measured = this.measure(p, engine, prefilled);
     const body = withServedName(p.body, p.query.model, servedNameOf(engine.launch));
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, body, p.res, extra, { idleMs: this.options.idleTimeoutMs ?? 60_000, observe: measured.observe, rewrite: measured.rewrite });
+    const sent = prefilled?.params ? decodeBody(body, prefilled.params) : body;
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, sent, p.res, extra, { idleMs: this.idleMs, observe: measured.observe, rewrite: measured.rewrite });
     if (outcome.kind === "answered") measured.answered(outcome.status);
     else measured.abandon();
-    const slot = this.inFlight.get(key)!;
-    if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - p.inputTokens - 1 });
-    else this.inFlight.delete(key);
+    this.release(key, p.inputTokens + 1);
     if (outcome.kind === "failed") {
       p.tried.add(key);
       p.failures.push(`replica ${key} failed before answering: ${outcome.reason}`);
@@ -329,11 +338,15 @@ export class SiteGateway {
    * Tells the request tracker (if any) that `p` went to `engine` and reads the answer for it as it
    * passes; with an energy meter, follows the request's tokens and puts its measured receipt in the answer.
    */
-  private measure(p: Pending, engine: Engine) {
+  private measure(p: Pending, engine: Engine, prefilled: Prefilled | undefined) {
     const { requests: tracker, meter } = this.options;
     const tracked = p.tracked;
     if (tracker && tracked) tracker.placed(tracked, engine.launch.instanceId);
-    const metered = meter && !engine.recordsRequests ? meter.begin(engine.launch.gpus, p.inputTokens, p.streams) : undefined;
+    // Split between two engines, neither saw the whole request: the gateway records it.
+    const handedOff = prefilled?.params !== undefined;
+    // A decode replica that pulled the KV computes one prompt token.
+    const metered = meter && !engine.recordsRequests ? meter.begin(engine.launch.gpus, handedOff ? 1 : p.inputTokens, p.streams) : undefined;
+    const prefillJ = prefilled?.energyJ ?? 0;
     let tap: ResponseTap | undefined;
     let receipt: MeteredEnergy | undefined;
     return {
@@ -345,21 +358,74 @@ export class SiteGateway {
         return (chunk: Buffer) => tap!.feed(chunk);
       },
       rewrite: (head: IncomingMessage) =>
-        metered && (head.statusCode ?? 500) < 400
-          ? usageReceiptRewriter(header(head.headers["content-type"]), async (usage) => {
-              const tokens = Number(usage?.completion_tokens);
-              receipt = await metered.finish(Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined);
-              return receipt;
-            })
+        (metered || prefillJ > 0) && (head.statusCode ?? 500) < 400
+          ? usageReceiptRewriter(
+              header(head.headers["content-type"]),
+              async (usage) => {
+                if (!metered) return undefined;
+                const tokens = Number(usage?.completion_tokens);
+                receipt = await metered.finish(Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined);
+                return receipt;
+              },
+              prefillJ,
+            )
           : undefined,
       answered: (status: number) => {
         if (status >= 400) metered?.abandon();
         if (!tap || !tracker || !tracked) return;
         const facts = tap.end();
-        tracker.finish(tracked, { ...facts, energyJ: facts.energyJ ?? receipt?.energyJ }, { inputTokens: p.inputTokens, record: status < 400 && !engine.recordsRequests });
+        const own = facts.energyJ ?? receipt?.energyJ;
+        tracker.finish(tracked, { ...facts, energyJ: own === undefined ? undefined : own + prefillJ }, { inputTokens: p.inputTokens, record: status < 400 && (handedOff || !engine.recordsRequests) });
       },
       abandon: () => metered?.abandon(),
     };
+  }
+
+  /**
+   * Prefills `p` on the least busy prefill replica of its model with a free slot, for the decode
+   * replica to pull the KV from. Says which replica did, or why none did (the decode replica then
+   * serves the request whole); with an energy meter, measures the prefill of an engine that gives
+   * no receipt of its own.
+   */
+  private async prefillFirst(p: Pending): Promise<Prefilled> {
+    const replicas = prefillReplicas(this.options.view, p.query.model);
+    if (replicas.length === 0) return this.whole(`no prefill replica of ${p.query.model} here takes requests`);
+    const slots = replicas.map((e) => ({ e, key: launchKey(e.launch), busy: this.inFlight.get(launchKey(e.launch))?.count ?? 0 })).filter((r) => r.busy < this.options.replicaConcurrency);
+    if (slots.length === 0) return this.whole(`every prefill replica of ${p.query.model} here is busy`);
+    const { e, key } = slots.reduce((a, b) => (b.busy < a.busy ? b : a));
+    this.hold(key, 0);
+    const metered = this.options.meter && !e.recordsRequests ? this.options.meter.begin(e.launch.gpus, p.inputTokens, false) : undefined;
+    const outcome = await prefillForRemoteDecode(`${e.url}${p.path}`, withServedName(p.body, p.query.model, servedNameOf(e.launch)), {}, this.idleMs);
+    this.release(key, 0);
+    if (!outcome.ok) {
+      metered?.abandon();
+      this.options.log?.(`gateway: prefill on ${key} failed, the decode replica serves the request whole: ${outcome.reason}`);
+      return this.whole(`prefill on ${key} failed: ${outcome.reason}`);
+    }
+    this.counts.prefillHandoffs++;
+    const energyJ = outcome.energyJ ?? (await metered?.finish(1))?.energyJ;
+    return { said: key, params: outcome.params, ...(energyJ !== undefined ? { energyJ } : {}) };
+  }
+
+  private whole(why: string): Prefilled {
+    this.counts.prefillWhole++;
+    return { said: `whole: ${why}`.slice(0, 500) };
+  }
+
+  /** Counts a request in flight at a replica, with the KV tokens it holds there. */
+  private hold(key: string, kvTokens: number): void {
+    const slot = this.inFlight.get(key) ?? { count: 0, kvTokens: 0 };
+    this.inFlight.set(key, { count: slot.count + 1, kvTokens: slot.kvTokens + kvTokens });
+  }
+
+  private release(key: string, kvTokens: number): void {
+    const slot = this.inFlight.get(key)!;
+    if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - kvTokens });
+    else this.inFlight.delete(key);
+  }
+
+  private get idleMs(): number {
+    return this.options.idleTimeoutMs ?? 60_000;
   }
 
   private models() {

@@ -10,6 +10,8 @@ import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http
 import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
 import { SseWriter } from "./sse-writer.ts";
+import { takeKvHandoff } from "./kv-handoff.ts";
+import type { KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 
 /** What the OpenAI routes of a simulated engine need. */
 export interface CompletionContext {
@@ -24,6 +26,13 @@ export interface CompletionContext {
   requestLog?: RequestLog;
   /** Site clock, ms, for the request log. */
   nowMs(): number;
+  /** The KV handoff between prefill and decode engines (vLLM's `kv_transfer_params`). */
+  kv: {
+    /** Where this engine keeps a prefilled request's KV for a decode engine to pull. */
+    readyAt(): KvTransferParams;
+    /** Waits while a prompt's KV comes over from the prefill engine. */
+    pull(promptTokens: number): Promise<void>;
+  };
 }
 
 const BODY_LIMIT = 4 * 1024 * 1024;
@@ -34,7 +43,10 @@ const BODY_LIMIT = 4 * 1024 * 1024;
  * and answers with placeholder text whose token counts and timing are the model's, as JSON or SSE
  * (`data: [DONE]`, usage chunk when `stream_options.include_usage`). The energy receipt is in
  * `usage.greenference.energy_j` and in `x-greenference-energy-j` (a header for JSON answers, a
- * trailer for streams).
+ * trailer for streams). A request with `kv_transfer_params` takes part in a prefill/decode handoff
+ * as vLLM's KV connectors do: `do_remote_decode` prefills and answers where the KV waits;
+ * `do_remote_prefill` pulls that KV (its bytes over the link, in simulated time) and computes only
+ * the prompt's last token before decoding.
  */
 export async function handleCompletion(kind: "chat" | "text", req: IncomingMessage, res: ServerResponse, ctx: CompletionContext): Promise<void> {
   if (!ctx.accepting()) return sendOpenAiError(res, 503, "this engine is draining and takes no new requests", "engine_draining");
@@ -45,6 +57,8 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     if (error instanceof BodyError) return sendOpenAiError(res, error.status, error.message);
     throw error;
   }
+  const handoff = takeKvHandoff(raw);
+  if ("error" in handoff) return sendOpenAiError(res, 400, handoff.error, "invalid_request", "kv_transfer_params");
   const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
   if (!parsed.success) return sendOpenAiError(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, null, parsed.error.issues[0]?.path.join(".") || null);
   const body = parsed.data;
@@ -57,13 +71,20 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   if (inputTokens + maxTokens > ctx.maxContext) {
     return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${inputTokens + maxTokens} tokens (${inputTokens} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
   }
+  let cachedTokens = 0;
+  if (handoff.kind === "decode-from-remote") {
+    await ctx.kv.pull(inputTokens);
+    cachedTokens = inputTokens;
+  }
   const stream = body.stream === true;
   const cut = stopCut(maxTokens, body.stop);
   const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true, cut?.chars);
   const finishReason = cut || asked === undefined || asked === null ? "stop" : "length";
   const classId = classIdOf(req.headers["x-greenference-class"]);
   const slo = parseSloHeader(req.headers[SLO_HEADER]);
+  // Each side of a handoff saw only part of the request: the gateway, which saw all of it, records it.
   const record = (result: SimRequestResult) =>
+    handoff.kind === "none" &&
     ctx.requestLog?.record({
       instanceId: ctx.instanceId,
       classId,
@@ -95,7 +116,10 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     const total = combined(results);
     record(total);
     if (stream) writer.finish(total);
-    else sendJson(res, 200, writer.completeBody(generated, finishReason, total), { [RECEIPT_HEADERS.energyJ]: String(round3(total.energyJ)) });
+    else {
+      const answer = writer.completeBody(generated, finishReason, total);
+      sendJson(res, 200, handoff.kind === "prefill-for-remote" ? { ...answer, kv_transfer_params: ctx.kv.readyAt() } : answer, { [RECEIPT_HEADERS.energyJ]: String(round3(total.energyJ)) });
+    }
   };
   try {
     for (let index = 0; index < choices; index++) {
@@ -106,7 +130,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
         },
         onDone: (result) => done(index, result),
         onAbort: abort,
-      });
+      }, cachedTokens);
     }
   } catch (error) {
     if (error instanceof SimRequestError) return sendOpenAiError(res, error.status, error.message, error.code);

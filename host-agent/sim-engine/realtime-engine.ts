@@ -1,6 +1,6 @@
 import { EngineInstance, type IterationState } from "../../src/core/engine/engine-instance.ts";
 import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
-import { decodeTime, prefillTime, type ExecutionContext } from "../../src/core/model/iteration-time.ts";
+import { decodeTime, mixedTime, type ExecutionContext } from "../../src/core/model/iteration-time.ts";
 import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
@@ -82,6 +82,11 @@ export class RealtimeEngine {
     return { running, waiting, kvUse: Math.min(1, kvTokens / this.kvCapacity) };
   }
 
+  /** Wall milliseconds that `simS` simulated seconds take on the site's clock. */
+  wallMsFor(simS: number): number {
+    return this.options.site.clock.wallMsFor(simS);
+  }
+
   /** Requests submitted and not yet finished. */
   get inFlight(): number {
     return this.ledger.inFlight;
@@ -106,14 +111,17 @@ export class RealtimeEngine {
     this.controller = controller;
   }
 
-  /** Queues a request; throws `SimRequestError` when it can never fit the KV cache. */
-  submit(inputTokens: number, outputTokens: number, events: SimRequestEvents): void {
+  /**
+   * Queues a request; throws `SimRequestError` when it can never fit the KV cache. `cachedTokens`
+   * of the prompt have their KV here already (sent by a prefill engine): only the rest is computed.
+   */
+  submit(inputTokens: number, outputTokens: number, events: SimRequestEvents, cachedTokens = 0): void {
     if (this.closed) throw new SimRequestError(503, "the engine is shutting down", "engine_stopped");
     if (inputTokens + outputTokens > this.kvCapacity) {
       throw new SimRequestError(400, `${inputTokens} prompt + ${outputTokens} output tokens exceed the KV cache of ${this.kvCapacity} tokens`, "context_length_exceeded");
     }
     const arrivalS = this.options.site.clock.nowS();
-    const index = this.ledger.add({ arrivalS, inputTokens: Math.max(1, inputTokens), outputTokens: Math.max(1, outputTokens) }, events);
+    const index = this.ledger.add({ arrivalS, inputTokens: Math.max(1, inputTokens), outputTokens: Math.max(1, outputTokens), ...(cachedTokens > 0 ? { cachedTokens } : {}) }, events);
     this.engine.enqueue(index, arrivalS);
     this.wakeup.wake();
   }
@@ -167,10 +175,10 @@ export class RealtimeEngine {
     e.tbtGapsS.length = 0;
     e.tbtCounts.length = 0;
     if (e.iterations === iterationsBefore) return undefined;
-    const { prefillLengths, deliver } = this.ledger.book(e.energyJ - energyBefore, decoding);
+    const { prefillChunks, deliver } = this.ledger.book(e.energyJ - energyBefore, decoding);
     const { llm, tp } = this.options;
     const at = (mhz: number): ExecutionContext => ({ llm, gpu: this.spec, tp, mhz });
-    this.setGpuLoad(prefillLengths ? (mhz) => prefillTime(at(mhz), prefillLengths) : (mhz) => decodeTime(at(mhz), decoding.length, kvTokens));
+    this.setGpuLoad(prefillChunks ? (mhz) => mixedTime(at(mhz), 0, 0, prefillChunks) : (mhz) => decodeTime(at(mhz), decoding.length, kvTokens));
     return deliver;
   }
 

@@ -1,4 +1,5 @@
-import type { EngineRequest, RequestOutcome } from "../../src/core/engine/engine-instance.ts";
+import { promptChunkOf, tokensToPrefill, type EngineRequest, type RequestOutcome } from "../../src/core/engine/engine-instance.ts";
+import type { PromptChunk } from "../../src/core/model/iteration-time.ts";
 
 /** What a finished request cost and how long it took (simulated seconds). */
 export interface SimRequestResult {
@@ -30,8 +31,8 @@ interface Live {
 /**
  * The request tables an `EngineInstance` reads (`requests`, `outcomes`) and, beside them, what each
  * live request has been given: tokens and its share of every iteration's energy. An iteration's
- * energy is split by tokens: prompt tokens in a prefill iteration, one token per sequence in a
- * decode iteration. Finished requests leave the tables, so they stay as small as what is in flight.
+ * energy is split by tokens: prompt tokens computed in a prefill iteration (a prompt whose KV was
+ * sent computes only its last), one token per sequence in a decode iteration. Finished requests leave the tables, so they stay as small as what is in flight.
  */
 export class RequestLedger {
   readonly requests: EngineRequest[] = [];
@@ -71,14 +72,14 @@ export class RequestLedger {
   /**
    * Books an iteration that just ran: the requests whose prefill it was (a prefix of the pending
    * ones, as admission is FIFO), else the decode batch `decoding` had before it. Returns the
-   * prompt lengths when it was a prefill, and a callback that tells the requests.
+   * prompt chunks computed when it was a prefill, and a callback that tells the requests.
    */
-  book(energyJ: number, decoding: readonly number[]): { prefillLengths: number[] | undefined; deliver: () => void } {
+  book(energyJ: number, decoding: readonly number[]): { prefillChunks: PromptChunk[] | undefined; deliver: () => void } {
     const prefilled = this.takePrefilled();
     const served: Live[] = [];
     if (prefilled.length > 0) {
-      const total = prefilled.reduce((sum, l) => sum + l.request.inputTokens, 0);
-      for (const l of prefilled) served.push(this.charge(l, (energyJ * l.request.inputTokens) / total, true));
+      const total = prefilled.reduce((sum, l) => sum + tokensToPrefill(l.request), 0);
+      for (const l of prefilled) served.push(this.charge(l, (energyJ * tokensToPrefill(l.request)) / total, true));
     } else {
       for (const i of decoding) served.push(this.charge(this.live.get(i)!, energyJ / decoding.length, false));
     }
@@ -91,7 +92,7 @@ export class RequestLedger {
       for (const l of served) l.events.onTokens(1);
       for (const [l, result] of finished) l.events.onDone(result);
     };
-    return { prefillLengths: prefilled.length > 0 ? prefilled.map((l) => l.request.inputTokens) : undefined, deliver };
+    return { prefillChunks: prefilled.length > 0 ? prefilled.map((l) => promptChunkOf(l.request)) : undefined, deliver };
   }
 
   /** Tells every live request it was aborted and forgets it. */

@@ -91,6 +91,11 @@ class SimEngine implements Engine {
     return this.options.requestLog !== undefined;
   }
 
+  /** A simulated prefill or decode replica speaks the KV handoff as vLLM's do. */
+  get kvHandoff(): boolean {
+    return this.launch.role !== "mixed";
+  }
+
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is already started`);
     const { site, requestLog, defaultMaxTokens } = this.options;

@@ -3,7 +3,9 @@ import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
 import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
 import { PrometheusWriter } from "../util/prometheus-text.ts";
+import { sleep } from "../util/backoff.ts";
 import { handleCompletion } from "./completion-handler.ts";
+import { DEFAULT_KV_LINK_GBPS, kvReadyAt, kvTransferSeconds } from "./kv-handoff.ts";
 import type { RealtimeEngine } from "./realtime-engine.ts";
 
 export interface SimEngineServerOptions {
@@ -17,13 +19,16 @@ export interface SimEngineServerOptions {
   requestLog?: RequestLog;
   /** Site clock (ms) for the request log: the simulated site's clock. Default `Date.now`. */
   nowMs?: () => number;
+  /** Bandwidth it pulls a prompt's KV from a prefill engine at, GB/s. Default `DEFAULT_KV_LINK_GBPS`. */
+  kvLinkGBps?: number;
 }
 
 /**
  * The HTTP face of a simulated engine, shaped like vLLM's OpenAI server: `/v1/chat/completions`,
  * `/v1/completions` (JSON or SSE), `/v1/models`, `/health` and vLLM-style Prometheus `/metrics`
  * (`vllm:num_requests_running`, `vllm:num_requests_waiting`, `vllm:gpu_cache_usage_perc`, token
- * counters). While draining it answers new completions with 503.
+ * counters). While draining it answers new completions with 503. It takes part in vLLM's
+ * prefill/decode KV handoff (`kv_transfer_params`, see `handleCompletion`) in either role.
  *
  * @example
  * const server = new SimEngineServer({ engine, llm });
@@ -33,9 +38,12 @@ export class SimEngineServer {
   accepting = true;
   private readonly server: Server;
   private readonly model: string;
+  private url: string | undefined;
 
   constructor(private readonly options: SimEngineServerOptions) {
     this.model = options.servedModel ?? options.llm.id;
+    const { engine, llm } = options;
+    const linkGBps = options.kvLinkGBps ?? DEFAULT_KV_LINK_GBPS;
     const ctx = {
       engine: options.engine,
       model: this.model,
@@ -45,6 +53,10 @@ export class SimEngineServer {
       accepting: () => this.accepting,
       requestLog: options.requestLog,
       nowMs: options.nowMs ?? (() => Date.now()),
+      kv: {
+        readyAt: () => kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0"),
+        pull: (promptTokens: number) => sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps)))),
+      },
     };
     this.server = createServer((req, res) => {
       const path = (req.url ?? "/").split("?")[0];
@@ -59,8 +71,9 @@ export class SimEngineServer {
     });
   }
 
-  start(host: string, port: number): Promise<string> {
-    return listen(this.server, host, port);
+  async start(host: string, port: number): Promise<string> {
+    this.url = await listen(this.server, host, port);
+    return this.url;
   }
 
   close(): Promise<void> {

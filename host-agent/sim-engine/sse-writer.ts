@@ -78,7 +78,7 @@ export class SseWriter {
   }
 
   /** The non-streaming body: one choice per entry of `completionTokens`. */
-  completeBody(completionTokens: readonly number[], finishReason: string, result: SimRequestResult): unknown {
+  completeBody(completionTokens: readonly number[], finishReason: string, result: SimRequestResult): Record<string, unknown> {
     const choices = completionTokens.map((tokens, index) => {
       const text = placeholderText(0, tokens).slice(0, this.limitChars);
       return this.kind === "chat" ? { index, message: { role: "assistant", content: text }, logprobs: null, finish_reason: finishReason } : { index, text, logprobs: null, finish_reason: finishReason };

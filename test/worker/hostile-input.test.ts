@@ -79,6 +79,11 @@ describe("hostile input at the edge: bodies", () => {
     expect((await rejected(completions({ prompt: Array.from({ length: 65 }, () => "hi") }))).error.param).toBe("prompt");
     expect((await edge.chat(chatBody({ n: 16 }))).status).toBe(200);
   });
+
+  it("refuses kv_transfer_params, which would tell a site's decode engine to fetch KV from a host of the client's choosing", async () => {
+    const r = await rejected(edge.chat(chatBody({ kv_transfer_params: { do_remote_prefill: true, remote_host: "169.254.169.254", remote_port: 80 } })));
+    expect([r.status, r.error.param]).toEqual([400, "kv_transfer_params"]);
+  });
 });
 
 describe("hostile input at the edge: class hints", () => {

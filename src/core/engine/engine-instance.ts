@@ -1,4 +1,4 @@
-import { decodeTime, mixedTime, prefillTime, type IterationTime, type PromptChunk } from "../model/iteration-time.ts";
+import { decodeTime, mixedTime, type IterationTime, type PromptChunk } from "../model/iteration-time.ts";
 import { throttle } from "../model/power.ts";
 import type { GpuSpec } from "../model/gpu-specs.ts";
 import type { LlmSpec } from "../model/llm-specs.ts";
@@ -11,6 +11,22 @@ export interface EngineRequest {
   arrivalS: number;
   inputTokens: number;
   outputTokens: number;
+  /**
+   * Prompt tokens whose KV is already in the cache (sent by a prefill engine): the engine computes
+   * only the rest, at least the last token, whose logits give the first output token.
+   */
+  cachedTokens?: number;
+}
+
+/** Prompt tokens an engine computes for `r`: those not cached, and at least the last one. */
+export function tokensToPrefill(r: EngineRequest): number {
+  return r.inputTokens - Math.max(0, Math.min(r.cachedTokens ?? 0, r.inputTokens - 1));
+}
+
+/** `r`'s prompt as one chunk: the tokens to compute after the cached context. */
+export function promptChunkOf(r: EngineRequest): PromptChunk {
+  const tokens = tokensToPrefill(r);
+  return { tokens, context: r.inputTokens - tokens };
 }
 
 /** What a frequency controller sees before each iteration. */
@@ -237,12 +253,12 @@ export class EngineInstance {
   private wholePromptWork(admitted: number[]): IterationWork | undefined {
     const { llm, gpu, tp } = this.config;
     if (admitted.length > 0 && this.role !== "decode") {
-      const lengths = admitted.map((i) => this.requests[i]!.inputTokens);
+      const chunks = admitted.map((i) => promptChunkOf(this.requests[i]!));
       return {
-        promptTokens: lengths.reduce((a, b) => a + b, 0),
+        promptTokens: chunks.reduce((sum, c) => sum + c.tokens, 0),
         prefilling: admitted.length,
         firstArrivalS: Math.min(...admitted.map((i) => this.requests[i]!.arrivalS)),
-        time: (mhz) => prefillTime({ llm, gpu, tp, mhz }, lengths),
+        time: (mhz) => mixedTime({ llm, gpu, tp, mhz }, 0, 0, chunks),
         finish: () => this.finishPrefill(admitted),
       };
     }
@@ -253,7 +269,7 @@ export class EngineInstance {
 
   /** Chunked: the decode batch plus, first come first served, prompt chunks up to the token budget. */
   private chunkedWork(admitted: number[]): IterationWork | undefined {
-    for (const index of admitted) this.prefilling.push({ index, done: 0 });
+    for (const index of admitted) this.prefilling.push({ index, done: promptChunkOf(this.requests[index]!).context });
     let budget = this.maxBatchedTokens - this.running;
     const chunks: (PromptChunk & { p: Prefilling })[] = [];
     for (const p of this.prefilling) {
@@ -358,7 +374,7 @@ export class EngineInstance {
         continue;
       }
       if (this.kvReserved + need > this.kvCapacity) break;
-      if (this.role !== "decode" && !this.chunked && chosen.length > 0 && tokens + r.inputTokens > this.maxBatchedTokens) break;
+      if (this.role !== "decode" && !this.chunked && chosen.length > 0 && tokens + tokensToPrefill(r) > this.maxBatchedTokens) break;
       this.waiting.shift();
       this.kvReserved += need;
       if (this.role === "decode") {
@@ -367,7 +383,7 @@ export class EngineInstance {
         continue;
       }
       chosen.push(w.index);
-      tokens += r.inputTokens;
+      tokens += tokensToPrefill(r);
     }
     return chosen;
   }

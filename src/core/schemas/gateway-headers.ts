@@ -14,4 +14,6 @@ export const GATEWAY_HEADERS = {
   reroutedWhy: "x-greenference-rerouted-reason",
   decodeRule: "x-greenference-ecoroute-rule",
   queueMs: "x-greenference-queue-ms",
+  /** For a request to a decode pool: the prefill replica that prefilled it, or why its decode replica prefilled it itself. */
+  prefill: "x-greenference-prefill",
 } as const;

@@ -57,6 +57,8 @@ const common = {
   user: z.string().max(OPENAI_LIMITS.userChars).nullish(),
   /** "flex" lets the edge hold the request up to its deadline (src/worker/flex); "scale" and "priority" are refused. */
   service_tier: ServiceTier.nullish(),
+  /** Set only by a site's gateway between its own engines (`KvTransferParams`); from a client it could make an engine fetch KV from any host. */
+  kv_transfer_params: z.undefined({ error: "kv_transfer_params is set by the site between its own engines; a request may not carry it" }).optional(),
 };
 
 /** `POST /v1/chat/completions`. */

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { llmSpec } from "../../src/core/model/llm-specs.ts";
+import { takeKvHandoff, kvTransferSeconds } from "./kv-handoff.ts";
+import { RealtimeEngine } from "./realtime-engine.ts";
+import { SimEngineServer } from "./sim-engine-server.ts";
+import { SimulatedSite } from "./simulated-site.ts";
+
+describe("takeKvHandoff", () => {
+  it("takes kv_transfer_params out of the body and says which side of the handoff it asks for", () => {
+    const body: Record<string, unknown> = { model: "m", kv_transfer_params: { do_remote_decode: true } };
+    expect(takeKvHandoff(body)).toEqual({ kind: "prefill-for-remote" });
+    expect(body).toEqual({ model: "m" });
+    expect(takeKvHandoff({ model: "m" })).toEqual({ kind: "none" });
+    const ready = { do_remote_prefill: true, remote_host: "127.0.0.1", remote_port: 8100 };
+    expect(takeKvHandoff({ kv_transfer_params: ready })).toEqual({ kind: "decode-from-remote", params: ready });
+  });
+
+  it("names what is wrong with a handoff it cannot act on", () => {
+    expect(takeKvHandoff({ kv_transfer_params: { do_remote_prefill: true } })).toEqual({ error: expect.stringContaining("remote_host and remote_port") });
+    expect(takeKvHandoff({ kv_transfer_params: { do_remote_decode: true, do_remote_prefill: true } })).toEqual({ error: expect.stringContaining("both") });
+    expect(takeKvHandoff({ stream: true, kv_transfer_params: { do_remote_decode: true } })).toEqual({ error: expect.stringContaining("stream false") });
+    expect(takeKvHandoff({ kv_transfer_params: { remote_port: 70000 } })).toEqual({ error: expect.stringContaining("invalid kv_transfer_params") });
+  });
+
+  it("times the KV's way over by its bytes", () => {
+    // Llama 3.1 8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes = 128 KiB a token.
+    expect(kvTransferSeconds(llmSpec("llama3.1-8b"), 2000, 50)).toBeCloseTo((2000 * 131072) / 50e9, 12);
+  });
+});
+
+describe("a simulated engine on either side of the handoff", () => {
+  let engine: RealtimeEngine;
+  let server: SimEngineServer;
+  let url = "";
+  beforeAll(async () => {
+    const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 1, speed: 20 });
+    const llm = llmSpec("llama3.1-8b");
+    engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
+    server = new SimEngineServer({ engine, llm, instanceId: "p0", nowMs: () => site.clock.nowMs() });
+    url = await server.start("127.0.0.1", 0);
+  });
+  afterAll(async () => {
+    await engine.close();
+    await server.close();
+  });
+  const post = (body: unknown) => fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const prompt = { model: "llama3.1-8b", messages: [{ role: "user", content: "a b c ".repeat(500) }] };
+
+  it("prefills for a remote decode and answers where its KV waits", async () => {
+    const r = await post({ ...prompt, max_tokens: 1, kv_transfer_params: { do_remote_decode: true } });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { kv_transfer_params: unknown; usage: { completion_tokens: number } };
+    expect(body.usage.completion_tokens).toBe(1);
+    expect(body.kv_transfer_params).toEqual({ do_remote_decode: false, do_remote_prefill: true, remote_engine_id: "p0", remote_block_ids: [], remote_host: "127.0.0.1", remote_port: Number(new URL(url).port) });
+  });
+
+  it("decodes from a remote prefill for less energy than from its own, and refuses one that does not say where the KV is", async () => {
+    const time = async (extra: Record<string, unknown>) => {
+      const r = await post({ ...prompt, max_tokens: 4, ...extra });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { usage: { greenference: { energy_j: number } } }).usage.greenference.energy_j;
+    };
+    const own = await time({});
+    const remote = await time({ kv_transfer_params: { do_remote_prefill: true, remote_host: "127.0.0.1", remote_port: 1 } });
+    expect(remote).toBeLessThan(own);
+    const refused = await post({ ...prompt, kv_transfer_params: { do_remote_prefill: true } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe("kv_transfer_params");
+  });
+});
