@@ -1,4 +1,5 @@
 import { classCounts, measuredDemand } from "../src/core/forecast/demand-estimate.ts";
+import { classTokenCounts, measuredShapes } from "../src/core/forecast/request-shape.ts";
 import { assemblePlanningInput } from "../src/core/planning/fleet-input.ts";
 import { planWithPolicy } from "../src/core/policies/registry.ts";
 import type { Fleet } from "../src/core/schemas/fleet.ts";
@@ -18,8 +19,8 @@ const DUE_SLACK_MS = 30_000;
 /**
  * The fleet planner's run (every 5 minutes from the cron; `POST /admin/v1/replan` and the carbon
  * trigger `force` it): plans when the policy's cadence is due since the plan in force was made (or
- * there is none, or another policy made it), measures demand from the edge's counters since the last
- * run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
+ * there is none, or another policy made it), measures demand and each class's mean request from
+ * the edge's counters since the last run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
  * force), plans through the policy registry (`deps.policies`) and stores the plan through the plan
  * store (whose version rules apply). `skipped` says what is missing (fleet, profile table, demand)
  * or when the next run is due; a planner that throws or a plan the store refuses is an `error` and
@@ -34,12 +35,13 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
   const waitMs = o.force ? 0 : untilDue(ctx.plan, entry.kind, cadenceMs, nowMs, cadenceSpeedup(env));
   if (waitMs > 0) return { status: "skipped", message: `${name}: the plan in force is ${ctx.plan!.version}; the next is due in ${(waitMs / 1000).toFixed(0)} s (every ${cadenceMs / 60_000} min)` };
 
-  const sample = { atMs: nowMs, counts: classCounts(ctx.metricTotals) };
+  const sample = { atMs: nowMs, counts: classCounts(ctx.metricTotals), tokens: classTokenCounts(ctx.metricTotals) };
   const measured = ctx.demandSample ? measuredDemand(ctx.demandSample, sample) : undefined;
+  const meanRequests = measuredShapes(ctx.demandSample?.tokens, sample.tokens);
   await control.setDemandSample(sample);
   const profile = fleetRows(ctx.fleet, await control.profileRows());
   if (profile.length === 0) return { status: "skipped", message: `${name}: no profile table for this fleet's models and GPUs (PUT /admin/v1/profile)` };
-  const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, profile, nowMs, powerForecastMaxAgeMs: powerForecastMaxAgeMs(env) });
+  const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, meanRequests, profile, nowMs, powerForecastMaxAgeMs: powerForecastMaxAgeMs(env) });
   if (!assembled.ok) return { status: "skipped", message: `${name}: ${assembled.message}; the current plan stays` };
 
   let plan;

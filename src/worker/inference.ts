@@ -252,6 +252,10 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     settle: (receipt, used) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
+      // The classes' mean requests, which planners that need one request shape (Clover) plan on.
+      edge.metrics.count("greenference_answers_total", { class: cls.classId });
+      edge.metrics.count("greenference_prompt_tokens_total", { class: cls.classId }, used.input);
+      edge.metrics.count("greenference_generation_tokens_total", { class: cls.classId }, used.output);
       edge.metrics.observe("greenference_request_energy_joules", { site: choice.site }, receipt.energyJ);
       edge.metrics.observe("greenference_e2e_request_latency_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
       if (caller.keyId !== null) background(carbonLedger(env, caller.keyId).record(receipt.gco2e, edge.now()));

@@ -10,6 +10,9 @@ export const METRICS = {
   greenference_broken_responses_total: "Answers a site failed after its head (broke, went idle or ended its stream with an error event), by site; the client got an error event or a 502 saying why.",
   greenference_energy_joules_total: "Energy of answered requests per the receipts, by site.",
   greenference_carbon_grams_total: "gCO2e of answered requests per the receipts, by site.",
+  greenference_answers_total: "Answered requests whose receipt was settled, by class: the count the token counters are per.",
+  greenference_prompt_tokens_total: "Prompt tokens of answered requests, by class.",
+  greenference_generation_tokens_total: "Generated tokens of answered requests, by class.",
   greenference_baseline_carbon_grams_total: "gCO2e the same energy would have emitted under carbon-blind capacity-share routing (the dashboard's baseline); ControlDO adds it as counters arrive.",
 } as const;
 export type MetricName = keyof typeof METRICS;

@@ -84,6 +84,11 @@ describe("inference API: routing and receipts", () => {
     });
     const body = (await r.json()) as { usage: Record<string, unknown> };
     expect(body.usage).toMatchObject({ completion_tokens: 20, greenference: { site: "eu-a", class: "SS", energy_j: 21.2, energy_source: "estimate", plan_version: version } });
+    // The class's answered tokens, from which the planner cron takes its mean request.
+    const metrics = await (await edge.admin("GET", "/metrics")).text();
+    expect(metrics).toContain('greenference_answers_total{class="SS"} 1\n');
+    expect(metrics).toContain('greenference_prompt_tokens_total{class="SS"} 12\n');
+    expect(metrics).toContain('greenference_generation_tokens_total{class="SS"} 20\n');
   });
 
   it("uses the energy the site reports, by header or in usage", async () => {

@@ -83,4 +83,24 @@ describe("Planner-L cron", () => {
     expect((await control.getPlan())!.version).toBe(made + 1);
     expect(seen).toHaveLength(2);
   });
+  it("gives each class the mean request the edge answered since the last run, once it answered enough", async () => {
+    const control = controlStub(env);
+    await control.setFleet(fleet());
+    expect((await control.putProfile(PROFILE_TABLE)).ok).toBe(true);
+    await control.putForecasts({ kind: "power_available", unit: "MW", source: "operator", issuedAtMs: NOW, subject: { kind: "site", id: "p2" }, points: [{ tMs: NOW, value: 0.02 }] });
+    const answered = (n: number, prompt: number, generated: number) => ({ 'greenference_answers_total{class="AA"}': n, 'greenference_prompt_tokens_total{class="AA"}': prompt, 'greenference_generation_tokens_total{class="AA"}': generated });
+    const seen: PlanningInput[] = [];
+    // Each run 15 minutes after the plan before it (the tests before this one made plans up to NOW + 3.5 h).
+    const runAt = async (t: number) => expect((await plan(t, fakePlanner(seen)))?.status).toBe("ok");
+    await control.addMetrics({ ...decisions(900), ...answered(100, 50_000, 10_000) });
+    await runAt(NOW + 14_400_000);
+    // Since that run: 900 answers of 1,200 prompt and 80 generated tokens on average.
+    await control.addMetrics({ ...decisions(900), ...answered(900, 1_080_000, 72_000) });
+    await runAt(NOW + 15_300_000);
+    expect(seen.map((i) => i.classes[0]!.meanRequest)).toEqual([{ inputTokens: 500, outputTokens: 100 }, { inputTokens: 1200, outputTokens: 80 }]);
+    // Five answers in the next window say too little: no mean request.
+    await control.addMetrics({ ...decisions(900), ...answered(5, 5000, 500) });
+    await runAt(NOW + 16_200_000);
+    expect(seen[2]!.classes[0]!.meanRequest).toBeUndefined();
+  });
 });

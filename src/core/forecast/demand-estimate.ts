@@ -1,10 +1,13 @@
 import type { Forecast } from "../schemas/forecast.ts";
+import type { TokenCounts } from "./request-shape.ts";
 import { valuesOver } from "./series-value.ts";
 
 /** Requests per class counted so far, at a time: what the planner cron keeps between runs. */
 export interface DemandSample {
   atMs: number;
   counts: Record<string, number>;
+  /** Tokens of the answered requests per class (`classTokenCounts`), for the classes' mean requests. */
+  tokens?: Record<string, TokenCounts>;
 }
 
 /** Counters whose `class` label counts a request of that class: routed ones and ones no site could take. */

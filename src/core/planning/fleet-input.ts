@@ -8,6 +8,7 @@ import type { Forecast } from "../schemas/forecast.ts";
 import type { Plan } from "../schemas/plan.ts";
 import type { VariantId } from "../schemas/ids.ts";
 import type { ProfileRow } from "../schemas/profile.ts";
+import type { MeanRequest } from "../schemas/request-class.ts";
 import { PlannerSInput } from "./heron/planner-s.ts";
 import { PLANNER_L_PERIOD_MS, PlanningInput, type PlanningSite } from "./planning-input.ts";
 
@@ -17,6 +18,8 @@ export interface PlanningSources {
   forecasts: readonly Forecast[];
   /** Measured req/s per class since the last run, if known. */
   measured: Record<string, number> | undefined;
+  /** Each class's mean request measured at the edge since the last run (`measuredShapes`), where known. */
+  meanRequests?: Record<string, MeanRequest>;
   profile: ProfileRow[];
   nowMs: number;
   /** A power forecast issued longer ago than this is stale (default one hour; POWER_FORECAST_MAX_AGE_S). */
@@ -34,7 +37,8 @@ export type AssembledInput = { ok: true; input: PlanningInput; notes: string[] }
  * those of its variants the profile has rows for (with their quality; the first is the default),
  * per site its GPUs, the power it can count on over the slot, its carbon intensity and its round
  * trip from the edge (`siteConditions`), per class the larger of measured demand and the load
- * forecast's peak; the plan in force as the previous one when the same policy made it.
+ * forecast's peak and its measured mean request; the plan in force as the previous one when the
+ * same policy made it.
  *
  * @example
  * const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: { SS: 2 }, profile, nowMs });
@@ -56,7 +60,7 @@ export function assemblePlanningInput(src: PlanningSources): AssembledInput {
     variant: variants[0]!.id,
     variants,
     sites,
-    classes: fleet.classes.map((c) => ({ ...c, demandRps: demand[c.id] ?? 0 })),
+    classes: fleet.classes.map((c) => ({ ...c, demandRps: demand[c.id] ?? 0, ...(src.meanRequests && Object.hasOwn(src.meanRequests, c.id) ? { meanRequest: src.meanRequests[c.id] } : {}) })),
     profile: src.profile,
     // Another policy's plan is no base to reconfigure from (budgets, GPU placement, warm starts): the new policy plans afresh.
     previous: src.plan?.policy === fleet.policy.kind ? src.plan : undefined,

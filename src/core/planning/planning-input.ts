@@ -3,7 +3,7 @@ import { reportDuplicates } from "../schemas/checks.ts";
 import { EpochMs, GpuType, ModelId, SiteId, VariantId } from "../schemas/ids.ts";
 import { Plan } from "../schemas/plan.ts";
 import { ProfileRow } from "../schemas/profile.ts";
-import { RequestClass } from "../schemas/request-class.ts";
+import { MeanRequest, RequestClass } from "../schemas/request-class.ts";
 
 /** Heron's Planner-L period: 15 minutes. */
 export const PLANNER_L_PERIOD_MS = 15 * 60 * 1000;
@@ -24,8 +24,11 @@ export const PlanningSite = z.object({
 });
 export type PlanningSite = z.infer<typeof PlanningSite>;
 
-/** A request class with its SLO and the load to plan for (Heron: the slot's peak, req/s). */
-export const PlanningClass = RequestClass.extend({ demandRps: z.number().nonnegative() });
+/**
+ * A request class with its SLO and the load to plan for (Heron: the slot's peak, req/s), and its
+ * mean request as the edge measured it since the last run, where it answered enough of them.
+ */
+export const PlanningClass = RequestClass.extend({ demandRps: z.number().nonnegative(), meanRequest: MeanRequest.optional() });
 export type PlanningClass = z.infer<typeof PlanningClass>;
 
 /** The fields every planning input shares: what is served, where, for whom (see `PlanningInput`). */

@@ -35,6 +35,10 @@ export type Slo = z.infer<typeof Slo>;
 export const SloTier = z.enum(["interactive", "standard", "batch"]);
 export type SloTier = z.infer<typeof SloTier>;
 
+/** The mean request of a class: prompt and output tokens. */
+export const MeanRequest = z.object({ inputTokens: z.number().positive(), outputTokens: z.number().positive() });
+export type MeanRequest = z.infer<typeof MeanRequest>;
+
 /** One request class: its bins in the scheme and its SLO. */
 export const RequestClass = z.object({
   id: ClassId,

@@ -52,6 +52,31 @@ describe("Clover as a fleet planner", () => {
   });
 });
 
+describe("Clover's request shape", () => {
+  const withMeans = (ss: { inputTokens: number; outputTokens: number }, mm: { inputTokens: number; outputTokens: number }) => {
+    const base = input();
+    return { ...base, classes: [{ ...base.classes[0]!, meanRequest: ss }, { ...base.classes[1]!, meanRequest: mm }] };
+  };
+  const planOf = (i: PlanningInput, shape?: { inputTokens: number; outputTokens: number }) => cloverPlanner(CloverPlannerConfig.parse({ kind: "clover", ...(shape ? { shape } : {}) })).plan(i, null as never).plan;
+  const shapeNote = (p: Plan) => p.notes.find((n) => n.startsWith("clover: requests of"));
+  const shortfall = (p: Plan) => Object.values(p.shortfall).reduce((s, x) => s + x, 0);
+  const plan0 = planOf(input());
+
+  it("plans for the classes' mean requests measured at the edge, weighted by demand, else its config's, else the default", () => {
+    // SS at 3 req/s, MM at 2: (3 x 200 + 2 x 3200) / 5 = 1400 prompt tokens, (3 x 100 + 2 x 600) / 5 = 300 output.
+    const measured = planOf(withMeans({ inputTokens: 200, outputTokens: 100 }, { inputTokens: 3200, outputTokens: 600 }));
+    expect(shapeNote(measured)).toBe("clover: requests of 1400 prompt and 300 output tokens, from the classes' mean requests measured at the edge, weighted by demand");
+    expect(shapeNote(planOf(withMeans({ inputTokens: 200, outputTokens: 100 }, { inputTokens: 3200, outputTokens: 600 }), { inputTokens: 64, outputTokens: 16 }))).toBe("clover: requests of 64 prompt and 16 output tokens, from the policy's config");
+    expect(shapeNote(plan0)).toBe("clover: requests of 512 prompt and 128 output tokens, from the default (no class has a measured mean request yet)");
+  });
+
+  it("sizes the services by that shape: requests five times as long leave demand unserved that the default shape's plan serves", () => {
+    const long = planOf(withMeans({ inputTokens: 2560, outputTokens: 640 }, { inputTokens: 2560, outputTokens: 640 }));
+    expect(shortfall(plan0)).toBe(0);
+    expect(shortfall(long)).toBeGreaterThan(0);
+  });
+});
+
 describe("gpuLayouts", () => {
   it("finds one MIG configuration per GPU adding up to the slice counts, or none", () => {
     const layouts = gpuLayouts([7, 0, 0, 0, 1], 2)!;

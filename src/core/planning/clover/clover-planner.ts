@@ -15,18 +15,27 @@ import { cloverProblem, evaluate } from "./evaluation.ts";
 import { realizable, SLICE_TYPES } from "./mig.ts";
 import { migPlan, type ServiceBlock } from "./mig-plan.ts";
 import { baseGraph, cloverService } from "./service-model.ts";
+import type { RequestShape } from "./slice-performance.ts";
 import type { CloverVariant } from "./variants.ts";
+import { demandWeightedShape } from "../../forecast/request-shape.ts";
 
 /** World average carbon intensity of electricity in 2022, gCO2/kWh (Ember): Clover's reference C_base and the intensity of a site without one. */
 const REFERENCE_G_PER_KWH = 436;
+
+/** The request shape Clover plans for when neither its config nor the edge's measurements give one. */
+export const DEFAULT_SHAPE: RequestShape = { inputTokens: 512, outputTokens: 128 };
 
 /** Clover (seed 001) as a fleet planner. */
 export const CloverPlannerConfig = z.object({
   kind: z.literal("clover"),
   /** λ of Clover's Eq. (3): weight of carbon against accuracy (0.5 in its evaluation). */
   lambda: z.number().min(0).max(1).default(0.5),
-  /** The requests a service answers: Clover serves one application per pool, of one request shape. */
-  shape: z.object({ inputTokens: z.number().int().positive(), outputTokens: z.number().int().positive() }).default({ inputTokens: 512, outputTokens: 128 }),
+  /**
+   * The requests a service answers (Clover serves one application per pool, of one request shape).
+   * Absent: the classes' mean requests as the edge measured them, weighted by demand, else
+   * `DEFAULT_SHAPE`.
+   */
+  shape: z.object({ inputTokens: z.number().int().positive(), outputTokens: z.number().int().positive() }).optional(),
   /** A site's GPUs of one type are split into Clover services of this many GPUs, each annealed on its own (bounds the search). */
   serviceGpus: z.number().int().positive().default(8),
   /** Evaluations per annealing run: the stand-in for Clover's 5-minute limit within a Worker's CPU budget. */
@@ -52,10 +61,11 @@ export function cloverPlanner(config: CloverPlannerConfig): Planner {
 
 function planClover(input: PlanningInput, config: CloverPlannerConfig): PlannerResult {
   const notes: string[] = [];
+  const shape = requestShape(input, config, notes);
   const variants = familyOf(input, notes);
   const demandRps = input.classes.reduce((s, c) => s + c.demandRps, 0);
   const blocks = serviceBlocks(input, config.serviceGpus);
-  const capacityOf = (b: (typeof blocks)[number]) => b.gpus * (wholeCapacity(variants, b.type, config) ?? 0);
+  const capacityOf = (b: (typeof blocks)[number]) => b.gpus * (wholeCapacity(variants, b.type, shape) ?? 0);
   const totalCapacity = blocks.reduce((s, b) => s + capacityOf(b), 0);
   const solved: ServiceBlock[] = [];
   // Identical services (same GPUs, load, intensity and configuration in force) are annealed once.
@@ -64,12 +74,12 @@ function planClover(input: PlanningInput, config: CloverPlannerConfig): PlannerR
     const site = input.sites[b.site]!;
     const ci = site.carbonGPerKwh ?? REFERENCE_G_PER_KWH;
     const arrivalRps = totalCapacity > 0 ? (demandRps * capacityOf(b)) / totalCapacity : 0;
-    const fitting = variants.filter((v) => wholeCapacity([v], b.type, config) !== undefined);
+    const fitting = variants.filter((v) => wholeCapacity([v], b.type, shape) !== undefined);
     if (fitting.length === 0) {
       notes.push(`clover ${site.id}/${b.type}: no variant of ${input.model} fits a whole ${b.type}`);
       continue;
     }
-    const service = cloverService({ variants: fitting, gpu: gpuSpec(b.type), gpus: b.gpus, shape: config.shape, arrivalRps: Math.max(arrivalRps, 1e-6) });
+    const service = cloverService({ variants: fitting, gpu: gpuSpec(b.type), gpus: b.gpus, shape, arrivalRps: Math.max(arrivalRps, 1e-6) });
     const start = warmStart(input.previous, site.id, b, fitting) ?? baseGraph(service);
     const key = `${b.type}|${b.gpus}|${arrivalRps}|${ci}|${start.map((r) => r.join(",")).join(";")}`;
     let graph = done.get(key);
@@ -104,11 +114,20 @@ function familyOf(input: PlanningInput, notes: string[]): CloverVariant[] {
     .sort((a, b) => a.variant.quality - b.variant.quality);
 }
 
+/** The one request shape Clover plans for: its config's, else the classes' measured mean requests weighted by demand, else the default; noted. */
+function requestShape(input: PlanningInput, config: CloverPlannerConfig, notes: string[]): RequestShape {
+  const mean = demandWeightedShape(input.classes);
+  const measured = mean && { inputTokens: Math.max(1, Math.round(mean.inputTokens)), outputTokens: Math.max(1, Math.round(mean.outputTokens)) };
+  const [shape, from] = config.shape ? [config.shape, "the policy's config"] : measured ? [measured, "the classes' mean requests measured at the edge, weighted by demand"] : [DEFAULT_SHAPE, "the default (no class has a measured mean request yet)"];
+  notes.push(`clover: requests of ${round(shape.inputTokens)} prompt and ${round(shape.outputTokens)} output tokens, from ${from}`);
+  return shape;
+}
+
 /** Requests per second the best variant serves on one whole GPU of a type, or undefined when none fits. */
-function wholeCapacity(variants: readonly CloverVariant[], type: GpuType, config: CloverPlannerConfig): number | undefined {
+function wholeCapacity(variants: readonly CloverVariant[], type: GpuType, shape: RequestShape): number | undefined {
   for (const v of [...variants].reverse()) {
     try {
-      return cloverService({ variants: [v], gpu: gpuSpec(type), gpus: 1, shape: config.shape, arrivalRps: 1 }).perf[0]![SLICE_TYPES.length - 1]!.capacityRps;
+      return cloverService({ variants: [v], gpu: gpuSpec(type), gpus: 1, shape, arrivalRps: 1 }).perf[0]![SLICE_TYPES.length - 1]!.capacityRps;
     } catch {
       continue;
     }
