@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { tokenRateFairness } from "../../src/core/planning/freesh/fairness.ts";
+import { timelyTokenFairness } from "../../src/core/planning/freesh/fairness.ts";
 import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
 import { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
@@ -169,11 +169,14 @@ export class Agent {
     return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness() });
   }
 
-  /** Jain's fairness over the site's output-length groups, from the requests finished in the telemetry window (FREESH Eq. 9). */
+  /**
+   * FREESH's fairness (Eq. 9, Appx. C.2) over the requests the site's gateway finished in the
+   * telemetry window: per class, Jain's index over its output-length quartiles' tokens that reached
+   * their clients within α_LLF x Lat.
+   */
   fairness(windowMs = Math.max(10_000, 3 * this.config.heartbeatMs)): number {
-    const now = this.siteNowMs();
-    const finished = this.requestLog.finished(undefined, now - windowMs * (this.hardware.sim?.clock.speed ?? 1), now);
-    return tokenRateFairness(finished.map((r) => ({ outputTokens: r.completionTokens, e2eMs: r.e2eMs })));
+    const since = this.siteNowMs() - windowMs * (this.hardware.sim?.clock.speed ?? 1);
+    return timelyTokenFairness(this.requests.timelySince(since));
   }
 
   async status(): Promise<Record<string, unknown>> {

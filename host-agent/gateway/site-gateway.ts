@@ -217,7 +217,7 @@ export class SiteGateway {
     const refused = this.queue.offer(pending);
     if (refused) return this.reject(res, 503, refused.message, refused.reason);
     const tracker = this.options.requests;
-    pending.tracked = tracker?.begin(classId, named, request.stream === true, { slo: parseSloHeader(req.headers[SLO_HEADER]), inputTokens });
+    pending.tracked = tracker?.begin(classId, named, request.stream === true, { slo: parseSloHeader(req.headers[SLO_HEADER]), inputTokens, latMs: isolatedMs });
     res.once("close", () => {
       if (this.queue.remove(pending.id)) this.bump(this.counts.rejected, "client_closed");
       if (pending.tracked) tracker?.drop(pending.tracked);

@@ -22,7 +22,7 @@ export interface AgentMetricsSnapshot {
   gateway?: GatewayMetrics;
   /** The local clock controllers and the power ladder. */
   controllers?: ControllersStatus;
-  /** Jain's fairness over the site's output-length groups (NaN: too few requests, not shown). */
+  /** FREESH's Jain fairness over the site's classes' output-length groups (NaN: too few requests, not shown). */
   fairness?: number;
 }
 
@@ -72,7 +72,7 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_heartbeats_total", "counter", "Heartbeats sent to the edge, by outcome.", [[{ site, outcome: "ok" }, s.heartbeats.sent], [{ site, outcome: "failed" }, s.heartbeats.failed]]);
   if (s.appliedPlanVersion !== null) w.family("greenference_plan_applied_version", "gauge", "Version of the plan the site runs.", [[{ site }, s.appliedPlanVersion]]);
   if (s.desiredPlanVersion !== null) w.family("greenference_plan_desired_version", "gauge", "Version of the plan the site is applying or runs.", [[{ site }, s.desiredPlanVersion]]);
-  if (s.fairness !== undefined && Number.isFinite(s.fairness)) w.family("greenference_jain_fairness_ratio", "gauge", "Jain's fairness over output-length quartiles of the tokens per second of latency each got, requests of the telemetry window (FREESH Eq. 9).", [[{ site }, s.fairness]]);
+  if (s.fairness !== undefined && Number.isFinite(s.fairness)) w.family("greenference_jain_fairness_ratio", "gauge", "Jain's fairness over each class's output-length quartiles of the tokens that reached their clients within 1.4 x their isolated latency, requests of the telemetry window (FREESH Eq. 9), weighted by class.", [[{ site }, s.fairness]]);
   if (s.gateway) writeGatewayMetrics(w, site, s.gateway);
   if (s.controllers) {
     const { powerLadder, controllers } = s.controllers;

@@ -49,6 +49,32 @@ describe("RequestTracker", () => {
     expect(tracker.inFlight).toBe(0);
   });
 
+  it("keeps each finished request's tokens that reached its client within 1.4 x its Lat, whoever logs it (FREESH's fairness)", () => {
+    const { clock, tracker } = setup();
+    // Streamed, Lat 100 ms: its window closes 140 ms after arrival; 2 of its 4 output events came by then.
+    const streamed = tracker.begin("SM", "a", true, { latMs: 100 });
+    for (const dt of [60, 70, 30, 30]) {
+      clock.ms += dt;
+      tracker.token(streamed);
+    }
+    tracker.finish(streamed, { ...ANSWER, tokenEvents: 4, completionTokens: 8 }, { inputTokens: 12, record: false });
+    // Sent whole: all its tokens count if it ended within its window, none if not.
+    const quick = tracker.begin("SM", "a", false, { latMs: 100 });
+    clock.ms += 120;
+    tracker.finish(quick, ANSWER, { inputTokens: 12, record: false });
+    const slow = tracker.begin("LL", "a", false, { latMs: 100 });
+    clock.ms += 150;
+    tracker.finish(slow, ANSWER, { inputTokens: 12, record: false });
+    // Without a Lat there is no window to judge by.
+    tracker.finish(tracker.begin("SM", "a", false), ANSWER, { inputTokens: 12, record: false });
+    expect(tracker.timelySince(0)).toEqual([
+      { endMs: 10_190, classId: "SM", outputTokens: 8, timelyTokens: 4 },
+      { endMs: 10_310, classId: "SM", outputTokens: 5, timelyTokens: 5 },
+      { endMs: 10_460, classId: "LL", outputTokens: 5, timelyTokens: 0 },
+    ]);
+    expect(tracker.timelySince(10_300).map((r) => r.classId)).toEqual(["SM", "LL"]);
+  });
+
   it("lists an instance's requests in flight: age, whether each waits in the site queue, and whether each is known to be still without its first token", () => {
     const { clock, tracker } = setup();
     const queued = tracker.begin("SM", "llama", true, { inputTokens: 120 });

@@ -1,3 +1,5 @@
+import { FREESH_LLF } from "../../src/core/planning/freesh/llf.ts";
+import type { TimelyServed } from "../../src/core/planning/freesh/fairness.ts";
 import type { Slo } from "../../src/core/schemas/request-class.ts";
 import type { RequestLog } from "./request-log.ts";
 
@@ -31,7 +33,14 @@ export interface TrackedRequest {
   inputTokens: number | undefined;
   /** The emergency ladder's directive, while the request waits in the site queue. */
   directive: EmergencyDirective | undefined;
+  /** FREESH's fairness window: output that reaches the client by then (α_LLF x Lat after arrival) is timely; undefined without a Lat. */
+  readonly timelyByMs: number | undefined;
+  /** Output events that went out by `timelyByMs`. */
+  timelyEvents: number;
 }
+
+/** Finished requests the tracker keeps for the fairness figure (about a heartbeat window's at a busy site). */
+const SERVED_KEPT = 8192;
 
 /**
  * Known to be still without its first token: it waits in the site queue (none is out yet), or a
@@ -67,7 +76,9 @@ export interface AnswerFacts {
  * instance when it places it, marks its tokens as they stream out, and finishes it with what the
  * answer said. A finished request goes to the request log (served load and TTFT/TBT for telemetry and
  * the local controllers) unless its engine logs its own, as the simulated engine does. In between,
- * `inFlightOf` lets FREESH's MIAD see a request running late before it ends.
+ * `inFlightOf` lets FREESH's MIAD see a request running late before it ends. Every finished request
+ * also leaves what FREESH's fairness counts (`timelySince`): its output tokens that reached the
+ * client within α_LLF x Lat of its arrival, Lat being the gateway's isolated-latency estimate.
  *
  * @example
  * const tracker = new RequestTracker({ nowMs: () => Date.now(), log });
@@ -80,11 +91,16 @@ export class RequestTracker {
   /** Per instance, its open requests not dispatched to a replica: read before every iteration of a simulated engine, so kept, not counted. */
   private readonly queued = new Map<string, number>();
   private nextId = 1;
+  /** Finished requests, oldest first, with their end times: what `timelySince` reads. */
+  private served: (TimelyServed & { endMs: number })[] = [];
 
   constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
 
-  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean, o: { slo?: Slo; inputTokens?: number } = {}): TrackedRequest {
-    const t: TrackedRequest = { id: this.nextId++, arrivalMs: this.o.nowMs(), classId, slo: o.slo, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false, inputTokens: o.inputTokens, directive: undefined };
+  /** `latMs`: the request's isolated latency (FREESH's Lat), which sets its fairness window. */
+  begin(classId: string | undefined, instanceId: string | undefined, streams: boolean, o: { slo?: Slo; inputTokens?: number; latMs?: number } = {}): TrackedRequest {
+    const arrivalMs = this.o.nowMs();
+    const timelyByMs = o.latMs !== undefined && Number.isFinite(o.latMs) ? arrivalMs + FREESH_LLF.alpha * o.latMs : undefined;
+    const t: TrackedRequest = { id: this.nextId++, arrivalMs, classId, slo: o.slo, instanceId, firstTokenMs: undefined, lastTokenMs: undefined, streams, dispatched: false, inputTokens: o.inputTokens, directive: undefined, timelyByMs, timelyEvents: 0 };
     this.open.add(t);
     this.countQueued(t, 1);
     return t;
@@ -118,6 +134,7 @@ export class RequestTracker {
     const now = this.o.nowMs();
     t.firstTokenMs ??= now;
     t.lastTokenMs = now;
+    if (t.timelyByMs !== undefined && now <= t.timelyByMs) t.timelyEvents++;
   }
 
   /**
@@ -127,13 +144,32 @@ export class RequestTracker {
    */
   finish(t: TrackedRequest, answer: AnswerFacts, o: { inputTokens: number; record: boolean }): void {
     this.close(t);
-    if (!o.record || t.instanceId === undefined) return;
     const completionTokens = answer.completionTokens ?? answer.tokenEvents;
+    this.noteServed(t, completionTokens, answer.tokenEvents);
+    if (!o.record || t.instanceId === undefined) return;
     const ttftMs = t.firstTokenMs === undefined ? undefined : t.firstTokenMs - t.arrivalMs;
     const streamedMs = t.firstTokenMs === undefined || t.lastTokenMs === undefined ? 0 : t.lastTokenMs - t.firstTokenMs;
     const tbtMs = completionTokens > 1 && streamedMs > 0 ? streamedMs / (completionTokens - 1) : undefined;
     const endMs = this.o.nowMs();
     this.o.log.record({ instanceId: t.instanceId, classId: t.classId, endMs, ttftMs, tbtMs, e2eMs: endMs - t.arrivalMs, energyJ: answer.energyJ, promptTokens: answer.promptTokens ?? o.inputTokens, completionTokens, slo: t.slo });
+  }
+
+  /** FREESH's fairness inputs of the requests finished since `sinceMs` (site clock), oldest first. */
+  timelySince(sinceMs: number): TimelyServed[] {
+    return this.served.filter((s) => s.endMs >= sinceMs);
+  }
+
+  /**
+   * Keeps `t`'s timely tokens: a streamed answer's output events by its window (scaled to tokens,
+   * as an event may carry several), a whole answer's tokens when it ended within the window.
+   */
+  private noteServed(t: TrackedRequest, outputTokens: number, tokenEvents: number): void {
+    if (t.timelyByMs === undefined || outputTokens <= 0) return;
+    const endMs = this.o.nowMs();
+    const timelyTokens = t.streams && tokenEvents > 0 ? (outputTokens * Math.min(t.timelyEvents, tokenEvents)) / tokenEvents : endMs <= t.timelyByMs ? outputTokens : 0;
+    this.served.push({ endMs, classId: t.classId, outputTokens, timelyTokens });
+    // Trimmed in halves, so keeping the window bounded costs O(1) a request.
+    if (this.served.length > 2 * SERVED_KEPT) this.served = this.served.slice(-SERVED_KEPT);
   }
 
   /** `t` ended without a full answer (refused, failed, or its client left): it is no longer in flight. */

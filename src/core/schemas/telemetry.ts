@@ -96,7 +96,7 @@ export const Telemetry = z
     powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
     /** Absent from agents that do not count (older ones). */
     sloCounts: SloCounters.optional(),
-    /** Jain's fairness over the site's output-length groups in the reporting window (FREESH Eq. 9, `tokenRateFairness`); absent with too few requests. */
+    /** FREESH's Jain fairness over the site's classes' output-length groups in the reporting window (Eq. 9, `timelyTokenFairness`); absent with too few requests. */
     fairness: z.number().min(0).max(1).optional(),
     /** Planned clock controllers that could not start (a model the performance model does not know, no profile), and why. */
     controllerFaults: z.array(ControllerFault).max(256).optional(),

@@ -60,26 +60,38 @@ export function violationRate(requests: readonly ServedRequest[], beta: number =
   return requests.filter((r) => r.finishS - r.arrivalS > beta * r.latS + 1e-12).length / requests.length;
 }
 
+/** A finished request as a site's gateway saw it: its class, its output and how much of it came within α_LLF x Lat. */
+export interface TimelyServed {
+  classId: string | undefined;
+  outputTokens: number;
+  /** x_i: output tokens that reached the client within α_LLF x Lat of its arrival. */
+  timelyTokens: number;
+}
+
 /**
- * Jain's index (Eq. 9) over a site's clients as FREESH groups them (Appx. C.2): the requests that
- * finished, split into `clients` groups by output length (quartiles by default), each group's
- * service the output tokens it received per second of its requests' end-to-end latency. Live
- * serving keeps no per-token times, so this stands in for FREESH's timely tokens: 1 when every
- * length group is served at the same token rate, lower when long (or short) requests wait. NaN
- * with fewer requests than clients.
+ * FREESH's fairness (Appx. C.2) over a site's finished requests: per workload type (class), its
+ * requests split into `clients` groups by output length quartiles, Jain's index over the groups'
+ * timely tokens X_k; the site's figure is the classes' indices weighted by their requests. Classes
+ * with fewer requests than clients are left out; NaN when none is left.
  *
  * @example
- * tokenRateFairness([{ outputTokens: 10, e2eMs: 1000 }, { outputTokens: 400, e2eMs: 8000 }], 2); // < 1: short requests get 10 tokens/s, long ones 50
+ * timelyTokenFairness([...fourSmRequests]); // 1 when every output-length quartile of SM got the same timely tokens
  */
-export function tokenRateFairness(requests: readonly { outputTokens: number; e2eMs: number }[], clients = 4): number {
-  if (requests.length < clients) return NaN;
-  const order = [...requests].sort((a, b) => a.outputTokens - b.outputTokens);
-  const tokens = Array.from({ length: clients }, () => 0);
-  const seconds = Array.from({ length: clients }, () => 0);
-  order.forEach((r, rank) => {
-    const k = Math.min(clients - 1, Math.floor((rank * clients) / order.length));
-    tokens[k]! += r.outputTokens;
-    seconds[k]! += Math.max(r.e2eMs, 1) / 1e3;
-  });
-  return jainIndex(tokens.map((t, k) => t / seconds[k]!));
+export function timelyTokenFairness(requests: readonly TimelyServed[], clients = 4): number {
+  const byClass = new Map<string | undefined, TimelyServed[]>();
+  for (const r of requests) byClass.set(r.classId, [...(byClass.get(r.classId) ?? []), r]);
+  let weighted = 0;
+  let counted = 0;
+  for (const group of byClass.values()) {
+    if (group.length < clients) continue;
+    const order = [...group].sort((a, b) => a.outputTokens - b.outputTokens);
+    const totals = Array.from({ length: clients }, () => 0);
+    order.forEach((r, rank) => (totals[Math.min(clients - 1, Math.floor((rank * clients) / order.length))]! += r.timelyTokens));
+    const index = jainIndex(totals);
+    // No group got a timely token: as unfair to all alike, which Jain's index leaves undefined.
+    if (!Number.isFinite(index)) continue;
+    weighted += index * group.length;
+    counted += group.length;
+  }
+  return counted === 0 ? NaN : weighted / counted;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { freeshJainFairness, jainIndex, timelyTokens, tokenRateFairness, violationRate, type ServedRequest } from "./fairness.ts";
+import { freeshJainFairness, jainIndex, timelyTokenFairness, timelyTokens, violationRate, type ServedRequest } from "./fairness.ts";
 import { isolatedLatencyS, laxity, llfOrder, llfWindowS } from "./llf.ts";
 import { simulateTicks, type QueuePolicy, type TickRequest } from "./tick-scheduler.ts";
 
@@ -52,12 +52,18 @@ describe("LLF (FREESH Eq. 6, Algorithm 1)", () => {
 });
 
 describe("Jain fairness (FREESH Eq. 9) and violation rate (Eq. 10)", () => {
-  it("rates a site's length groups by the tokens per second each got: 1 when equal, lower when one group waits", () => {
-    const at = (outputTokens: number, tokensPerS: number) => ({ outputTokens, e2eMs: (1000 * outputTokens) / tokensPerS });
-    expect(tokenRateFairness([at(10, 20), at(50, 20), at(200, 20), at(400, 20)])).toBeCloseTo(1, 12);
-    // The longest quartile gets a quarter of the others' rate: (3 + 0.25)^2 / (4 (3 + 0.0625)).
-    expect(tokenRateFairness([at(10, 20), at(50, 20), at(200, 20), at(400, 5)])).toBeCloseTo(3.25 ** 2 / (4 * 3.0625), 12);
-    expect(tokenRateFairness([at(10, 20), at(50, 20)])).toBeNaN();
+  it("rates a site's requests per class by the timely tokens of its output-length quartiles, weighting the classes by requests", () => {
+    const r = (classId: string, outputTokens: number, timelyTokens: number) => ({ classId, outputTokens, timelyTokens });
+    const even = [r("SM", 10, 10), r("SM", 50, 10), r("SM", 200, 10), r("SM", 400, 10)];
+    expect(timelyTokenFairness(even)).toBeCloseTo(1, 12);
+    // The longest quartile's tokens come late: X = (10, 10, 10, 2): (32)^2 / (4 x 304).
+    const late = [r("LL", 10, 10), r("LL", 50, 10), r("LL", 200, 10), r("LL", 400, 2)];
+    expect(timelyTokenFairness(late)).toBeCloseTo(32 ** 2 / (4 * 304), 12);
+    // Classes are judged apart (SM's short requests are not LL's quartile) and weighted by their 4 requests each.
+    expect(timelyTokenFairness([...even, ...late])).toBeCloseTo((1 + 32 ** 2 / (4 * 304)) / 2, 12);
+    // Too few requests in a class to form quartiles, or no timely token at all: left out.
+    expect(timelyTokenFairness([...even, r("SS", 5, 5), ...[1, 2, 3, 4].map((n) => r("XL", n, 0))])).toBeCloseTo(1, 12);
+    expect(timelyTokenFairness([r("SM", 10, 10)])).toBeNaN();
   });
 
   it("gives Jain's index on known vectors", () => {
