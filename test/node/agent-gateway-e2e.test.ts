@@ -87,6 +87,10 @@ describe("site ingress on a simulated site", () => {
     expect(plain.status).toBe(200);
     expect(Number(plain.headers.get("x-greenference-energy-j"))).toBeGreaterThan(0);
     expect(plain.headers.get("x-greenference-replica")).toBe("solo#0");
+    // Both left what FREESH's fairness counts: their output and how much of it came within 1.4 x Lat.
+    const timely = agent.requests.timelySince(0).slice(-2);
+    expect(timely.map((r) => [r.classId, r.outputTokens])).toEqual([["SM", 20], ["SM", 5]]);
+    for (const r of timely) expect(r.timelyTokens).toBeLessThanOrEqual(r.outputTokens);
     const models = (await (await ingressFetch(`${agent.ingressUrl}/v1/models`)).json()) as { data: { id: string; instances: string[] }[] };
     expect(models.data).toEqual([expect.objectContaining({ id: "llama3.1-8b", instances: ["pair", "solo"] })]);
   });
