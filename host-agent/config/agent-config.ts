@@ -72,6 +72,8 @@ export const AgentConfig = z
     simSpeed: z.number().positive().max(10_000).default(1),
     /** Output tokens of a simulated chat request without max_tokens. */
     simMaxTokens: z.number().int().positive().default(256),
+    /** GB/s a simulated decode engine pulls a prompt's KV from a prefill engine at (the prefill/decode handoff). */
+    simKvLinkGbps: z.number().positive().default(50),
     /** host:port of the site ingress (the gateway the edge forwards inference to); off when absent. */
     ingress: hostPort.optional(),
     /** The site's ingress secret `gfi_<hex>` (the admin API issues it with the site token): the ingress serves only requests the edge signed with it. */
@@ -145,6 +147,7 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "simGpus",
   "simSpeed",
   "simMaxTokens",
+  "simKvLinkGbps",
   "gatewayReplicaConcurrency",
   "gatewayQueueMax",
   "gatewayQueueWaitMs",

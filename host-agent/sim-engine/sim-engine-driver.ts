@@ -22,6 +22,8 @@ export interface SimDriverOptions {
   controllers?: FrequencyControllerFactory;
   /** Plan model id -> built-in LLM spec id, for models the simulator knows by another name. */
   models?: Record<string, string>;
+  /** GB/s a decode engine pulls a prompt's KV from a prefill engine at. */
+  kvLinkGBps?: number;
 }
 
 /** The GPU (or MIG slice) a launch runs on, as the performance model sees it. */
@@ -98,7 +100,7 @@ class SimEngine implements Engine {
 
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is already started`);
-    const { site, requestLog, defaultMaxTokens } = this.options;
+    const { site, requestLog, defaultMaxTokens, kvLinkGBps } = this.options;
     this.state = "starting";
     // A slice's load goes to the simulated slice its MIG device names.
     const carved = this.launch.migDevice === undefined ? undefined : site.hardware.sliceOf(this.launch.migDevice);
@@ -109,7 +111,7 @@ class SimEngine implements Engine {
     const slice = carved ? { index: carved.index, spec: launchSpec(site, this.launch) } : undefined;
     this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus, ...(slice ? { slice } : {}) });
     this.setClock(this.clock);
-    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: servedNameOf(this.launch), instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs() });
+    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: servedNameOf(this.launch), instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs(), ...(kvLinkGBps !== undefined ? { kvLinkGBps } : {}) });
     this.url = await this.server.start(this.options.host ?? "127.0.0.1", 0);
     this.state = "ready";
   }
