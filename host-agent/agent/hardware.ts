@@ -81,6 +81,7 @@ export function makeDriver(config: AgentConfig, hardware: Hardware, extras: Driv
     flavor: engineFlavors[config.engine],
     command: config.engineCommand,
     ...(config.engineKvHandoffArgs !== undefined ? { kvHandoffArgs: config.engineKvHandoffArgs } : {}),
+    kvSideChannelBase: config.engineKvSideChannelBase,
     host: config.engineHost,
     portBase: config.enginePortBase,
     env: engineEnvironment(extras.engineEnv ?? process.env, secretsOf(config)),

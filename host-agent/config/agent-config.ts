@@ -37,6 +37,8 @@ export const AgentConfig = z
      * NixlConnector; SGLang: none, its decode replicas serve requests whole). "" turns the handoff off.
      */
     engineKvHandoffArgs: z.string().optional(),
+    /** First port of the handoff's side channels (vLLM's NIXL handshake): each prefill or decode replica gets 16 from there, by its engine port's slot. */
+    engineKvSideChannelBase: z.number().int().min(1).max(65535).default(5600),
     enginePortBase: z.number().int().min(0).max(65535).default(8100),
     engineHost: z.string().min(1).default("127.0.0.1"),
     engineStartTimeoutMs: ms(900_000),
@@ -130,6 +132,7 @@ export type AgentConfigKey = keyof z.input<typeof AgentConfig>;
 /** Keys whose flag and environment values are numbers. */
 export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>([
   "enginePortBase",
+  "engineKvSideChannelBase",
   "engineStartTimeoutMs",
   "drainTimeoutMs",
   "stopGraceMs",

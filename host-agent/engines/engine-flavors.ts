@@ -10,6 +10,11 @@ export interface EngineFlavor {
    * gateway's KV handoff (`kv_transfer_params`); absent when the engine does not speak it.
    */
   kvHandoffArgs?: string;
+  /**
+   * Environment a prefill or decode replica needs for the handoff, given its slot among the agent's
+   * engines (0, 1, ...) and the first port of the handoff's side channels.
+   */
+  kvHandoffEnv?: (slot: number, sideChannelBase: number) => Record<string, string>;
   healthPath: string;
   metricsPath: string;
   /** Reads running/waiting/KV use from a scrape; throws when the queue metrics are missing. */
@@ -24,12 +29,18 @@ function loadFrom(samples: readonly PromSample[], kind: string, running: string,
   return { running: r, waiting: w, kvUse: Math.min(1, Math.max(0, use)) };
 }
 
+/** Side-channel ports each vLLM handoff replica may use: room for 8 ranks at a stride of 2. */
+export const KV_SIDE_CHANNEL_BLOCK = 16;
+
 /** vLLM's OpenAI server: `vllm:num_requests_*`, KV use as `vllm:gpu_cache_usage_perc` (a fraction; `kv_cache_usage_perc` in v1). */
 export const vllmFlavor: EngineFlavor = {
   kind: "vllm",
   defaultCommand: "vllm serve {weights} --served-model-name {served} --tensor-parallel-size {tp} --host {host} --port {port}",
   // Both roles in one config: which side an engine plays is set per request by the gateway.
   kvHandoffArgs: '--kv-transfer-config {"kv_connector":"NixlConnector","kv_role":"kv_both"}',
+  // NIXL's handshake listens at VLLM_NIXL_SIDE_CHANNEL_PORT plus an offset per rank (by version:
+  // the TP rank, the DP index, twice a rank): each replica on a host needs its own block of ports.
+  kvHandoffEnv: (slot, base) => ({ VLLM_NIXL_SIDE_CHANNEL_PORT: String(base + KV_SIDE_CHANNEL_BLOCK * slot) }),
   healthPath: "/health",
   metricsPath: "/metrics",
   readLoad: (s) => loadFrom(s, "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]),

@@ -12,6 +12,8 @@ export interface FakeEngineEvent {
   event: "start" | "request" | "signal";
   argv?: string[];
   cuda?: string | null;
+  /** VLLM_NIXL_SIDE_CHANNEL_PORT as the engine got it (start events). */
+  nixlPort?: string | null;
   /** Names of the engine's environment variables (start events). */
   env?: string[];
   signal?: string;

@@ -9,6 +9,8 @@ import { kvHandoffWords, ProcessEngine, type ProcessEngineOptions } from "./proc
 export interface ProcessDriverOptions extends Omit<ProcessEngineOptions, "port" | "onExit"> {
   /** First engine port; 0 picks free ports (tests). */
   portBase: number;
+  /** First port of the KV handoff's side channels (vLLM's NIXL handshake); each replica gets a block from there by its port's slot. Default 5600. */
+  kvSideChannelBase?: number;
   /** Engines an earlier agent run left: a launch that matches one adopts it, any other start ends those on its GPUs. */
   orphans?: OrphanEngines;
   log?: (message: string) => void;
@@ -35,7 +37,9 @@ export class ProcessEngineDriver implements EngineDriver {
   }
 
   create(launch: EngineLaunch, onExit: EngineExitListener): Engine {
-    return new PooledEngine(launch, this.options, this.ports, (port) => new ProcessEngine(launch, { ...this.options, port, onExit }));
+    // A port's slot in the pool places its side channels: with picked free ports (tests) there is none.
+    const sideChannel = (port: number) => (this.options.portBase > 0 ? { kvSideChannel: { slot: port - this.options.portBase, base: this.options.kvSideChannelBase ?? 5600 } } : {});
+    return new PooledEngine(launch, this.options, this.ports, (port) => new ProcessEngine(launch, { ...this.options, port, onExit, ...sideChannel(port) }));
   }
 }
 

@@ -8,6 +8,7 @@ import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
 import type { Engine, EngineLaunch } from "./engine.ts";
 import { ProcessEngineDriver } from "./process-engine-driver.ts";
 import { ProcessEngine } from "./process-engine.ts";
+import { freePort } from "../util/free-port.ts";
 
 const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "llama-70b", servedName: "llama-70b", weights: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
 const started: Engine[] = [];
@@ -45,6 +46,21 @@ describe("ProcessEngine's command for a prefill or decode replica", () => {
     for (const role of ["prefill", "decode"] as const) expect(argvOf(role)).toEqual({ argv: [...argvOf("mixed").argv, ...connector], kvHandoff: true });
     expect(argvOf("mixed").argv).not.toContain("--kv-transfer-config");
     expect(argvOf("mixed").kvHandoff).toBe(false);
+  });
+
+  it("gives each vLLM handoff replica its own block of NIXL side-channel ports, by its slot", async () => {
+    const log = fakeEngineLog();
+    logs.push(log);
+    const files = new EngineFiles(join(log.dir, "engines"));
+    const start = async (role: EngineLaunch["role"], slot: number) => {
+      const engine = new ProcessEngine({ ...launch, role }, { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", port: await freePort("127.0.0.1"), env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, onExit: () => undefined, kvSideChannel: { slot, base: 5600 } });
+      started.push(engine);
+      await engine.start();
+    };
+    await start("decode", 3);
+    await start("prefill", 0);
+    await start("mixed", 1);
+    expect(log.events().filter((e) => e.event === "start").map((e) => e.nixlPort)).toEqual(["5648", "5600", null]);
   });
 
   it("adds nothing where the engine has no handoff (SGLang) or the operator turned it off", () => {

@@ -15,6 +15,8 @@ export interface ProcessEngineOptions {
   command?: string;
   /** Words added for a prefill or decode replica (see `EngineFlavor.kvHandoffArgs`); the flavor's when absent, "" for none. */
   kvHandoffArgs?: string;
+  /** Its slot among the agent's engines and the first side-channel port, for the handoff's environment (`EngineFlavor.kvHandoffEnv`). */
+  kvSideChannel?: { slot: number; base: number };
   host: string;
   port: number;
   /** Base environment of the engine (the agent's, less its secrets). CUDA_VISIBLE_DEVICES is set on top. */
@@ -66,6 +68,12 @@ export class ProcessEngine implements Engine {
     return kvHandoffWords(this.launch, this.options) !== "";
   }
 
+  /** What a handoff replica's engine needs in its environment (its own side-channel ports). */
+  private handoffEnv(): Record<string, string> {
+    const { flavor, kvSideChannel } = this.options;
+    return this.kvHandoff && kvSideChannel && flavor.kvHandoffEnv ? flavor.kvHandoffEnv(kvSideChannel.slot, kvSideChannel.base) : {};
+  }
+
   /** The argv this engine runs (or would run) on its port. */
   get argv(): string[] {
     const { flavor, host, port } = this.options;
@@ -85,7 +93,7 @@ export class ProcessEngine implements Engine {
     const logFd = files.openFreshLog(port);
     let proc: EngineProcess;
     try {
-      proc = spawnEngineProcess(argv, { ...this.options.env, CUDA_VISIBLE_DEVICES: this.launch.migDevice ?? this.launch.gpus.join(",") }, logFd);
+      proc = spawnEngineProcess(argv, { ...this.options.env, ...this.handoffEnv(), CUDA_VISIBLE_DEVICES: this.launch.migDevice ?? this.launch.gpus.join(",") }, logFd);
     } finally {
       files.closeLog(logFd);
     }

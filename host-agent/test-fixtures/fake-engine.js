@@ -35,7 +35,7 @@ let running = 0;
 const log = (event) => {
   if (env.FAKE_ENGINE_LOG) appendFileSync(env.FAKE_ENGINE_LOG, `${JSON.stringify({ pid: process.pid, ...event })}\n`);
 };
-log({ event: "start", argv, cuda: env.CUDA_VISIBLE_DEVICES ?? null, env: Object.keys(env).sort() });
+log({ event: "start", argv, cuda: env.CUDA_VISIBLE_DEVICES ?? null, nixlPort: env.VLLM_NIXL_SIDE_CHANNEL_PORT ?? null, env: Object.keys(env).sort() });
 process.stdout.write(`fake ${env.FAKE_ENGINE_FLAVOR ?? "vllm"} engine: starting on ${host}:${port}\n`);
 
 const metrics = () => {
