@@ -80,7 +80,7 @@ export function makeDriver(config: AgentConfig, hardware: Hardware, extras: Driv
   return new ProcessEngineDriver({
     flavor: engineFlavors[config.engine],
     command: config.engineCommand,
-    ...(config.engineKvHandoffArgs !== undefined ? { kvHandoffArgs: config.engineKvHandoffArgs } : {}),
+    ...kvHandoffOf(config),
     kvSideChannelBase: config.engineKvSideChannelBase,
     host: config.engineHost,
     portBase: config.enginePortBase,
@@ -96,4 +96,10 @@ export function makeDriver(config: AgentConfig, hardware: Hardware, extras: Driv
 /** The values of the configuration's secrets (tokens), to keep them from engines. */
 function secretsOf(config: AgentConfig): string[] {
   return [...SECRET_KEYS].map((key) => config[key]).filter((value): value is string => typeof value === "string");
+}
+
+/** The words prefill and decode replicas take part in the KV handoff with: the operator's, else the engine's when the handoff is on. */
+export function kvHandoffOf(config: AgentConfig): { kvHandoffArgs?: string } {
+  const words = config.engineKvHandoffArgs ?? (config.engineKvHandoff === "on" && config.engine !== "sim" ? engineFlavors[config.engine].kvHandoffArgs : undefined);
+  return words === undefined ? {} : { kvHandoffArgs: words };
 }

@@ -32,11 +32,14 @@ export const AgentConfig = z
     /** Command template for vllm/sglang with {weights} {served} {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command (with --served-model-name) by default. */
     engineCommand: z.string().min(1).optional(),
     /**
-     * Words added to the command of a replica the plan gives a prefill or decode role, so the gateway
-     * can hand KV between them (vLLM's `kv_transfer_params`); the flavor's by default (vLLM:
-     * NixlConnector; SGLang: none, its decode replicas serve requests whole). "" turns the handoff off.
+     * Whether vllm/sglang replicas the plan gives a prefill or decode role take part in the gateway's
+     * KV handoff (vLLM's `kv_transfer_params`), started with the engine's words for it (vLLM:
+     * NixlConnector, which needs NIXL installed; SGLang has none). Off by default: without it the
+     * decode replicas serve requests whole, as an engine without the connector must.
      */
-    engineKvHandoffArgs: z.string().optional(),
+    engineKvHandoff: z.enum(["off", "on"]).default("off"),
+    /** Words for the handoff instead of the engine's (another KV connector); they turn it on. */
+    engineKvHandoffArgs: z.string().min(1).optional(),
     /** First port of the handoff's side channels (vLLM's NIXL handshake): each prefill or decode replica gets 16 from there, by its engine port's slot. */
     engineKvSideChannelBase: z.number().int().min(1).max(65535).default(5600),
     enginePortBase: z.number().int().min(0).max(65535).default(8100),

@@ -34,18 +34,25 @@ afterEach(async () => {
 });
 
 describe("ProcessEngine's command for a prefill or decode replica", () => {
-  const argvOf = (role: EngineLaunch["role"], flavor = vllmFlavor, kvHandoffArgs?: string) => {
+  /** `kvHandoffArgs` null: the handoff is off. */
+  const argvOf = (role: EngineLaunch["role"], kvHandoffArgs: string | null | undefined = vllmFlavor.kvHandoffArgs, flavor = vllmFlavor) => {
     const log = fakeEngineLog();
     logs.push(log);
-    const engine = new ProcessEngine({ ...launch, role }, { flavor, host: "127.0.0.1", port: 8100, env: {}, files: new EngineFiles(join(log.dir, "engines")), startTimeoutMs: 1, stopGraceMs: 1, onExit: () => undefined, ...(kvHandoffArgs !== undefined ? { kvHandoffArgs } : {}) });
+    const engine = new ProcessEngine({ ...launch, role }, { flavor, host: "127.0.0.1", port: 8100, env: {}, files: new EngineFiles(join(log.dir, "engines")), startTimeoutMs: 1, stopGraceMs: 1, onExit: () => undefined, ...(typeof kvHandoffArgs === "string" ? { kvHandoffArgs } : {}) });
     return { argv: engine.argv, kvHandoff: engine.kvHandoff };
   };
 
-  it("adds vLLM's KV connector to prefill and decode replicas only, so the gateway can hand KV between them", () => {
+  it("adds vLLM's KV connector to prefill and decode replicas only, when the handoff is on, so the gateway can hand KV between them", () => {
     const connector = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
     for (const role of ["prefill", "decode"] as const) expect(argvOf(role)).toEqual({ argv: [...argvOf("mixed").argv, ...connector], kvHandoff: true });
+    expect(argvOf("mixed")).toEqual({ argv: argvOf("mixed", null).argv, kvHandoff: false });
     expect(argvOf("mixed").argv).not.toContain("--kv-transfer-config");
-    expect(argvOf("mixed").kvHandoff).toBe(false);
+  });
+
+  it("adds nothing while the handoff is off or the engine has no words for it (SGLang), and takes an operator's words", () => {
+    expect(argvOf("decode", null)).toEqual({ argv: argvOf("mixed").argv, kvHandoff: false });
+    expect(argvOf("decode", sglangFlavor.kvHandoffArgs ?? null, sglangFlavor)).toEqual({ argv: argvOf("mixed", null, sglangFlavor).argv, kvHandoff: false });
+    expect(argvOf("prefill", "--kv-transfer-config {served}.json").argv.slice(-2)).toEqual(["--kv-transfer-config", "llama-70b.json"]);
   });
 
   it("gives each vLLM handoff replica its own block of NIXL side-channel ports, by its slot", async () => {
@@ -53,7 +60,7 @@ describe("ProcessEngine's command for a prefill or decode replica", () => {
     logs.push(log);
     const files = new EngineFiles(join(log.dir, "engines"));
     const start = async (role: EngineLaunch["role"], slot: number) => {
-      const engine = new ProcessEngine({ ...launch, role }, { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", port: await freePort("127.0.0.1"), env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, onExit: () => undefined, kvSideChannel: { slot, base: 5600 } });
+      const engine = new ProcessEngine({ ...launch, role }, { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, kvHandoffArgs: vllmFlavor.kvHandoffArgs!, host: "127.0.0.1", port: await freePort("127.0.0.1"), env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, onExit: () => undefined, kvSideChannel: { slot, base: 5600 } });
       started.push(engine);
       await engine.start();
     };
@@ -61,12 +68,6 @@ describe("ProcessEngine's command for a prefill or decode replica", () => {
     await start("prefill", 0);
     await start("mixed", 1);
     expect(log.events().filter((e) => e.event === "start").map((e) => e.nixlPort)).toEqual(["5648", "5600", null]);
-  });
-
-  it("adds nothing where the engine has no handoff (SGLang) or the operator turned it off", () => {
-    expect(argvOf("decode", sglangFlavor)).toEqual({ argv: argvOf("mixed", sglangFlavor).argv, kvHandoff: false });
-    expect(argvOf("decode", vllmFlavor, "")).toEqual({ argv: argvOf("mixed").argv, kvHandoff: false });
-    expect(argvOf("prefill", vllmFlavor, "--kv-transfer-config {served}.json").argv.slice(-2)).toEqual(["--kv-transfer-config", "llama-70b.json"]);
   });
 });
 

@@ -13,7 +13,7 @@ export interface ProcessEngineOptions {
   flavor: EngineFlavor;
   /** Command template (see `expandCommand`); the flavor's default when absent. */
   command?: string;
-  /** Words added for a prefill or decode replica (see `EngineFlavor.kvHandoffArgs`); the flavor's when absent, "" for none. */
+  /** Words added for a prefill or decode replica, with which it takes part in the KV handoff (e.g. `EngineFlavor.kvHandoffArgs`); none when absent. */
   kvHandoffArgs?: string;
   /** Its slot among the agent's engines and the first side-channel port, for the handoff's environment (`EngineFlavor.kvHandoffEnv`). */
   kvSideChannel?: { slot: number; base: number };
@@ -230,7 +230,7 @@ export class ProcessEngine implements Engine {
 
 const flavorPath = (path: string) => (path.startsWith("/") ? path : `/${path}`);
 
-/** The handoff's command words for `launch`: none for a mixed replica or an engine without them. */
-export function kvHandoffWords(launch: EngineLaunch, o: Pick<ProcessEngineOptions, "flavor" | "kvHandoffArgs">): string {
-  return launch.role === "mixed" ? "" : (o.kvHandoffArgs ?? o.flavor.kvHandoffArgs ?? "").trim();
+/** The handoff's command words for `launch`: none for a mixed replica, or where the handoff is off. */
+export function kvHandoffWords(launch: EngineLaunch, o: Pick<ProcessEngineOptions, "kvHandoffArgs">): string {
+  return launch.role === "mixed" ? "" : (o.kvHandoffArgs ?? "").trim();
 }
