@@ -1,4 +1,5 @@
 import { KvReadyParams, PREFILL_FOR_REMOTE_DECODE, type KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
+import { errorMessageOf } from "./upstream.ts";
 
 /** A prefill engine's answer larger than this is not read: it is one token and the KV's address. */
 const ANSWER_LIMIT = 1 << 20;
@@ -44,7 +45,7 @@ export async function prefillForRemoteDecode(url: string, body: Buffer, headers:
   } catch (error) {
     return { ok: false, reason: `prefill engine unreachable: ${(error as Error).message}` };
   }
-  if (status !== 200) return { ok: false, reason: `prefill engine answered HTTP ${status}: ${errorMessage(text)}` };
+  if (status !== 200) return { ok: false, reason: `prefill engine answered HTTP ${status}: ${errorMessageOf(text)}` };
   let answer: { kv_transfer_params?: unknown; usage?: { greenference?: { energy_j?: unknown } } };
   try {
     answer = JSON.parse(text) as typeof answer;
@@ -78,14 +79,4 @@ async function readLimited(response: Response, limit: number): Promise<string> {
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString("utf8");
-}
-
-function errorMessage(text: string): string {
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof message === "string") return message.slice(0, 300);
-  } catch {
-    // not JSON: the raw text below
-  }
-  return text.slice(0, 300).trim();
 }

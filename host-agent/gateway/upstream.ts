@@ -184,6 +184,11 @@ async function readErrorMessage(up: NodeJS.ReadableStream): Promise<string> {
   } catch {
     return text.slice(0, 200);
   }
+  return errorMessageOf(text);
+}
+
+/** The `error.message` of an OpenAI error body, else the start of the text. */
+export function errorMessageOf(text: string): string {
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
     if (typeof message === "string") return message;

@@ -14,6 +14,11 @@ export interface DemandSample {
 const DEMAND_COUNTERS = ["greenference_route_decisions_total", "greenference_route_failures_total"];
 const CLASS_LABEL = /[{,]class="((?:[^"\\]|\\.)*)"/;
 
+/** A counter series key's metric name and `class` label (`name{class="SS",...}`). */
+export function seriesClass(key: string): { name: string; classId: string | undefined } {
+  return { name: key.slice(0, key.indexOf("{")), classId: CLASS_LABEL.exec(key)?.[1] };
+}
+
 /**
  * Requests per class in the edge's Prometheus counter totals (`name{class="SS",...}`).
  *
@@ -23,10 +28,8 @@ const CLASS_LABEL = /[{,]class="((?:[^"\\]|\\.)*)"/;
 export function classCounts(totals: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [key, value] of Object.entries(totals)) {
-    const name = key.slice(0, key.indexOf("{"));
-    if (!DEMAND_COUNTERS.includes(name)) continue;
-    const cls = CLASS_LABEL.exec(key)?.[1];
-    if (cls) out[cls] = (out[cls] ?? 0) + value;
+    const { name, classId } = seriesClass(key);
+    if (DEMAND_COUNTERS.includes(name) && classId) out[classId] = (out[classId] ?? 0) + value;
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import type { MeanRequest } from "../schemas/request-class.ts";
+import { seriesClass } from "./demand-estimate.ts";
 
 /** Tokens the edge has counted for a class's answered requests so far (its counters' totals). */
 export interface TokenCounts {
@@ -13,8 +14,6 @@ export const TOKEN_COUNTERS = { prompt: "greenference_prompt_tokens_total", gene
 /** Answers a class needs in a window before its mean request is taken from them: fewer say little. */
 export const MIN_ANSWERS_FOR_SHAPE = 10;
 
-const CLASS_LABEL = /[{,]class="((?:[^"\\]|\\.)*)"/;
-
 /**
  * Tokens per class in the edge's Prometheus counter totals (`name{class="SS"}`).
  *
@@ -26,9 +25,8 @@ export function classTokenCounts(totals: Record<string, number>): Record<string,
   const out: Record<string, TokenCounts> = {};
   const fields = Object.entries(TOKEN_COUNTERS) as [keyof TokenCounts, string][];
   for (const [key, value] of Object.entries(totals)) {
-    const name = key.slice(0, key.indexOf("{"));
+    const { name, classId: cls } = seriesClass(key);
     const field = fields.find(([, counter]) => counter === name)?.[0];
-    const cls = field && CLASS_LABEL.exec(key)?.[1];
     if (!field || !cls) continue;
     out[cls] ??= { prompt: 0, generation: 0, answers: 0 };
     out[cls][field] += value;
