@@ -107,6 +107,7 @@ export async function runE2eBench(o: E2eBenchOptions) {
       retried: outcomes.filter((r) => r.attempts > 1).length,
       prefill_handoffs: handoffs.handoffs,
       prefill_whole: handoffs.whole,
+      prefill_failed: handoffs.failed,
       unhealthy_after_s: round(unhealthyAfterS, 2),
       added_latency_ms: added,
       inputs: { sites: config.sites.map((s) => s.id), gpu_type: config.gpuType, model: config.model, variants: config.variants, killed: VICTIM, power_dropped: { site: DROPPED, to_share: DROP_TO }, load_rps: config.loadRps, before_kill_s: o.beforeKillS ?? 8, after_kill_s: o.afterKillS ?? 12, engine_speed: config.engineSpeed, series_speed: config.speed, heartbeat_timeout_s: 5, agent_heartbeat_ms: 1000, latency_pairs: o.latencyPairs ?? 200, devtools_network_capture: config.devtoolsNetworkCapture },
@@ -118,11 +119,12 @@ export async function runE2eBench(o: E2eBenchOptions) {
 }
 
 /**
- * Requests for decode pools the live sites' gateways prefilled on a prefill replica, and those
- * their decode replica served whole (the killed site's counts died with it).
+ * Requests for decode pools the live sites' gateways prefilled on a prefill replica, those their
+ * decode replica served whole, and those whose prefill failed beside an SGLang-style decode (the
+ * killed site's counts died with it).
  */
-async function gatewayCounters(stack: LocalStack, killed: string): Promise<{ handoffs: number; whole: number }> {
-  let [handoffs, whole] = [0, 0];
+async function gatewayCounters(stack: LocalStack, killed: string): Promise<{ handoffs: number; whole: number; failed: number }> {
+  let [handoffs, whole, failed] = [0, 0, 0];
   for (const site of stack.sites.filter((s) => s.site.id !== killed)) {
     const text = await fetch(`${site.localApiUrl}/metrics`, { headers: { authorization: `Bearer ${site.readToken}` } })
       .then((r) => r.text())
@@ -130,8 +132,9 @@ async function gatewayCounters(stack: LocalStack, killed: string): Promise<{ han
     const samples = parsePrometheusText(text);
     handoffs += sumOf(samples, "greenference_gateway_prefill_handoffs_total") ?? 0;
     whole += sumOf(samples, "greenference_gateway_prefill_whole_total") ?? 0;
+    failed += sumOf(samples, "greenference_gateway_prefill_failed_total") ?? 0;
   }
-  return { handoffs, whole };
+  return { handoffs, whole, failed };
 }
 
 /** Plans made (every one in the bench's stack comes from the cron) and Planner-S corrections. */

@@ -75,7 +75,7 @@ export interface DriverExtras {
 export function makeDriver(config: AgentConfig, hardware: Hardware, extras: DriverExtras): EngineDriver {
   if (config.engine === "sim") {
     if (!hardware.sim) throw new AgentStartError("the simulated engine needs simulated GPUs (gpu 'sim')");
-    return new SimEngineDriver({ site: hardware.sim, host: config.engineHost, requestLog: extras.requestLog, defaultMaxTokens: config.simMaxTokens, kvLinkGBps: config.simKvLinkGbps, controllers: extras.controllers });
+    return new SimEngineDriver({ site: hardware.sim, host: config.engineHost, requestLog: extras.requestLog, defaultMaxTokens: config.simMaxTokens, kvLinkGBps: config.simKvLinkGbps, kvProtocol: engineFlavors[config.simKvHandoff].kvHandoffProtocol, controllers: extras.controllers });
   }
   return new ProcessEngineDriver({
     flavor: engineFlavors[config.engine],

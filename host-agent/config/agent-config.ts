@@ -29,18 +29,19 @@ export const AgentConfig = z
     /** Path of nvidia-smi (default: looked up on PATH). */
     nvidiaSmi: z.string().min(1).optional(),
     engine: EngineKind.default("vllm"),
-    /** Command template for vllm/sglang with {weights} {served} {model} {tp} {port} {host} {variant} {gpus}; each engine's usual command (with --served-model-name) by default. */
+    /** Command template for vllm/sglang with {weights} {served} {model} {tp} {port} {host} {variant} {gpus} {role} {kvport}; each engine's usual command (with --served-model-name) by default. */
     engineCommand: z.string().min(1).optional(),
     /**
      * Whether vllm/sglang replicas the plan gives a prefill or decode role take part in the gateway's
-     * KV handoff (vLLM's `kv_transfer_params`), started with the engine's words for it (vLLM:
-     * NixlConnector, which needs NIXL installed; SGLang has none). Off by default: without it the
-     * decode replicas serve requests whole, as an engine without the connector must.
+     * KV handoff, started with the engine's words for it (vLLM: `kv_transfer_params` through
+     * NixlConnector, which needs NIXL installed; SGLang: `--disaggregation-mode`, with its default
+     * transfer backend, Mooncake). Off by default: without it the decode replicas serve requests
+     * whole, as an engine without a KV connector must.
      */
     engineKvHandoff: z.enum(["off", "on"]).default("off"),
     /** Words for the handoff instead of the engine's (another KV connector); they turn it on. */
     engineKvHandoffArgs: z.string().min(1).optional(),
-    /** First port of the handoff's side channels (vLLM's NIXL handshake): each prefill or decode replica gets 16 from there, by its engine port's slot. */
+    /** First port of the handoff's side channels (vLLM's NIXL handshake, SGLang's bootstrap server at a block's first port): each prefill or decode replica gets 16 from there, by its engine port's slot. */
     engineKvSideChannelBase: z.number().int().min(1).max(65535).default(5600),
     enginePortBase: z.number().int().min(0).max(65535).default(8100),
     engineHost: z.string().min(1).default("127.0.0.1"),
@@ -79,6 +80,8 @@ export const AgentConfig = z
     simMaxTokens: z.number().int().positive().default(256),
     /** GB/s a simulated decode engine pulls a prompt's KV from a prefill engine at (the prefill/decode handoff). */
     simKvLinkGbps: z.number().positive().default(50),
+    /** Whose prefill/decode handoff simulated engines speak: vLLM's (`kv_transfer_params`) or SGLang's (bootstrap rooms). */
+    simKvHandoff: z.enum(["vllm", "sglang"]).default("vllm"),
     /** host:port of the site ingress (the gateway the edge forwards inference to); off when absent. */
     ingress: hostPort.optional(),
     /** The site's ingress secret `gfi_<hex>` (the admin API issues it with the site token): the ingress serves only requests the edge signed with it. */

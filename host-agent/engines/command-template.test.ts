@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expandCommand } from "./command-template.ts";
 
-const values = { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 4, port: 8101, host: "127.0.0.1", variant: "fp8", gpus: "0,1,2,3" };
+const values = { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 4, port: 8101, host: "127.0.0.1", variant: "fp8", gpus: "0,1,2,3", role: "mixed", kvport: 0 };
 
 describe("expandCommand", () => {
   it("fills placeholders word by word, without a shell", () => {

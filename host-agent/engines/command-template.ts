@@ -2,7 +2,9 @@ import { EngineError } from "./engine.ts";
 
 /**
  * Values a command template may use: `{weights}` (what the engine loads), `{served}` (the name it
- * serves), `{model}` (the fleet's API id), `{tp}`, `{port}`, `{host}`, `{variant}`, `{gpus}`.
+ * serves), `{model}` (the fleet's API id), `{tp}`, `{port}`, `{host}`, `{variant}`, `{gpus}`,
+ * `{role}` (`mixed`, `prefill` or `decode`) and `{kvport}` (the first of the replica's own KV
+ * handoff side-channel ports; 0 where it has none).
  */
 export interface TemplateValues {
   model: string;
@@ -14,6 +16,8 @@ export interface TemplateValues {
   variant: string;
   /** Comma-separated GPU indices. */
   gpus: string;
+  role: string;
+  kvport: number;
 }
 
 const PLACEHOLDER = /\{([a-z]+)\}/g;
@@ -24,7 +28,7 @@ const PLACEHOLDER = /\{([a-z]+)\}/g;
  * each word, so a value can never add arguments. An unknown placeholder is an error.
  *
  * @example
- * expandCommand("vllm serve {weights} --served-model-name {served} --port {port}", { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 1, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0" });
+ * expandCommand("vllm serve {weights} --served-model-name {served} --port {port}", { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 1, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0", role: "mixed", kvport: 0 });
  * // ["vllm", "serve", "meta-llama/Llama-3.1-8B", "--served-model-name", "llama-8b", "--port", "8100"]
  */
 export function expandCommand(template: string, values: TemplateValues): string[] {

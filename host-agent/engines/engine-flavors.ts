@@ -1,3 +1,4 @@
+import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import { maxOf, sumOf, type PromSample } from "../util/prometheus-text.ts";
 import { EngineError, type EngineLoad } from "./engine.ts";
 
@@ -5,16 +6,15 @@ import { EngineError, type EngineLoad } from "./engine.ts";
 export interface EngineFlavor {
   kind: "vllm" | "sglang";
   defaultCommand: string;
+  /** How its prefill and decode replicas hand a request's KV over (see `KvHandoffProtocol`). */
+  kvHandoffProtocol: KvHandoffProtocol;
   /**
-   * Command words for a replica with a prefill or decode role, with which it takes part in the
-   * gateway's KV handoff (`kv_transfer_params`); absent when the engine does not speak it.
+   * Command words (a template: `{role}` and `{kvport}` too) for a replica with a prefill or decode
+   * role, with which it takes part in the gateway's KV handoff.
    */
-  kvHandoffArgs?: string;
-  /**
-   * Environment a prefill or decode replica needs for the handoff, given its slot among the agent's
-   * engines (0, 1, ...) and the first port of the handoff's side channels.
-   */
-  kvHandoffEnv?: (slot: number, sideChannelBase: number) => Record<string, string>;
+  kvHandoffArgs: string;
+  /** Environment a prefill or decode replica needs for the handoff, given the first port of its own block of side-channel ports. */
+  kvHandoffEnv?: (kvPort: number) => Record<string, string>;
   healthPath: string;
   metricsPath: string;
   /** Reads running/waiting/KV use from a scrape; throws when the queue metrics are missing. */
@@ -36,11 +36,12 @@ export const KV_SIDE_CHANNEL_BLOCK = 16;
 export const vllmFlavor: EngineFlavor = {
   kind: "vllm",
   defaultCommand: "vllm serve {weights} --served-model-name {served} --tensor-parallel-size {tp} --host {host} --port {port}",
+  kvHandoffProtocol: "kv-transfer-params",
   // Both roles in one config: which side an engine plays is set per request by the gateway.
   kvHandoffArgs: '--kv-transfer-config {"kv_connector":"NixlConnector","kv_role":"kv_both"}',
   // NIXL's handshake listens at VLLM_NIXL_SIDE_CHANNEL_PORT plus an offset per rank (by version:
   // the TP rank, the DP index, twice a rank): each replica on a host needs its own block of ports.
-  kvHandoffEnv: (slot, base) => ({ VLLM_NIXL_SIDE_CHANNEL_PORT: String(base + KV_SIDE_CHANNEL_BLOCK * slot) }),
+  kvHandoffEnv: (kvPort) => ({ VLLM_NIXL_SIDE_CHANNEL_PORT: String(kvPort) }),
   healthPath: "/health",
   metricsPath: "/metrics",
   readLoad: (s) => loadFrom(s, "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]),
@@ -50,6 +51,11 @@ export const vllmFlavor: EngineFlavor = {
 export const sglangFlavor: EngineFlavor = {
   kind: "sglang",
   defaultCommand: "python3 -m sglang.launch_server --model-path {weights} --served-model-name {served} --tp {tp} --host {host} --port {port} --enable-metrics",
+  kvHandoffProtocol: "bootstrap",
+  // The role is the engine's own (a decode engine serves no request without its prefill partner);
+  // a prefill engine's bootstrap server, where decode engines find its KV, listens at {kvport}. The
+  // transfer backend is SGLang's default (Mooncake) unless the operator's words say otherwise.
+  kvHandoffArgs: "--disaggregation-mode {role} --disaggregation-bootstrap-port {kvport}",
   healthPath: "/health",
   metricsPath: "/metrics",
   readLoad: (s) => loadFrom(s, "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", ["sglang:token_usage"]),

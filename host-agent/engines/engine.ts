@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { MigSlice } from "../../src/core/schemas/mig.ts";
+import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import type { ClockSetting, InstanceRole } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 
@@ -78,10 +79,13 @@ export interface Engine {
    */
   readonly recordsRequests: boolean;
   /**
-   * Whether it takes part in the gateway's prefill/decode KV handoff (vLLM's `kv_transfer_params`):
-   * a prefill replica prefills for a remote decode, a decode replica pulls the KV and decodes.
+   * How it takes part in the gateway's prefill/decode KV handoff, if it does: a prefill replica
+   * prefills for a remote decode, a decode replica takes the KV and decodes. vLLM's speak
+   * `kv-transfer-params`, SGLang's `bootstrap` (see `KvHandoffProtocol`).
    */
-  readonly kvHandoff?: boolean;
+  readonly kvHandoff?: KvHandoffProtocol;
+  /** Where a `bootstrap` prefill replica's bootstrap server listens, for its decode partners to find the KV. */
+  readonly kvBootstrap?: { host: string; port: number };
   start(): Promise<void>;
   load(): Promise<EngineLoad>;
   drain(timeoutMs: number): Promise<DrainResult>;

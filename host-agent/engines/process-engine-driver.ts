@@ -4,7 +4,7 @@ import type { EnginePidRecord } from "./engine-files.ts";
 import { EngineError, launchKey, sameLaunch, type DrainResult, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
 import type { OrphanEngines } from "./orphan-engines.ts";
 import { PortPool } from "./port-pool.ts";
-import { kvHandoffWords, ProcessEngine, type ProcessEngineOptions } from "./process-engine.ts";
+import { kvHandoffProtocolOf, ProcessEngine, type ProcessEngineOptions } from "./process-engine.ts";
 
 export interface ProcessDriverOptions extends Omit<ProcessEngineOptions, "port" | "onExit"> {
   /** First engine port; 0 picks free ports (tests). */
@@ -64,8 +64,11 @@ class PooledEngine implements Engine {
     return this.options.flavor.kind;
   }
   readonly recordsRequests = false;
-  get kvHandoff(): boolean {
-    return kvHandoffWords(this.launch, this.options) !== "";
+  get kvHandoff() {
+    return kvHandoffProtocolOf(this.launch, this.options);
+  }
+  get kvBootstrap() {
+    return this.engine?.kvBootstrap;
   }
   get state(): InstanceState {
     return this.engine?.state ?? "stopped";

@@ -44,14 +44,28 @@ describe("ProcessEngine's command for a prefill or decode replica", () => {
 
   it("adds vLLM's KV connector to prefill and decode replicas only, when the handoff is on, so the gateway can hand KV between them", () => {
     const connector = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
-    for (const role of ["prefill", "decode"] as const) expect(argvOf(role)).toEqual({ argv: [...argvOf("mixed").argv, ...connector], kvHandoff: true });
-    expect(argvOf("mixed")).toEqual({ argv: argvOf("mixed", null).argv, kvHandoff: false });
+    for (const role of ["prefill", "decode"] as const) expect(argvOf(role)).toEqual({ argv: [...argvOf("mixed").argv, ...connector], kvHandoff: "kv-transfer-params" });
+    expect(argvOf("mixed")).toEqual({ argv: argvOf("mixed", null).argv, kvHandoff: undefined });
     expect(argvOf("mixed").argv).not.toContain("--kv-transfer-config");
   });
 
-  it("adds nothing while the handoff is off or the engine has no words for it (SGLang), and takes an operator's words", () => {
-    expect(argvOf("decode", null)).toEqual({ argv: argvOf("mixed").argv, kvHandoff: false });
-    expect(argvOf("decode", sglangFlavor.kvHandoffArgs ?? null, sglangFlavor)).toEqual({ argv: argvOf("mixed", null, sglangFlavor).argv, kvHandoff: false });
+  it("starts SGLang replicas in their role's disaggregation mode, a prefill replica's bootstrap server on its own side-channel port", () => {
+    const sglang = (role: EngineLaunch["role"], kvSideChannel?: { slot: number; base: number }) => {
+      const log = fakeEngineLog();
+      logs.push(log);
+      const engine = new ProcessEngine({ ...launch, role }, { flavor: sglangFlavor, kvHandoffArgs: sglangFlavor.kvHandoffArgs, host: "10.0.0.5", port: 8100, env: {}, files: new EngineFiles(join(log.dir, "engines")), startTimeoutMs: 1, stopGraceMs: 1, onExit: () => undefined, ...(kvSideChannel ? { kvSideChannel } : {}) });
+      return { tail: engine.argv.slice(-4), kvHandoff: engine.kvHandoff, kvBootstrap: engine.kvBootstrap };
+    };
+    expect(sglang("prefill", { slot: 2, base: 5600 })).toEqual({ tail: ["--disaggregation-mode", "prefill", "--disaggregation-bootstrap-port", "5632"], kvHandoff: "bootstrap", kvBootstrap: { host: "10.0.0.5", port: 5632 } });
+    expect(sglang("decode", { slot: 1, base: 5600 })).toMatchObject({ tail: ["--disaggregation-mode", "decode", "--disaggregation-bootstrap-port", "5616"], kvHandoff: "bootstrap", kvBootstrap: undefined });
+    // Without a side-channel block (free ports picked in tests) a prefill replica has no bootstrap server to name.
+    expect(sglang("prefill").kvBootstrap).toBeUndefined();
+    expect(argvOf("mixed", sglangFlavor.kvHandoffArgs, sglangFlavor).argv).not.toContain("--disaggregation-mode");
+  });
+
+  it("adds nothing while the handoff is off, and takes an operator's words", () => {
+    expect(argvOf("decode", null)).toEqual({ argv: argvOf("mixed").argv, kvHandoff: undefined });
+    expect(argvOf("decode", null, sglangFlavor)).toEqual({ argv: argvOf("mixed", null, sglangFlavor).argv, kvHandoff: undefined });
     expect(argvOf("prefill", "--kv-transfer-config {served}.json").argv.slice(-2)).toEqual(["--kv-transfer-config", "llama-70b.json"]);
   });
 
@@ -60,7 +74,7 @@ describe("ProcessEngine's command for a prefill or decode replica", () => {
     logs.push(log);
     const files = new EngineFiles(join(log.dir, "engines"));
     const start = async (role: EngineLaunch["role"], slot: number) => {
-      const engine = new ProcessEngine({ ...launch, role }, { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, kvHandoffArgs: vllmFlavor.kvHandoffArgs!, host: "127.0.0.1", port: await freePort("127.0.0.1"), env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, onExit: () => undefined, kvSideChannel: { slot, base: 5600 } });
+      const engine = new ProcessEngine({ ...launch, role }, { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, kvHandoffArgs: vllmFlavor.kvHandoffArgs, host: "127.0.0.1", port: await freePort("127.0.0.1"), env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, onExit: () => undefined, kvSideChannel: { slot, base: 5600 } });
       started.push(engine);
       await engine.start();
     };

@@ -1,10 +1,11 @@
+import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { sleep } from "../util/backoff.ts";
 import { parsePrometheusText } from "../util/prometheus-text.ts";
 import { expandCommand } from "./command-template.ts";
 import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
-import type { EngineFlavor } from "./engine-flavors.ts";
+import { KV_SIDE_CHANNEL_BLOCK, type EngineFlavor } from "./engine-flavors.ts";
 import { adoptEngineProcess, spawnEngineProcess, type EngineProcess } from "./engine-process.ts";
 import { EngineError, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
 import { readLastLines } from "./output-tail.ts";
@@ -15,7 +16,7 @@ export interface ProcessEngineOptions {
   command?: string;
   /** Words added for a prefill or decode replica, with which it takes part in the KV handoff (e.g. `EngineFlavor.kvHandoffArgs`); none when absent. */
   kvHandoffArgs?: string;
-  /** Its slot among the agent's engines and the first side-channel port, for the handoff's environment (`EngineFlavor.kvHandoffEnv`). */
+  /** Its slot among the agent's engines and the first side-channel port: its own block of side-channel ports is `{kvport}` on (`EngineFlavor.kvHandoffEnv`, SGLang's bootstrap server). */
   kvSideChannel?: { slot: number; base: number };
   host: string;
   port: number;
@@ -63,22 +64,34 @@ export class ProcessEngine implements Engine {
     return `http://${this.options.host}:${this.options.port}`;
   }
 
-  /** Whether it takes part in the gateway's KV handoff: a prefill or decode replica started with the handoff's words. */
-  get kvHandoff(): boolean {
-    return kvHandoffWords(this.launch, this.options) !== "";
+  /** How it takes part in the gateway's KV handoff: a prefill or decode replica started with the handoff's words does, as its engine does. */
+  get kvHandoff(): KvHandoffProtocol | undefined {
+    return kvHandoffProtocolOf(this.launch, this.options);
+  }
+
+  /** Where a prefill replica's bootstrap server listens (SGLang's handoff): its first side-channel port, on its host. */
+  get kvBootstrap(): { host: string; port: number } | undefined {
+    const port = this.kvPort;
+    return this.kvHandoff === "bootstrap" && this.launch.role === "prefill" && port > 0 ? { host: this.options.host, port } : undefined;
+  }
+
+  /** The first of its own block of side-channel ports; 0 where it has none (free ports picked in tests). */
+  private get kvPort(): number {
+    const channel = this.options.kvSideChannel;
+    return channel ? channel.base + KV_SIDE_CHANNEL_BLOCK * channel.slot : 0;
   }
 
   /** What a handoff replica's engine needs in its environment (its own side-channel ports). */
   private handoffEnv(): Record<string, string> {
-    const { flavor, kvSideChannel } = this.options;
-    return this.kvHandoff && kvSideChannel && flavor.kvHandoffEnv ? flavor.kvHandoffEnv(kvSideChannel.slot, kvSideChannel.base) : {};
+    const { flavor } = this.options;
+    return this.kvHandoff && this.kvPort > 0 && flavor.kvHandoffEnv ? flavor.kvHandoffEnv(this.kvPort) : {};
   }
 
   /** The argv this engine runs (or would run) on its port. */
   get argv(): string[] {
     const { flavor, host, port } = this.options;
     const template = `${this.options.command ?? flavor.defaultCommand} ${kvHandoffWords(this.launch, this.options)}`;
-    return expandCommand(template, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(",") });
+    return expandCommand(template, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(","), kvport: this.kvPort });
   }
 
   /** Last lines the engine wrote (stdout and stderr), for error messages. */
@@ -233,4 +246,9 @@ const flavorPath = (path: string) => (path.startsWith("/") ? path : `/${path}`);
 /** The handoff's command words for `launch`: none for a mixed replica, or where the handoff is off. */
 export function kvHandoffWords(launch: EngineLaunch, o: Pick<ProcessEngineOptions, "kvHandoffArgs">): string {
   return launch.role === "mixed" ? "" : (o.kvHandoffArgs ?? "").trim();
+}
+
+/** How a replica of `launch` takes part in the KV handoff: as its engine does, when it runs with the handoff's words. */
+export function kvHandoffProtocolOf(launch: EngineLaunch, o: Pick<ProcessEngineOptions, "kvHandoffArgs" | "flavor">): KvHandoffProtocol | undefined {
+  return kvHandoffWords(launch, o) === "" ? undefined : o.flavor.kvHandoffProtocol;
 }

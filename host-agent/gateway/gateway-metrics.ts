@@ -21,9 +21,10 @@ export interface GatewayMetrics {
   broken: number;
   /** Summed time dispatched requests spent in the site queue, seconds. */
   queueWaitS: number;
-  /** Requests for a decode pool prefilled on a prefill replica, and those its decode replica served whole. */
+  /** Requests for a decode pool prefilled on a prefill replica, those its decode replica served whole, and those whose prefill failed beside its decode (SGLang's). */
   prefillHandoffs: number;
   prefillWhole: number;
+  prefillFailed: number;
 }
 
 /**
@@ -46,5 +47,6 @@ export function writeGatewayMetrics(w: PrometheusWriter, site: string, m: Gatewa
     .family("greenference_gateway_broken_streams_total", "counter", "Responses cut because the engine failed after answering began.", [[{ site }, m.broken]])
     .family("greenference_gateway_queue_wait_seconds_total", "counter", "Time dispatched requests spent in the site queue.", [[{ site }, m.queueWaitS]])
     .family("greenference_gateway_prefill_handoffs_total", "counter", "Requests for a decode pool prefilled on a prefill replica, their KV handed to the decode replica.", [[{ site }, m.prefillHandoffs]])
-    .family("greenference_gateway_prefill_whole_total", "counter", "Requests for a decode pool their decode replica served whole: no prefill replica free, or the prefill failed.", [[{ site }, m.prefillWhole]]);
+    .family("greenference_gateway_prefill_whole_total", "counter", "Requests for a decode pool their decode replica served whole: no prefill replica free, or the prefill failed.", [[{ site }, m.prefillWhole]])
+    .family("greenference_gateway_prefill_failed_total", "counter", "Requests whose prefill failed while their SGLang decode replica waited for the KV: the decode attempt is stopped (and retried where it can be).", [[{ site }, m.prefillFailed]]);
 }

@@ -1,3 +1,4 @@
+import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import { groupState } from "../applier/instance-state.ts";
 import { sliceBody, type InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
 import type { Engine } from "../engines/engine.ts";
@@ -83,7 +84,12 @@ export async function simEngines(...launches: Parameters<typeof launchOf>[]) {
 }
 
 export async function simEnginesAt(speed: number, ...launches: Parameters<typeof launchOf>[]) {
-  const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 4, speed });
-  const driver = new SimEngineDriver({ site });
+  return simEnginesWith({ speed }, ...launches);
+}
+
+/** Simulated engines at `speed` (default 20) speaking the KV handoff `kvProtocol` (default vLLM's). */
+export async function simEnginesWith(o: { speed?: number; kvProtocol?: KvHandoffProtocol }, ...launches: Parameters<typeof launchOf>[]) {
+  const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 4, speed: o.speed ?? 20 });
+  const driver = new SimEngineDriver({ site, ...(o.kvProtocol ? { kvProtocol: o.kvProtocol } : {}) });
   return Promise.all(launches.map((l) => started(driver.create(launchOf(...l)))));
 }

@@ -37,7 +37,7 @@ describe("prefill/decode KV handoff (vLLM's kv_transfer_params)", () => {
       kv_transfer_params: { do_remote_decode: true, do_remote_prefill: false, remote_engine_id: null, remote_block_ids: null, remote_host: null, remote_port: null },
     });
     const at = { do_remote_prefill: true, remote_host: "127.0.0.1", remote_port: 8100, remote_engine_id: "p0", remote_block_ids: [1, 2] };
-    expect(JSON.parse(decodeBody(Buffer.from('{"model":"m","max_tokens":200}'), at).toString())).toEqual({ model: "m", max_tokens: 200, kv_transfer_params: at });
+    expect(JSON.parse(decodeBody(Buffer.from('{"model":"m","max_tokens":200}'), { kv_transfer_params: at }).toString())).toEqual({ model: "m", max_tokens: 200, kv_transfer_params: at });
   });
 
   it("prefills a decode pool's request on the prefill replica, decodes it where the KV went, and bills both in one receipt", async () => {
@@ -98,7 +98,7 @@ describe("prefill/decode KV handoff (vLLM's kv_transfer_params)", () => {
     const gate = latch();
     /** A vLLM prefill replica: the first request waits for `gate`, then every one fails. */
     class FailingPrefill extends ScriptedReplica {
-      readonly kvHandoff = true;
+      readonly kvHandoff = "kv-transfer-params" as const;
     }
     const p0 = await started(new FailingPrefill(launchOf("p0", 0, 0, "prefill"), (_req, res, seen) => void gate.opened.then(() => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no KV connector (${seen.body.max_tokens} token)` } })))));
     // Two decode replicas, one request in flight each: the prefill replica's one slot is what runs out.

@@ -1,4 +1,4 @@
-import { KvReadyParams, PREFILL_FOR_REMOTE_DECODE, type KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
+import { KvReadyParams, PREFILL_FOR_REMOTE_DECODE, type KvBootstrap, type KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 import { errorMessageOf } from "./upstream.ts";
 
 /** A prefill engine's answer larger than this is not read: it is one token and the KV's address. */
@@ -23,10 +23,21 @@ export function prefillBody(body: Buffer): Buffer {
   return Buffer.from(JSON.stringify({ ...rest, ...oneToken, max_tokens: 1, n: 1, stream: false, kv_transfer_params: PREFILL_FOR_REMOTE_DECODE }));
 }
 
-/** The body the decode engine gets: the client's request with the KV's address from the prefill engine. */
-export function decodeBody(body: Buffer, params: KvTransferParams): Buffer {
+/** The body the decode engine gets: the client's request with the fields that find the KV (vLLM's `kv_transfer_params`, SGLang's bootstrap fields). */
+export function decodeBody(body: Buffer, fields: Record<string, unknown>): Buffer {
   const value = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
-  return Buffer.from(JSON.stringify({ ...value, kv_transfer_params: params }));
+  return Buffer.from(JSON.stringify({ ...value, ...fields }));
+}
+
+/**
+ * The body an SGLang prefill engine gets alongside its decode partner: the client's request with
+ * the pair's bootstrap fields, answered as JSON (the gateway reads only its receipt; the client's
+ * tokens come from the decode engine).
+ */
+export function bootstrapPrefillBody(body: Buffer, at: KvBootstrap): Buffer {
+  const value = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+  const { stream_options: _options, ...rest } = value;
+  return Buffer.from(JSON.stringify({ ...rest, stream: false, ...at }));
 }
 
 /**
@@ -35,11 +46,33 @@ export function decodeBody(body: Buffer, params: KvTransferParams): Buffer {
  * error status, an answer without a usable `kv_transfer_params`) is a reason, so the caller can
  * have the decode engine serve the request whole instead.
  */
-export async function prefillForRemoteDecode(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<PrefillOutcome> {
+export async function prefillForRemoteDecode(url: string, body: Buffer, timeoutMs: number): Promise<PrefillOutcome> {
+  const answered = await askPrefillEngine(url, prefillBody(body), AbortSignal.timeout(timeoutMs));
+  if (!answered.ok) return answered;
+  const params = KvReadyParams.safeParse(answered.answer.kv_transfer_params);
+  if (!params.success) return { ok: false, reason: `prefill engine's answer has no usable kv_transfer_params (${params.error.issues[0]?.message ?? "missing"}): does it run a KV connector?` };
+  return { ok: true, params: params.data, energyJ: answered.energyJ };
+}
+
+/**
+ * Sends an SGLang prefill engine its half of a request whose decode engine gets the other half at
+ * the same time (the pair meets in the bootstrap room `at` names), and reads what the prefill
+ * cost. Fails when there is no answer within `timeoutMs`, on an error status, or when `signal`
+ * says the decode half ended first.
+ */
+export async function prefillAlongside(url: string, body: Buffer, at: KvBootstrap, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; energyJ: number | undefined } | { ok: false; reason: string }> {
+  const answered = await askPrefillEngine(url, bootstrapPrefillBody(body, at), AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]));
+  return answered.ok ? { ok: true, energyJ: answered.energyJ } : answered;
+}
+
+type Answered = { ok: true; answer: { kv_transfer_params?: unknown }; energyJ: number | undefined } | { ok: false; reason: string };
+
+/** POSTs `body` to a prefill engine and reads its JSON answer, with the prefill's energy (J) when the answer gives it. */
+async function askPrefillEngine(url: string, body: Buffer, signal: AbortSignal): Promise<Answered> {
   let text: string;
   let status: number;
   try {
-    const response = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: prefillBody(body), signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal });
     status = response.status;
     text = await readLimited(response, ANSWER_LIMIT);
   } catch (error) {
@@ -52,10 +85,8 @@ export async function prefillForRemoteDecode(url: string, body: Buffer, headers:
   } catch {
     return { ok: false, reason: "prefill engine's answer is not JSON" };
   }
-  const params = KvReadyParams.safeParse(answer.kv_transfer_params);
-  if (!params.success) return { ok: false, reason: `prefill engine's answer has no usable kv_transfer_params (${params.error.issues[0]?.message ?? "missing"}): does it run a KV connector?` };
   const energyJ = answer.usage?.greenference?.energy_j;
-  return { ok: true, params: params.data, energyJ: typeof energyJ === "number" && Number.isFinite(energyJ) && energyJ >= 0 ? energyJ : undefined };
+  return { ok: true, answer, energyJ: typeof energyJ === "number" && Number.isFinite(energyJ) && energyJ >= 0 ? energyJ : undefined };
 }
 
 async function readLimited(response: Response, limit: number): Promise<string> {

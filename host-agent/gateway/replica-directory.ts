@@ -1,3 +1,4 @@
+import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import type { PlannedInstance } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { launchKey, type Engine } from "../engines/engine.ts";
@@ -131,11 +132,13 @@ export function planPeers(view: SiteView, q: TargetQuery): { ofClass: Engine[]; 
 
 /**
  * The accepting replicas of the plan's prefill instances of `model` at the site that take part in
- * the KV handoff: where a request routed to a decode pool is prefilled first.
+ * the KV handoff in `protocol` (for `bootstrap`, with their bootstrap server known): where a
+ * request routed to a decode pool is prefilled.
  */
-export function prefillReplicas(view: SiteView, model: string): Engine[] {
+export function prefillReplicas(view: SiteView, model: string, protocol: KvHandoffProtocol): Engine[] {
   const ids = new Set<string>((view.slice()?.site?.instances ?? []).filter((i) => i.role === "prefill" && i.model === model).map((i) => i.id));
-  return [...view.engines()].filter((e) => ids.has(e.launch.instanceId) && e.kvHandoff === true && isAccepting(e)).sort(byKey);
+  const speaks = (e: Engine) => e.kvHandoff === protocol && (protocol !== "bootstrap" || e.kvBootstrap !== undefined);
+  return [...view.engines()].filter((e) => ids.has(e.launch.instanceId) && speaks(e) && isAccepting(e)).sort(byKey);
 }
 
 /** A mixed instance of `model` other than `instance`: only mixed instances run a request whole. */

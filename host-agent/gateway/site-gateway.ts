@@ -6,7 +6,6 @@ import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts
 import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
 import { GATEWAY_HEADERS, ROUTING_HEADERS } from "../../src/core/schemas/gateway-headers.ts";
-import type { KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
@@ -19,8 +18,9 @@ import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts"
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 import { EngineQueueGauges } from "./engine-queue-gauges.ts";
-import { decodeBody, prefillForRemoteDecode } from "./prefill-handoff.ts";
-import { isAccepting, planPeers, prefillReplicas, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
+import { decodeBody } from "./prefill-handoff.ts";
+import { PrefillPairing, type Prefilled } from "./prefill-pairing.ts";
+import { isAccepting, planPeers, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { ResponseTap } from "./response-tap.ts";
 import { withServedName } from "./served-name.ts";
@@ -98,13 +98,6 @@ interface Pending extends WaitingRequest {
   failures: string[];
 }
 
-/** How a request for a decode pool was prefilled: on another replica (with the KV's address and the prefill's energy, J), or not (`said` says why). */
-interface Prefilled {
-  said: string;
-  params?: KvTransferParams;
-  energyJ?: number;
-}
-
 type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: { status: number; code: RejectReason; message: string } };
 
 /**
@@ -131,7 +124,7 @@ export class SiteGateway {
   private readonly turns = new ReplicaTurns();
   private readonly selectors = new Map<string, ReturnType<typeof decodeTargetSelector>>();
   private readonly inFlight = new Map<string, { count: number; kvTokens: number }>();
-  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), unauthorized: new Map<IngressRefusal, number>(), retries: 0, broken: 0, queueWaitS: 0, prefillHandoffs: 0, prefillWhole: 0 };
+  private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), unauthorized: new Map<IngressRefusal, number>(), retries: 0, broken: 0, queueWaitS: 0 };
   private readonly held: ByteBudget;
   private readonly classes = new Set<string>();
   private nextId = 1;
@@ -139,12 +132,15 @@ export class SiteGateway {
   private stopping = false;
   private readonly now: () => number;
   private readonly gauges: EngineQueueGauges;
+  private readonly pairing: PrefillPairing;
 
   constructor(private readonly options: SiteGatewayOptions) {
     this.now = options.nowMs ?? Date.now;
     this.gauges = new EngineQueueGauges({ engines: () => options.view.engines(), wanted: () => options.view.slice()?.site?.balance === "join-idle", periodMs: options.balanceReadMs ?? 250 });
     this.held = new ByteBudget(options.maxHeldBytes ?? 256 * 1024 * 1024);
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
+    const slots = { busy: (key: string) => this.inFlight.get(key)?.count ?? 0, hold: (key: string) => this.hold(key, 0), release: (key: string) => this.release(key, 0) };
+    this.pairing = new PrefillPairing({ view: options.view, slots, replicaConcurrency: options.replicaConcurrency, meter: options.meter, timeoutMs: this.idleMs, log: options.log });
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
   }
 
@@ -168,7 +164,8 @@ export class SiteGateway {
 
   metrics(): GatewayMetrics {
     const inFlight = new Map([...this.inFlight].map(([key, f]) => [key, f.count]));
-    return { queueLength: this.queue.length, inFlight, ...this.counts };
+    const { handoffs, whole, failed } = this.pairing.counts;
+    return { queueLength: this.queue.length, inFlight, ...this.counts, prefillHandoffs: handoffs, prefillWhole: whole, prefillFailed: failed };
   }
 
   /** Request bytes held now (bounded by `maxHeldBytes`). */
@@ -304,33 +301,44 @@ export class SiteGateway {
       this.bump(this.counts.rerouted, this.isKnownInstance(p.query.instance) ? p.query.instance : "unplanned");
     }
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
-    const prefilled = target.decode && engine.kvHandoff ? await this.prefillFirst(p) : undefined;
+    const prefilled = target.decode && engine.kvHandoff ? await this.pairing.pair({ model: p.query.model, path: p.path, body: p.body, inputTokens: p.inputTokens }, engine) : undefined;
+    if (prefilled && "refused" in prefilled) {
+      this.release(key, p.inputTokens + 1);
+      return this.retryOrReject(p, key, `replica ${key} cannot serve the request: ${prefilled.refused}`, 503, "no_replica");
+    }
     if (prefilled) extra[GATEWAY_HEADERS.prefill] = prefilled.said;
     const measured = this.measure(p, engine, prefilled);
     const body = withServedName(p.body, p.query.model, servedNameOf(engine.launch));
-    const sent = prefilled?.params ? decodeBody(body, prefilled.params) : body;
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, sent, p.res, extra, { idleMs: this.idleMs, observe: measured.observe, rewrite: measured.rewrite });
+    const sent = prefilled?.fields ? decodeBody(body, prefilled.fields) : body;
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, sent, p.res, extra, { idleMs: this.idleMs, observe: measured.observe, rewrite: measured.rewrite, abort: prefilled?.failed });
     if (outcome.kind === "answered") measured.answered(outcome.status);
     else measured.abandon();
+    // A prefill still waiting for its SGLang decode partner would wait in vain.
+    if (outcome.kind !== "answered" || outcome.status >= 400) prefilled?.cancel();
     this.release(key, p.inputTokens + 1);
-    if (outcome.kind === "failed") {
-      p.tried.add(key);
-      p.failures.push(`replica ${key} failed before answering: ${outcome.reason}`);
-      this.options.log?.(`gateway: ${p.failures.at(-1)}`);
-      const another = resolveOthers(this.options.view, p);
-      if (p.attempts < MAX_ATTEMPTS && another && !p.res.destroyed) {
-        this.counts.retries++;
-        if (p.tracked) this.options.requests?.requeued(p.tracked);
-        const refused = this.queue.offer(p);
-        if (refused) this.reject(p.res, 503, `${p.failures.join("; ")}; ${refused.message}`, refused.reason);
-      } else {
-        const why = p.attempts < MAX_ATTEMPTS ? "; no other replica to retry on" : "";
-        this.reject(p.res, 502, `${p.failures.join("; ")}${why}`, "upstream_failed");
-      }
-    } else if (outcome.kind === "broken") {
+    if (outcome.kind === "failed") return this.retryOrReject(p, key, `replica ${key} failed before answering: ${outcome.reason}`, 502, "upstream_failed");
+    if (outcome.kind === "broken") {
       this.counts.broken++;
       this.options.log?.(`gateway: replica ${key} failed mid-response, the client's response was cut: ${outcome.reason}`);
     } else if (outcome.kind === "client_closed") this.bump(this.counts.rejected, "client_closed");
+    this.pump();
+  }
+
+  /** After an attempt at replica `key` failed before answering: back to the queue for another replica, once, or the client gets `status`. */
+  private retryOrReject(p: Pending, key: string, failure: string, status: number, code: RejectReason): void {
+    p.tried.add(key);
+    p.failures.push(failure);
+    this.options.log?.(`gateway: ${failure}`);
+    const another = resolveOthers(this.options.view, p);
+    if (p.attempts < MAX_ATTEMPTS && another && !p.res.destroyed) {
+      this.counts.retries++;
+      if (p.tracked) this.options.requests?.requeued(p.tracked);
+      const refused = this.queue.offer(p);
+      if (refused) this.reject(p.res, 503, `${p.failures.join("; ")}; ${refused.message}`, refused.reason);
+    } else {
+      const why = p.attempts < MAX_ATTEMPTS ? "; no other replica to retry on" : "";
+      this.reject(p.res, status, `${p.failures.join("; ")}${why}`, code);
+    }
     this.pump();
   }
 
@@ -343,10 +351,11 @@ export class SiteGateway {
     const tracked = p.tracked;
     if (tracker && tracked) tracker.placed(tracked, engine.launch.instanceId);
     // Split between two engines, neither saw the whole request: the gateway records it.
-    const handedOff = prefilled?.params !== undefined;
+    const handedOff = prefilled?.fields !== undefined;
     // A decode replica that pulled the KV computes one prompt token.
     const metered = meter && !engine.recordsRequests ? meter.begin(engine.launch.gpus, handedOff ? 1 : p.inputTokens, p.streams) : undefined;
-    const prefillJ = prefilled?.energyJ ?? 0;
+    // Known once the prefill answered: an SGLang prefill may answer while its decode partner runs.
+    const prefillJ = prefilled?.energyJ.then((j) => j ?? 0) ?? Promise.resolve(0);
     let tap: ResponseTap | undefined;
     let receipt: MeteredEnergy | undefined;
     return {
@@ -358,7 +367,7 @@ export class SiteGateway {
         return (chunk: Buffer) => tap!.feed(chunk);
       },
       rewrite: (head: IncomingMessage) =>
-        (metered || prefillJ > 0) && (head.statusCode ?? 500) < 400
+        (metered || handedOff) && (head.statusCode ?? 500) < 400
           ? usageReceiptRewriter(
               header(head.headers["content-type"]),
               async (usage) => {
@@ -375,41 +384,10 @@ export class SiteGateway {
         if (!tap || !tracker || !tracked) return;
         const facts = tap.end();
         const own = facts.energyJ ?? receipt?.energyJ;
-        tracker.finish(tracked, { ...facts, energyJ: own === undefined ? undefined : own + prefillJ }, { inputTokens: p.inputTokens, record: status < 400 && (handedOff || !engine.recordsRequests) });
+        void prefillJ.then((j) => tracker.finish(tracked, { ...facts, energyJ: own === undefined ? undefined : own + j }, { inputTokens: p.inputTokens, record: status < 400 && (handedOff || !engine.recordsRequests) }));
       },
       abandon: () => metered?.abandon(),
     };
-  }
-
-  /**
-   * Prefills `p` on the least busy prefill replica of its model with a free slot, for the decode
-   * replica to pull the KV from. Says which replica did, or why none did (the decode replica then
-   * serves the request whole); with an energy meter, measures the prefill of an engine that gives
-   * no receipt of its own.
-   */
-  private async prefillFirst(p: Pending): Promise<Prefilled> {
-    const replicas = prefillReplicas(this.options.view, p.query.model);
-    if (replicas.length === 0) return this.whole(`no prefill replica of ${p.query.model} here takes requests`);
-    const slots = replicas.map((e) => ({ e, key: launchKey(e.launch), busy: this.inFlight.get(launchKey(e.launch))?.count ?? 0 })).filter((r) => r.busy < this.options.replicaConcurrency);
-    if (slots.length === 0) return this.whole(`every prefill replica of ${p.query.model} here is busy`);
-    const { e, key } = slots.reduce((a, b) => (b.busy < a.busy ? b : a));
-    this.hold(key, 0);
-    const metered = this.options.meter && !e.recordsRequests ? this.options.meter.begin(e.launch.gpus, p.inputTokens, false) : undefined;
-    const outcome = await prefillForRemoteDecode(`${e.url}${p.path}`, withServedName(p.body, p.query.model, servedNameOf(e.launch)), {}, this.idleMs);
-    this.release(key, 0);
-    if (!outcome.ok) {
-      metered?.abandon();
-      this.options.log?.(`gateway: prefill on ${key} failed, the decode replica serves the request whole: ${outcome.reason}`);
-      return this.whole(`prefill on ${key} failed: ${outcome.reason}`);
-    }
-    this.counts.prefillHandoffs++;
-    const energyJ = outcome.energyJ ?? (await metered?.finish(1))?.energyJ;
-    return { said: key, params: outcome.params, ...(energyJ !== undefined ? { energyJ } : {}) };
-  }
-
-  private whole(why: string): Prefilled {
-    this.counts.prefillWhole++;
-    return { said: `whole: ${why}`.slice(0, 500) };
   }
 
   /** Counts a request in flight at a replica, with the KV tokens it holds there. */

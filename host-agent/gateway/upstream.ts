@@ -30,6 +30,8 @@ export interface ForwardOptions {
   observe?: ((head: IncomingMessage) => (chunk: Buffer) => void) | undefined;
   /** May return a rewriter for the body (a receipt put into its usage). */
   rewrite?: ((head: IncomingMessage) => BodyRewriter | undefined) | undefined;
+  /** Ends the attempt when it aborts (its reason, an Error, says why): failed before the head, broken after. */
+  abort?: AbortSignal | undefined;
 }
 
 /** Keep-alive connections to the engines, shared by every attempt. */
@@ -59,6 +61,7 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
       if (settled) return;
       settled = true;
       res.off("close", onClientClose);
+      o.abort?.removeEventListener("abort", onAbort);
       resolve(outcome);
     };
     let upstream: ClientRequest;
@@ -73,6 +76,17 @@ export function forwardToEngine(url: string, headers: IncomingHttpHeaders, body:
       settle({ kind: "client_closed" });
     };
     res.on("close", onClientClose);
+    const onAbort = () => {
+      const reason = o.abort?.reason instanceof Error ? o.abort.reason.message : "aborted";
+      if (res.headersSent) breakOff(reason);
+      else settle({ kind: "failed", reason });
+      upstream.destroy();
+    };
+    if (o.abort?.aborted) {
+      onAbort();
+      return;
+    }
+    o.abort?.addEventListener("abort", onAbort, { once: true });
     let events: SseEventCutter | undefined;
     let idle: NodeJS.Timeout | undefined;
     /** After the head: ends the client's answer as well as it can, saying why. */

@@ -23,13 +23,14 @@ const JSON_LIMIT = 1 << 20;
  * is held whole and its `usage` extended. A usage that already has `greenference.energy_j` (an
  * engine that gives its own receipt) is left alone. `receipt` is called exactly once, at the usage
  * or at the end, so the meter always learns that the request is over. `prefillJ`, the energy of the
- * request's prefill on another engine (a prefill/decode handoff), is added to the receipt's energy
+ * request's prefill on another engine (a prefill/decode handoff; a promise where the prefill may
+ * answer while its decode partner runs, as SGLang's), is added to the receipt's energy
  * and shown apart as `prefill_energy_j`.
  *
  * @example
  * const rewriter = usageReceiptRewriter("text/event-stream", (usage) => metered.finish(Number(usage?.completion_tokens)));
  */
-export function usageReceiptRewriter(contentType: string | undefined, receipt: (usage: UsageObject | undefined) => Promise<MeteredEnergy | undefined>, prefillJ = 0): BodyRewriter {
+export function usageReceiptRewriter(contentType: string | undefined, receipt: (usage: UsageObject | undefined) => Promise<MeteredEnergy | undefined>, prefillJ: number | Promise<number> = 0): BodyRewriter {
   let asked = false;
   const ask = (usage: UsageObject | undefined) => {
     asked = true;
@@ -39,7 +40,8 @@ export function usageReceiptRewriter(contentType: string | undefined, receipt: (
     const got = await ask(usage);
     if (got && usage.greenference?.energy_j === undefined) usage.greenference = { ...usage.greenference, energy_j: round3(got.energyJ), energy_source: got.source };
     const own = usage.greenference?.energy_j;
-    if (prefillJ > 0 && typeof own === "number") usage.greenference = { ...usage.greenference, energy_j: round3(own + prefillJ), prefill_energy_j: round3(prefillJ) };
+    const prefill = await prefillJ;
+    if (prefill > 0 && typeof own === "number") usage.greenference = { ...usage.greenference, energy_j: round3(own + prefill), prefill_energy_j: round3(prefill) };
   };
   if ((contentType ?? "").toLowerCase().startsWith("text/event-stream")) return sseRewriter(withReceipt, ask, () => asked);
   return jsonRewriter(withReceipt, ask, () => asked);

@@ -10,8 +10,9 @@ import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http
 import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
 import { SseWriter } from "./sse-writer.ts";
-import { takeKvHandoff } from "./kv-handoff.ts";
-import type { KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
+import { takeKvHandoff, type KvHandoffRole } from "./kv-handoff.ts";
+import type { KvBootstrap, KvHandoffProtocol, KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
+import type { InstanceRole } from "../../src/core/schemas/plan.ts";
 
 /** What the OpenAI routes of a simulated engine need. */
 export interface CompletionContext {
@@ -26,8 +27,15 @@ export interface CompletionContext {
   requestLog?: RequestLog;
   /** Site clock, ms, for the request log. */
   nowMs(): number;
-  /** The KV handoff between prefill and decode engines (vLLM's `kv_transfer_params`). */
+  /** The KV handoff between prefill and decode engines (vLLM's `kv_transfer_params`, or SGLang's bootstrap rooms). */
   kv: {
+    /** Which handoff it speaks, and (SGLang's) its side of it. */
+    protocol: KvHandoffProtocol;
+    role: InstanceRole;
+    /** SGLang's prefill side: the request in `room` is prefilled, its KV waits for the decode engine. */
+    prefilled(room: number, promptTokens: number): void;
+    /** SGLang's decode side: waits in the prefill engine's room until the KV is there. */
+    receive(at: KvBootstrap, signal: AbortSignal): Promise<{ promptTokens: number } | { error: string }>;
     /** Where this engine keeps a prefilled request's KV for a decode engine to pull. */
     readyAt(): KvTransferParams;
     /** Waits while a prompt's KV comes over from the prefill engine. */
@@ -46,7 +54,10 @@ const BODY_LIMIT = 4 * 1024 * 1024;
  * trailer for streams). A request with `kv_transfer_params` takes part in a prefill/decode handoff
  * as vLLM's KV connectors do: `do_remote_decode` prefills and answers where the KV waits;
  * `do_remote_prefill` pulls that KV (its bytes over the link, in simulated time) and computes only
- * the prompt's last token before decoding.
+ * the prompt's last token before decoding. An engine speaking SGLang's handoff plays its plan
+ * role's side: a prefill engine computes the first token and leaves the KV in the request's
+ * bootstrap room; a decode engine waits in that room, pulls the KV and decodes, and refuses a
+ * request without bootstrap fields, as SGLang's decode mode does.
  */
 export async function handleCompletion(kind: "chat" | "text", req: IncomingMessage, res: ServerResponse, ctx: CompletionContext): Promise<void> {
   if (!ctx.accepting()) return sendOpenAiError(res, 503, "this engine is draining and takes no new requests", "engine_draining");
@@ -71,11 +82,22 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   if (inputTokens + maxTokens > ctx.maxContext) {
     return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${inputTokens + maxTokens} tokens (${inputTokens} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
   }
+  const refused = handoffRefusal(handoff, ctx.kv);
+  if (refused) return sendOpenAiError(res, 400, refused, "invalid_request");
   let cachedTokens = 0;
-  if (handoff.kind === "decode-from-remote") {
+  if (handoff.kind === "bootstrap" && ctx.kv.role === "decode") {
+    const gone = new AbortController();
+    res.on("close", () => gone.abort());
+    const received = await ctx.kv.receive(handoff.at, gone.signal);
+    const failed = "error" in received ? received.error : received.promptTokens !== inputTokens ? `the room holds the KV of a ${received.promptTokens}-token prompt, this request's has ${inputTokens}` : undefined;
+    if (failed) return sendOpenAiError(res, 502, `KV transfer from room ${handoff.at.bootstrap_room} failed: ${failed}`, "kv_transfer_failed");
+  }
+  if (handoff.kind === "decode-from-remote" || (handoff.kind === "bootstrap" && ctx.kv.role === "decode")) {
     await ctx.kv.pull(inputTokens);
     cachedTokens = inputTokens;
   }
+  // An SGLang prefill engine computes the first token only; its decode partner makes the rest.
+  const prefillOnly = handoff.kind === "bootstrap" && ctx.kv.role === "prefill";
   const stream = body.stream === true;
   const cut = stopCut(maxTokens, body.stop);
   const writer = new SseWriter(res, kind, ctx.model, body.stream_options?.include_usage === true, cut?.chars);
@@ -114,6 +136,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     if (stream) writer.finishChoice(finishReason, index);
     if (results.length < choices) return;
     const total = combined(results);
+    if (prefillOnly) ctx.kv.prefilled(handoff.at.bootstrap_room, inputTokens);
     record(total);
     if (stream) writer.finish(total);
     else {
@@ -123,7 +146,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   };
   try {
     for (let index = 0; index < choices; index++) {
-      ctx.engine.submit(inputTokens, cut?.tokens ?? maxTokens, {
+      ctx.engine.submit(inputTokens, prefillOnly ? 1 : (cut?.tokens ?? maxTokens), {
         onTokens: (n) => {
           if (stream && !aborted) writer.tokens(generated[index]!, n, index);
           generated[index]! += n;
@@ -153,4 +176,14 @@ function combined(results: readonly SimRequestResult[]): SimRequestResult {
     e2eS: Math.max(...results.map((r) => r.e2eS)),
     meanTbtS: first.meanTbtS,
   };
+}
+
+/** Why this engine cannot take part in the handoff a request asks for, if it cannot. */
+function handoffRefusal(handoff: KvHandoffRole, kv: CompletionContext["kv"]): string | undefined {
+  if (kv.protocol === "bootstrap") {
+    if (handoff.kind === "prefill-for-remote" || handoff.kind === "decode-from-remote") return "this engine hands KV over in bootstrap rooms (SGLang's), not by kv_transfer_params";
+    if (handoff.kind === "none" && kv.role === "decode") return "this engine runs in disaggregation decode mode: a request needs bootstrap_host, bootstrap_port and bootstrap_room, which the site gateway sets";
+  } else if (handoff.kind === "bootstrap") return "this engine hands KV over by kv_transfer_params (vLLM's), not in bootstrap rooms";
+  if (handoff.kind === "bootstrap" && kv.role === "mixed") return "this engine is not in disaggregation mode (neither prefill nor decode)";
+  return undefined;
 }

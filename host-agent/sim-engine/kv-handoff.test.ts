@@ -15,6 +15,15 @@ describe("takeKvHandoff", () => {
     expect(takeKvHandoff({ kv_transfer_params: ready })).toEqual({ kind: "decode-from-remote", params: ready });
   });
 
+  it("takes SGLang's bootstrap fields out of the body: the room the pair meets in", () => {
+    const body: Record<string, unknown> = { model: "m", bootstrap_host: "10.0.0.5", bootstrap_port: 5632, bootstrap_room: 42 };
+    expect(takeKvHandoff(body)).toEqual({ kind: "bootstrap", at: { bootstrap_host: "10.0.0.5", bootstrap_port: 5632, bootstrap_room: 42 } });
+    expect(body).toEqual({ model: "m" });
+    expect(takeKvHandoff({ bootstrap_host: "10.0.0.5", bootstrap_port: 5632 })).toEqual({ error: expect.stringContaining("bootstrap_room") });
+    expect(takeKvHandoff({ bootstrap_host: "h", bootstrap_port: 5632, bootstrap_room: -1 })).toEqual({ error: expect.stringContaining("bootstrap_room") });
+    expect(takeKvHandoff({ bootstrap_host: "h", bootstrap_port: 5632, bootstrap_room: 1, kv_transfer_params: { do_remote_decode: true } })).toEqual({ error: expect.stringContaining("not both") });
+  });
+
   it("names what is wrong with a handoff it cannot act on", () => {
     expect(takeKvHandoff({ kv_transfer_params: { do_remote_prefill: true } })).toEqual({ error: expect.stringContaining("remote_host and remote_port") });
     expect(takeKvHandoff({ kv_transfer_params: { do_remote_decode: true, do_remote_prefill: true } })).toEqual({ error: expect.stringContaining("both") });

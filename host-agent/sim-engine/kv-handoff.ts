@@ -1,21 +1,35 @@
-import { KvReadyParams, KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
+import { KvBootstrap, KvReadyParams, KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 import { kvBytesPerToken, type LlmSpec } from "../../src/core/model/llm-specs.ts";
 
 /** Bandwidth a simulated decode engine pulls KV at, GB/s, unless told otherwise (the GreenServe reproduction's link). */
 export const DEFAULT_KV_LINK_GBPS = 50;
 
-/** What a request asks of the KV handoff: nothing, prefill for a remote decode, or decode from a remote prefill. */
-export type KvHandoffRole = { kind: "none" } | { kind: "prefill-for-remote" } | { kind: "decode-from-remote"; params: KvTransferParams };
+/**
+ * What a request asks of the KV handoff: nothing, prefill for a remote decode, or decode from a
+ * remote prefill (vLLM's `kv_transfer_params`), or to meet its partner in a bootstrap room
+ * (SGLang's; which half it plays is the engine's own role).
+ */
+export type KvHandoffRole = { kind: "none" } | { kind: "prefill-for-remote" } | { kind: "decode-from-remote"; params: KvTransferParams } | { kind: "bootstrap"; at: KvBootstrap };
+
+const BOOTSTRAP_FIELDS = ["bootstrap_host", "bootstrap_port", "bootstrap_room"] as const;
 
 /**
- * Takes `kv_transfer_params` out of a request body (the OpenAI schema refuses it, as a client may
- * not send it) and says what it asks for; an error names what is wrong with it.
+ * Takes `kv_transfer_params` and the bootstrap fields out of a request body (the OpenAI schema
+ * refuses them, as a client may not send them) and says what they ask for; an error names what is
+ * wrong with them.
  */
 export function takeKvHandoff(raw: unknown): KvHandoffRole | { error: string } {
-  if (typeof raw !== "object" || raw === null || !("kv_transfer_params" in raw)) return { kind: "none" };
+  if (typeof raw !== "object" || raw === null) return { kind: "none" };
   const body = raw as Record<string, unknown>;
+  const bootstrap = BOOTSTRAP_FIELDS.some((f) => f in body) ? Object.fromEntries(BOOTSTRAP_FIELDS.map((f) => [f, body[f]])) : undefined;
+  for (const f of BOOTSTRAP_FIELDS) delete body[f];
   const given = body.kv_transfer_params;
   delete body.kv_transfer_params;
+  if (bootstrap) {
+    if (given !== null && given !== undefined) return { error: "a request takes kv_transfer_params or bootstrap fields, not both" };
+    const at = KvBootstrap.safeParse(bootstrap);
+    return at.success ? { kind: "bootstrap", at: at.data } : { error: `invalid bootstrap fields: ${at.error.issues[0]?.path.join(".")} ${at.error.issues[0]?.message ?? "malformed"}` };
+  }
   if (given === null || given === undefined) return { kind: "none" };
   const parsed = KvTransferParams.safeParse(given);
   if (!parsed.success) return { error: `invalid kv_transfer_params: ${parsed.error.issues[0]?.message ?? "malformed"}` };
@@ -47,4 +61,28 @@ export function kvReadyAt(engineId: string, url: string): KvTransferParams {
  */
 export function kvTransferSeconds(llm: LlmSpec, promptTokens: number, linkGBps: number): number {
   return (kvBytesPerToken(llm) * promptTokens) / (linkGBps * 1e9);
+}
+
+/** Where a simulated prefill engine's bootstrap server answers for a room (on the engine's own port). */
+export const ROOM_ROUTE = "/bootstrap/kv/";
+
+/** How long a simulated decode engine waits for its prefill partner's KV, unless told otherwise, and at most, ms. */
+export const DEFAULT_BOOTSTRAP_WAIT_MS = 30_000;
+export const MAX_BOOTSTRAP_WAIT_MS = 300_000;
+
+/**
+ * A simulated SGLang decode engine's side of the bootstrap handoff: waits at the prefill engine's
+ * bootstrap server (`at`) until the request in its room is prefilled. Gives the prompt tokens whose
+ * KV came over, or why none did.
+ */
+export async function receiveFromRoom(at: KvBootstrap, waitMs: number, signal: AbortSignal): Promise<{ promptTokens: number } | { error: string }> {
+  const url = `http://${at.bootstrap_host.includes(":") ? `[${at.bootstrap_host}]` : at.bootstrap_host}:${at.bootstrap_port}${ROOM_ROUTE}${at.bootstrap_room}?wait_ms=${waitMs}`;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(waitMs + 5_000)]) });
+    const answer = (await response.json()) as { prompt_tokens?: unknown; error?: { message?: unknown } };
+    if (response.ok && typeof answer.prompt_tokens === "number") return { promptTokens: answer.prompt_tokens };
+    return { error: `the prefill engine at ${at.bootstrap_host}:${at.bootstrap_port} answered ${response.status}: ${String(answer.error?.message ?? "no KV")}` };
+  } catch (error) {
+    return { error: `the prefill engine at ${at.bootstrap_host}:${at.bootstrap_port} is unreachable: ${(error as Error).message}` };
+  }
 }

@@ -1,6 +1,7 @@
 import { kvCapacityTokens } from "../../src/core/engine/kv-capacity.ts";
 import type { GpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec, variantLlmSpec, type LlmSpec } from "../../src/core/model/llm-specs.ts";
+import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { EngineError, launchKey, servedNameOf, type DrainResult, type Engine, type EngineDriver, type EngineLaunch, type EngineLoad } from "../engines/engine.ts";
@@ -24,6 +25,8 @@ export interface SimDriverOptions {
   models?: Record<string, string>;
   /** GB/s a decode engine pulls a prompt's KV from a prefill engine at. */
   kvLinkGBps?: number;
+  /** The KV handoff its prefill and decode replicas speak: vLLM's (default) or SGLang's. */
+  kvProtocol?: KvHandoffProtocol;
 }
 
 /** The GPU (or MIG slice) a launch runs on, as the performance model sees it. */
@@ -93,14 +96,21 @@ class SimEngine implements Engine {
     return this.options.requestLog !== undefined;
   }
 
-  /** A simulated prefill or decode replica speaks the KV handoff as vLLM's do. */
-  get kvHandoff(): boolean {
-    return this.launch.role !== "mixed";
+  /** A simulated prefill or decode replica speaks the KV handoff as vLLM's do, or as SGLang's when told. */
+  get kvHandoff(): KvHandoffProtocol | undefined {
+    return this.launch.role === "mixed" ? undefined : (this.options.kvProtocol ?? "kv-transfer-params");
+  }
+
+  /** An SGLang-style prefill replica's bootstrap server is its own port. */
+  get kvBootstrap(): { host: string; port: number } | undefined {
+    if (this.kvHandoff !== "bootstrap" || this.launch.role !== "prefill" || !this.url) return undefined;
+    const at = new URL(this.url);
+    return { host: at.hostname.replace(/^\[|\]$/g, ""), port: Number(at.port) };
   }
 
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is already started`);
-    const { site, requestLog, defaultMaxTokens, kvLinkGBps } = this.options;
+    const { site, requestLog, defaultMaxTokens, kvLinkGBps, kvProtocol } = this.options;
     this.state = "starting";
     // A slice's load goes to the simulated slice its MIG device names.
     const carved = this.launch.migDevice === undefined ? undefined : site.hardware.sliceOf(this.launch.migDevice);
@@ -111,7 +121,7 @@ class SimEngine implements Engine {
     const slice = carved ? { index: carved.index, spec: launchSpec(site, this.launch) } : undefined;
     this.engine = new RealtimeEngine({ llm: this.llm, tp: this.launch.tp, site, gpus: this.launch.gpus, ...(slice ? { slice } : {}) });
     this.setClock(this.clock);
-    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: servedNameOf(this.launch), instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs(), ...(kvLinkGBps !== undefined ? { kvLinkGBps } : {}) });
+    this.server = new SimEngineServer({ engine: this.engine, llm: this.llm, servedModel: servedNameOf(this.launch), instanceId: this.launch.instanceId, defaultMaxTokens, requestLog, nowMs: () => site.clock.nowMs(), ...(kvLinkGBps !== undefined ? { kvLinkGBps } : {}), ...(kvProtocol ? { kvProtocol } : {}), role: this.launch.role });
     this.url = await this.server.start(this.options.host ?? "127.0.0.1", 0);
     this.state = "ready";
   }

@@ -1,11 +1,14 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { KvBootstrap, KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
+import type { InstanceRole } from "../../src/core/schemas/plan.ts";
 import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
 import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
 import { PrometheusWriter } from "../util/prometheus-text.ts";
 import { sleep } from "../util/backoff.ts";
 import { handleCompletion } from "./completion-handler.ts";
-import { DEFAULT_KV_LINK_GBPS, kvReadyAt, kvTransferSeconds } from "./kv-handoff.ts";
+import { BootstrapRooms } from "./bootstrap-rooms.ts";
+import { DEFAULT_BOOTSTRAP_WAIT_MS, DEFAULT_KV_LINK_GBPS, kvReadyAt, kvTransferSeconds, MAX_BOOTSTRAP_WAIT_MS, receiveFromRoom, ROOM_ROUTE } from "./kv-handoff.ts";
 import type { RealtimeEngine } from "./realtime-engine.ts";
 
 export interface SimEngineServerOptions {
@@ -21,6 +24,11 @@ export interface SimEngineServerOptions {
   nowMs?: () => number;
   /** Bandwidth it pulls a prompt's KV from a prefill engine at, GB/s. Default `DEFAULT_KV_LINK_GBPS`. */
   kvLinkGBps?: number;
+  /** The handoff it speaks, as vLLM's engines (default) or SGLang's, and its side of it (its plan role). */
+  kvProtocol?: KvHandoffProtocol;
+  role?: InstanceRole;
+  /** Longest an SGLang-style decode engine waits for its prefill partner's KV, ms (wall time). Default 30 s. */
+  bootstrapWaitMs?: number;
 }
 
 /**
@@ -28,7 +36,9 @@ export interface SimEngineServerOptions {
  * `/v1/completions` (JSON or SSE), `/v1/models`, `/health` and vLLM-style Prometheus `/metrics`
  * (`vllm:num_requests_running`, `vllm:num_requests_waiting`, `vllm:gpu_cache_usage_perc`, token
  * counters). While draining it answers new completions with 503. It takes part in vLLM's
- * prefill/decode KV handoff (`kv_transfer_params`, see `handleCompletion`) in either role.
+ * prefill/decode KV handoff (`kv_transfer_params`, see `handleCompletion`) in either role, or, as
+ * SGLang's engines, in the side its plan role gives it (bootstrap rooms: its own port serves as a
+ * prefill engine's bootstrap server).
  *
  * @example
  * const server = new SimEngineServer({ engine, llm });
@@ -36,6 +46,7 @@ export interface SimEngineServerOptions {
  */
 export class SimEngineServer {
   accepting = true;
+  private readonly rooms = new BootstrapRooms(() => Date.now());
   private readonly server: Server;
   private readonly model: string;
   private url: string | undefined;
@@ -54,8 +65,12 @@ export class SimEngineServer {
       requestLog: options.requestLog,
       nowMs: options.nowMs ?? (() => Date.now()),
       kv: {
+        protocol: options.kvProtocol ?? "kv-transfer-params",
+        role: options.role ?? "mixed",
         readyAt: () => kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0"),
         pull: (promptTokens: number) => sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps)))),
+        prefilled: (room: number, promptTokens: number) => this.rooms.prefilled(room, promptTokens),
+        receive: (at: KvBootstrap, signal: AbortSignal) => receiveFromRoom(at, options.bootstrapWaitMs ?? DEFAULT_BOOTSTRAP_WAIT_MS, signal),
       },
     };
     this.server = createServer((req, res) => {
@@ -66,6 +81,7 @@ export class SimEngineServer {
       if (route === "POST /v1/completions") return void done(handleCompletion("text", req, res, ctx));
       if (route === "GET /v1/models") return sendJson(res, 200, this.models());
       if (route === "GET /health") return void res.writeHead(200).end();
+      if (req.method === "GET" && path?.startsWith(ROOM_ROUTE)) return void done(this.answerRoom(path.slice(ROOM_ROUTE.length), req, res));
       if (route === "GET /metrics") return void res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(this.metrics());
       sendOpenAiError(res, 404, `no route ${route}`, "not_found");
     });
@@ -79,6 +95,23 @@ export class SimEngineServer {
   close(): Promise<void> {
     this.accepting = false;
     return closeServer(this.server);
+  }
+
+  /**
+   * `GET /bootstrap/kv/<room>?wait_ms=N`, a simulated SGLang prefill engine's bootstrap server (on
+   * its own port): answers `{prompt_tokens}` once the room's request is prefilled, 404 when it is
+   * not within the wait.
+   */
+  private async answerRoom(roomText: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const room = Number(roomText);
+    if (!Number.isSafeInteger(room) || room < 0) return sendOpenAiError(res, 400, `no room ${roomText}`, "invalid_request");
+    const asked = Number(new URL(req.url ?? "/", "http://x").searchParams.get("wait_ms"));
+    const waitMs = Number.isFinite(asked) && asked > 0 ? Math.min(asked, MAX_BOOTSTRAP_WAIT_MS) : DEFAULT_BOOTSTRAP_WAIT_MS;
+    const gone = new AbortController();
+    res.on("close", () => gone.abort());
+    const promptTokens = await this.rooms.wait(room, waitMs, gone.signal);
+    if (promptTokens === undefined) return sendOpenAiError(res, 404, `nothing was prefilled in room ${room} within ${waitMs} ms`, "kv_not_found");
+    sendJson(res, 200, { room, prompt_tokens: promptTokens });
   }
 
   private models() {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import example from "../../docs/fleets/example.json";
 import { Agent } from "../../host-agent/agent/agent.ts";
 import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
+import { servedNameOf } from "../../host-agent/engines/engine.ts";
 import { signSiteHop } from "../../host-agent/gateway/ingress-auth.ts";
 import { assemblePlanningInput } from "../../src/core/planning/fleet-input.ts";
 import { siteSlice } from "../../src/core/planning/site-slice.ts";
@@ -16,9 +17,10 @@ const INGRESS_SECRET = `gfi_${"d1".repeat(32)}`;
 /**
  * GreenServe's prefill/decode split in the live path: its planner plans the example fleet, a real
  * agent on simulated GPUs applies a site's slice, and a request the edge routes to a decode
- * instance is prefilled on the site's prefill instance, its KV handed to the decode replica.
+ * instance is prefilled on the site's prefill instance, its KV handed to the decode replica, in
+ * vLLM's protocol and in SGLang's.
  */
-describe("GreenServe's prefill/decode handoff, planned and applied", () => {
+describe.each(["vllm", "sglang"] as const)("GreenServe's prefill/decode handoff, planned and applied (%s's handoff)", (simKvHandoff) => {
   it("prefills a decode instance's request on the site's prefill instance and bills both halves", async () => {
     const entry = POLICIES.greenserve;
     const fleet = contractFleet(example, entry);
@@ -33,7 +35,7 @@ describe("GreenServe's prefill/decode handoff, planned and applied", () => {
 
     const edge = await startFakeEdge(site.id, TOKEN);
     edge.state.plan = siteSlice(plan, site.id);
-    const flags = { site: site.id, edge: edge.url, token: TOKEN, gpu: "sim", engine: "sim", simGpus: String(site.gpus[0]!.count), simGpuType: site.gpus[0]!.type, simSpeed: "10", heartbeatMs: "200", planPollMs: "100", retryBaseMs: "50", retryMaxMs: "200", ingress: "127.0.0.1:0", ingressSecret: INGRESS_SECRET };
+    const flags = { site: site.id, edge: edge.url, token: TOKEN, gpu: "sim", engine: "sim", simGpus: String(site.gpus[0]!.count), simGpuType: site.gpus[0]!.type, simSpeed: "10", heartbeatMs: "200", planPollMs: "100", retryBaseMs: "50", retryMaxMs: "200", ingress: "127.0.0.1:0", ingressSecret: INGRESS_SECRET, simKvHandoff };
     const agent = await Agent.start(loadAgentConfig({ flags }), { log: () => undefined });
     try {
       await expect.poll(() => edge.state.applied.find((a) => a.planVersion === plan.version)?.ok, { timeout: 60_000, interval: 50 }).toBe(true);
@@ -48,6 +50,11 @@ describe("GreenServe's prefill/decode handoff, planned and applied", () => {
       expect(answer.usage.completion_tokens).toBe(6);
       expect(answer.usage.greenference.prefill_energy_j).toBeGreaterThan(0);
       expect(answer.usage.greenference.energy_j).toBeGreaterThan(answer.usage.greenference.prefill_energy_j);
+      // The decode engines speak the handoff asked for: SGLang's decode mode serves nothing without a room.
+      const decodeEngine = [...agent.applier.engines.values()].find((e) => e.launch.instanceId === decode.id)!;
+      expect(decodeEngine.kvHandoff).toBe(simKvHandoff === "sglang" ? "bootstrap" : "kv-transfer-params");
+      const direct = await fetch(`${decodeEngine.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...JSON.parse(body), model: servedNameOf(decodeEngine.launch) }) });
+      expect(direct.status).toBe(simKvHandoff === "sglang" ? 400 : 200);
     } finally {
       await agent.stop();
       await edge.close();

@@ -84,6 +84,13 @@ describe("hostile input at the edge: bodies", () => {
     const r = await rejected(edge.chat(chatBody({ kv_transfer_params: { do_remote_prefill: true, remote_host: "169.254.169.254", remote_port: 80 } })));
     expect([r.status, r.error.param]).toEqual([400, "kv_transfer_params"]);
   });
+
+  it("refuses SGLang's bootstrap fields, which would pair a site's decode engine with a prefill server of the client's choosing", async () => {
+    for (const [field, value] of [["bootstrap_host", "169.254.169.254"], ["bootstrap_port", 80], ["bootstrap_room", 7]] as const) {
+      const r = await rejected(edge.chat(chatBody({ [field]: value })));
+      expect([r.status, r.error.param]).toEqual([400, field]);
+    }
+  });
 });
 
 describe("hostile input at the edge: class hints", () => {

@@ -30,3 +30,24 @@ export const PREFILL_FOR_REMOTE_DECODE: KvTransferParams = { do_remote_decode: t
 export const KvReadyParams = KvTransferParams.refine((p) => p.do_remote_prefill === true && typeof p.remote_host === "string" && typeof p.remote_port === "number", {
   message: "kv_transfer_params must say do_remote_prefill with the remote_host and remote_port the KV waits at",
 });
+
+/**
+ * How an engine takes part in the prefill/decode handoff: `kv-transfer-params` (vLLM's KV
+ * connectors: the gateway asks the prefill engine first and passes its answer on) or `bootstrap`
+ * (SGLang's disaggregation: the gateway sends both engines the request at once, with the prefill
+ * engine's bootstrap server and a room number by which the decode engine finds the KV).
+ */
+export const KvHandoffProtocol = z.enum(["kv-transfer-params", "bootstrap"]);
+export type KvHandoffProtocol = z.infer<typeof KvHandoffProtocol>;
+
+/**
+ * The fields SGLang's disaggregated engines pair a request by: the prefill engine's bootstrap
+ * server (host and port) and the room, one number per request that both engines get. Only the
+ * gateway sets them: a client's request carrying them is refused at the edge and at the gateway.
+ */
+export const KvBootstrap = z.object({
+  bootstrap_host: z.string().min(1).max(256),
+  bootstrap_port: z.number().int().min(1).max(65535),
+  bootstrap_room: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+});
+export type KvBootstrap = z.infer<typeof KvBootstrap>;

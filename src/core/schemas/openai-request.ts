@@ -42,6 +42,9 @@ const ChatMessage = z.looseObject({
 
 const Stop = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
 
+/** A field only a site's gateway sets between its own engines: a request from a client may not carry it. */
+const siteOnly = (field: string) => z.undefined({ error: `${field} is set by the site between its own engines; a request may not carry it` }).optional();
+
 const common = {
   model: z.string().min(1).max(OPENAI_LIMITS.modelChars),
   stream: z.boolean().nullish(),
@@ -58,7 +61,11 @@ const common = {
   /** "flex" lets the edge hold the request up to its deadline (src/worker/flex); "scale" and "priority" are refused. */
   service_tier: ServiceTier.nullish(),
   /** Set only by a site's gateway between its own engines (`KvTransferParams`); from a client it could make an engine fetch KV from any host. */
-  kv_transfer_params: z.undefined({ error: "kv_transfer_params is set by the site between its own engines; a request may not carry it" }).optional(),
+  kv_transfer_params: siteOnly("kv_transfer_params"),
+  /** Set only by a site's gateway between its own SGLang engines (`KvBootstrap`), for the same reason. */
+  bootstrap_host: siteOnly("bootstrap_host"),
+  bootstrap_port: siteOnly("bootstrap_port"),
+  bootstrap_room: siteOnly("bootstrap_room"),
 };
 
 /** `POST /v1/chat/completions`. */
