@@ -6,23 +6,21 @@ import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts
 import { ReplicaTurns } from "../../src/core/scheduling/replica-turns.ts";
 import { SiteQueue, type SiteSchedulerKind, type WaitingRequest } from "../../src/core/scheduling/site-queue.ts";
 import { GATEWAY_HEADERS, ROUTING_HEADERS } from "../../src/core/schemas/gateway-headers.ts";
-import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
 import { launchKey, servedNameOf, type Engine, type EngineLaunch } from "../engines/engine.ts";
 import { classIdOf } from "../telemetry/request-log.ts";
-import type { EnergyMeter, MeteredEnergy } from "../receipts/energy-meter.ts";
-import { usageReceiptRewriter } from "../receipts/usage-receipt-rewriter.ts";
+import type { EnergyMeter } from "../receipts/energy-meter.ts";
 import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracker.ts";
-import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
+import { closeServer, header, listen, sendJson, sendOpenAiError } from "../util/http.ts";
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 import { EngineQueueGauges } from "./engine-queue-gauges.ts";
 import { decodeBody } from "./prefill-handoff.ts";
-import { PrefillPairing, type Prefilled } from "./prefill-pairing.ts";
+import { meterAttempt } from "./attempt-meter.ts";
+import { PrefillPairing } from "./prefill-pairing.ts";
 import { isAccepting, planPeers, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
-import { ResponseTap } from "./response-tap.ts";
 import { withServedName } from "./served-name.ts";
 import { ByteBudget, readSignedJson, type BodyRefusal } from "./signed-body.ts";
 import { forwardToEngine } from "./upstream.ts";
@@ -307,7 +305,7 @@ export class SiteGateway {
       return this.retryOrReject(p, key, `replica ${key} cannot serve the request: ${prefilled.refused}`, 503, "no_replica");
     }
     if (prefilled) extra[GATEWAY_HEADERS.prefill] = prefilled.said;
-    const measured = this.measure(p, engine, prefilled);
+    const measured = meterAttempt({ tracker: this.options.requests, meter: this.options.meter, tracked: p.tracked, inputTokens: p.inputTokens, streams: p.streams }, engine, prefilled);
     const body = withServedName(p.body, p.query.model, servedNameOf(engine.launch));
     const sent = prefilled?.fields ? decodeBody(body, prefilled.fields) : body;
     const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, sent, p.res, extra, { idleMs: this.idleMs, observe: measured.observe, rewrite: measured.rewrite, abort: prefilled?.failed });
@@ -340,54 +338,6 @@ export class SiteGateway {
       this.reject(p.res, status, `${p.failures.join("; ")}${why}`, code);
     }
     this.pump();
-  }
-
-  /**
-   * Tells the request tracker (if any) that `p` went to `engine` and reads the answer for it as it
-   * passes; with an energy meter, follows the request's tokens and puts its measured receipt in the answer.
-   */
-  private measure(p: Pending, engine: Engine, prefilled: Prefilled | undefined) {
-    const { requests: tracker, meter } = this.options;
-    const tracked = p.tracked;
-    if (tracker && tracked) tracker.placed(tracked, engine.launch.instanceId);
-    // Split between two engines, neither saw the whole request: the gateway records it.
-    const handedOff = prefilled?.fields !== undefined;
-    // A decode replica that pulled the KV computes one prompt token.
-    const metered = meter && !engine.recordsRequests ? meter.begin(engine.launch.gpus, handedOff ? 1 : p.inputTokens, p.streams) : undefined;
-    // Known once the prefill answered: an SGLang prefill may answer while its decode partner runs.
-    const prefillJ = prefilled?.energyJ.then((j) => j ?? 0) ?? Promise.resolve(0);
-    let tap: ResponseTap | undefined;
-    let receipt: MeteredEnergy | undefined;
-    return {
-      observe: (head: IncomingMessage) => {
-        tap = new ResponseTap(header(head.headers["content-type"]), header(head.headers[RECEIPT_HEADERS.energyJ]), () => {
-          if (tracker && tracked) tracker.token(tracked);
-          metered?.token();
-        });
-        return (chunk: Buffer) => tap!.feed(chunk);
-      },
-      rewrite: (head: IncomingMessage) =>
-        (metered || handedOff) && (head.statusCode ?? 500) < 400
-          ? usageReceiptRewriter(
-              header(head.headers["content-type"]),
-              async (usage) => {
-                if (!metered) return undefined;
-                const tokens = Number(usage?.completion_tokens);
-                receipt = await metered.finish(Number.isInteger(tokens) && tokens >= 0 ? tokens : undefined);
-                return receipt;
-              },
-              prefillJ,
-            )
-          : undefined,
-      answered: (status: number) => {
-        if (status >= 400) metered?.abandon();
-        if (!tap || !tracker || !tracked) return;
-        const facts = tap.end();
-        const own = facts.energyJ ?? receipt?.energyJ;
-        void prefillJ.then((j) => tracker.finish(tracked, { ...facts, energyJ: own === undefined ? undefined : own + j }, { inputTokens: p.inputTokens, record: status < 400 && (handedOff || !engine.recordsRequests) }));
-      },
-      abandon: () => metered?.abandon(),
-    };
   }
 
   /** Counts a request in flight at a replica, with the KV tokens it holds there. */
@@ -469,10 +419,6 @@ function describeQuery(q: TargetQuery): string {
   return q.instance !== undefined ? `instance ${q.instance}` : `model ${q.model}${q.classId ? ` class ${q.classId}` : ""}`;
 }
 
-function header(value: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  return v === undefined || v.trim() === "" ? undefined : v.trim();
-}
 
 function positiveInt(value: string | undefined): number | undefined {
   const n = Number(value);

@@ -78,3 +78,9 @@ export function closeServer(server: Server, graceMs = 1000): Promise<void> {
     server.closeIdleConnections();
   });
 }
+
+/** A header's first value, trimmed; undefined when absent or blank. */
+export function header(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v === undefined || v.trim() === "" ? undefined : v.trim();
+}
