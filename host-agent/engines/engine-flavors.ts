@@ -21,13 +21,23 @@ export interface EngineFlavor {
   readLoad(samples: readonly PromSample[]): EngineLoad;
 }
 
-function loadFrom(samples: readonly PromSample[], kind: string, running: string, waiting: string, kv: readonly string[]): EngineLoad {
+/** Reads a load; `alsoWaiting` are further queues (absent ones count 0) whose requests wait too. */
+function loadFrom(samples: readonly PromSample[], kind: string, running: string, waiting: string, kv: readonly string[], alsoWaiting: readonly string[] = []): EngineLoad {
   const r = sumOf(samples, running);
   const w = sumOf(samples, waiting);
   if (r === undefined || w === undefined) throw new EngineError(`${kind} metrics lack ${r === undefined ? running : waiting}`);
   const use = kv.map((name) => maxOf(samples, name)).find((v) => v !== undefined) ?? 0;
-  return { running: r, waiting: w, kvUse: Math.min(1, Math.max(0, use)) };
+  const more = alsoWaiting.reduce((sum, name) => sum + (sumOf(samples, name) ?? 0), 0);
+  return { running: r, waiting: w + more, kvUse: Math.min(1, Math.max(0, use)) };
 }
+
+/**
+ * SGLang's disaggregation queues, where a request waits before it runs: a prefill engine's for its
+ * decode partner's handshake (named `prealloc` before `bootstrap`), a decode engine's for KV memory
+ * and for the KV itself. A prefill engine's `inflight` queue is left out: those requests have run,
+ * their KV is on its way.
+ */
+const SGLANG_HANDOFF_QUEUES = ["sglang:num_prefill_bootstrap_queue_reqs", "sglang:num_prefill_prealloc_queue_reqs", "sglang:num_decode_prealloc_queue_reqs", "sglang:num_decode_transfer_queue_reqs"];
 
 /** Side-channel ports each vLLM handoff replica may use: room for 8 ranks at a stride of 2. */
 export const KV_SIDE_CHANNEL_BLOCK = 16;
@@ -47,7 +57,7 @@ export const vllmFlavor: EngineFlavor = {
   readLoad: (s) => loadFrom(s, "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]),
 };
 
-/** SGLang's server: `sglang:num_running_reqs`, `sglang:num_queue_reqs`, `sglang:token_usage`. */
+/** SGLang's server: `sglang:num_running_reqs`, `sglang:num_queue_reqs` (with its disaggregation queues), `sglang:token_usage`. */
 export const sglangFlavor: EngineFlavor = {
   kind: "sglang",
   defaultCommand: "python3 -m sglang.launch_server --model-path {weights} --served-model-name {served} --tp {tp} --host {host} --port {port} --enable-metrics",
@@ -58,7 +68,7 @@ export const sglangFlavor: EngineFlavor = {
   kvHandoffArgs: "--disaggregation-mode {role} --disaggregation-bootstrap-port {kvport}",
   healthPath: "/health",
   metricsPath: "/metrics",
-  readLoad: (s) => loadFrom(s, "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", ["sglang:token_usage"]),
+  readLoad: (s) => loadFrom(s, "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", ["sglang:token_usage"], SGLANG_HANDOFF_QUEUES),
 };
 
 export const engineFlavors = { vllm: vllmFlavor, sglang: sglangFlavor } satisfies Record<EngineFlavor["kind"], EngineFlavor>;
