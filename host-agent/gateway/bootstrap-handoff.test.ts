@@ -144,6 +144,23 @@ describe("prefill/decode KV handoff with SGLang's bootstrap rooms", () => {
     expect(await engineCounter(d0!, "vllm:request_success_total")).toBe(0);
   });
 
+  it("counts a decode engine's request waiting for its KV as waiting, as SGLang's transfer queue does", async () => {
+    const bootstrap = await bootstrapServer(() => undefined);
+    const p0 = new ScriptedSglangPrefill(launchOf("p0", 0, 0, "prefill"), () => undefined);
+    p0.kvBootstrap = bootstrap.at;
+    await started(p0);
+    const [d0] = await simEnginesWith({ kvProtocol: "bootstrap" }, ["d0", 0, 1, "decode"]);
+    const { url } = await gatewayOver([p0, d0!], split, { policy: "greenserve" });
+    const client = new AbortController();
+    const pending = chat(url, "d0", longPrompt, { signal: client.signal }).catch(() => undefined);
+    await expect.poll(() => bootstrap.asked.length).toBe(1);
+    expect(await d0!.load()).toMatchObject({ running: 0, waiting: 1 });
+    expect(await engineCounter(d0!, "vllm:num_requests_waiting")).toBe(1);
+    client.abort();
+    await pending;
+    await expect.poll(async () => (await d0!.load()).waiting).toBe(0);
+  });
+
   it("refuses a request that carries bootstrap fields itself: only the gateway sets them", async () => {
     const [p0, d0] = await sglangSite();
     const { url } = await gatewayOver([p0!, d0!], split, { policy: "greenserve" });

@@ -128,7 +128,7 @@ class SimEngine implements Engine {
 
   async load(): Promise<EngineLoad> {
     if (!this.engine) throw new EngineError(`sim ${launchKey(this.launch)} is not started`);
-    return this.engine.load;
+    return this.server?.load ?? this.engine.load;
   }
 
   async drain(timeoutMs: number): Promise<DrainResult> {

@@ -47,6 +47,8 @@ export interface SimEngineServerOptions {
 export class SimEngineServer {
   accepting = true;
   private readonly rooms = new BootstrapRooms(() => Date.now());
+  /** Requests waiting for their KV from a prefill engine: they wait, as vLLM's and SGLang's count them. */
+  private waitingForKv = 0;
   private readonly server: Server;
   private readonly model: string;
   private url: string | undefined;
@@ -68,9 +70,9 @@ export class SimEngineServer {
         protocol: options.kvProtocol ?? "kv-transfer-params",
         role: options.role ?? "mixed",
         readyAt: () => kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0"),
-        pull: (promptTokens: number) => sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps)))),
+        pull: (promptTokens: number) => this.awaitingKv(sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps))))),
         prefilled: (room: number, promptTokens: number) => this.rooms.prefilled(room, promptTokens),
-        receive: (at: KvBootstrap, signal: AbortSignal) => receiveFromRoom(at, options.bootstrapWaitMs ?? DEFAULT_BOOTSTRAP_WAIT_MS, signal),
+        receive: (at: KvBootstrap, signal: AbortSignal) => this.awaitingKv(receiveFromRoom(at, options.bootstrapWaitMs ?? DEFAULT_BOOTSTRAP_WAIT_MS, signal)),
       },
     };
     this.server = createServer((req, res) => {
@@ -114,13 +116,28 @@ export class SimEngineServer {
     sendJson(res, 200, { room, prompt_tokens: promptTokens });
   }
 
+  /** The engine's load, with the requests waiting for their KV counted as waiting. */
+  get load(): { running: number; waiting: number; kvUse: number } {
+    const load = this.options.engine.load;
+    return { ...load, waiting: load.waiting + this.waitingForKv };
+  }
+
+  private async awaitingKv<T>(wait: Promise<T>): Promise<T> {
+    this.waitingForKv++;
+    try {
+      return await wait;
+    } finally {
+      this.waitingForKv--;
+    }
+  }
+
   private models() {
     return { object: "list", data: [{ id: this.model, object: "model", created: 0, owned_by: "greenference-sim", root: this.options.llm.id, max_model_len: this.options.llm.maxContext }] };
   }
 
   private metrics(): string {
     const { engine } = this.options;
-    const load = engine.load;
+    const load = this.load;
     const totals = engine.totals;
     const labels = { model_name: this.model };
     return new PrometheusWriter()
