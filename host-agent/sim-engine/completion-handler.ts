@@ -10,7 +10,7 @@ import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http
 import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
 import { SseWriter } from "./sse-writer.ts";
-import { takeKvHandoff, type KvHandoffRole } from "./kv-handoff.ts";
+import { roomOf, takeKvHandoff, type KvHandoffRole } from "./kv-handoff.ts";
 import type { KvBootstrap, KvHandoffProtocol, KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 import type { InstanceRole } from "../../src/core/schemas/plan.ts";
 
@@ -32,14 +32,14 @@ export interface CompletionContext {
     /** Which handoff it speaks, and (SGLang's) its side of it. */
     protocol: KvHandoffProtocol;
     role: InstanceRole;
-    /** SGLang's prefill side: the request in `room` is prefilled, its KV waits for the decode engine. */
-    prefilled(room: number, promptTokens: number): void;
-    /** SGLang's decode side: waits in the prefill engine's room until the KV is there. */
-    receive(at: KvBootstrap, signal: AbortSignal): Promise<{ promptTokens: number } | { error: string }>;
-    /** Where this engine keeps a prefilled request's KV for a decode engine to pull. */
-    readyAt(): KvTransferParams;
-    /** Waits while a prompt's KV comes over from the prefill engine. */
-    pull(promptTokens: number): Promise<void>;
+    /** How long an SGLang-style decode engine waits in its room for the prefill engine's KV, ms. */
+    bootstrapWaitMs: number;
+    /** SGLang's prefill side: keeps the KV of the request in `room` in the cache until its decode engine reads it. */
+    keep(room: number, promptTokens: number): void;
+    /** vLLM's prefill side: keeps a prefilled request's KV likewise, in a room of its own, and says where it waits. */
+    keepForPull(promptTokens: number): KvTransferParams;
+    /** The decode side: reads the KV from a prefill engine's room (waiting up to `waitMs`) and waits its bytes over the link; says why when it cannot. */
+    take(at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal): Promise<string | undefined>;
   };
 }
 
@@ -52,12 +52,14 @@ const BODY_LIMIT = 4 * 1024 * 1024;
  * (`data: [DONE]`, usage chunk when `stream_options.include_usage`). The energy receipt is in
  * `usage.greenference.energy_j` and in `x-greenference-energy-j` (a header for JSON answers, a
  * trailer for streams). A request with `kv_transfer_params` takes part in a prefill/decode handoff
- * as vLLM's KV connectors do: `do_remote_decode` prefills and answers where the KV waits;
- * `do_remote_prefill` pulls that KV (its bytes over the link, in simulated time) and computes only
- * the prompt's last token before decoding. An engine speaking SGLang's handoff plays its plan
- * role's side: a prefill engine computes the first token and leaves the KV in the request's
- * bootstrap room; a decode engine waits in that room, pulls the KV and decodes, and refuses a
- * request without bootstrap fields, as SGLang's decode mode does.
+ * as vLLM's KV connectors do: `do_remote_decode` prefills, keeps the KV in a room of the engine's
+ * cache and answers where it waits; `do_remote_prefill` reads that KV from the prefill engine (its
+ * bytes over the link, in simulated time) and computes only the prompt's last token before
+ * decoding, or the whole prompt when the KV is not there. An engine speaking SGLang's handoff plays
+ * its plan role's side: a prefill engine computes the first token and keeps the KV in the
+ * request's bootstrap room; a decode engine waits in that room, reads the KV and decodes (the
+ * request fails when no KV comes), and refuses a request without bootstrap fields, as SGLang's
+ * decode mode does. A prefill engine keeps the KV until it is read, or for `ROOM_TTL_MS`.
  */
 export async function handleCompletion(kind: "chat" | "text", req: IncomingMessage, res: ServerResponse, ctx: CompletionContext): Promise<void> {
   if (!ctx.accepting()) return sendOpenAiError(res, 503, "this engine is draining and takes no new requests", "engine_draining");
@@ -85,16 +87,14 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   const refused = handoffRefusal(handoff, ctx.kv);
   if (refused) return sendOpenAiError(res, 400, refused, "invalid_request");
   let cachedTokens = 0;
-  if (handoff.kind === "bootstrap" && ctx.kv.role === "decode") {
+  const remote = remoteKvOf(handoff, ctx.kv);
+  if (remote) {
     const gone = new AbortController();
     res.on("close", () => gone.abort());
-    const received = await ctx.kv.receive(handoff.at, gone.signal);
-    const failed = "error" in received ? received.error : received.promptTokens !== inputTokens ? `the room holds the KV of a ${received.promptTokens}-token prompt, this request's has ${inputTokens}` : undefined;
-    if (failed) return sendOpenAiError(res, 502, `KV transfer from room ${handoff.at.bootstrap_room} failed: ${failed}`, "kv_transfer_failed");
-  }
-  if (handoff.kind === "decode-from-remote" || (handoff.kind === "bootstrap" && ctx.kv.role === "decode")) {
-    await ctx.kv.pull(inputTokens);
-    cachedTokens = inputTokens;
+    const failed = remote.at ? await ctx.kv.take(remote.at, inputTokens, remote.waitMs, gone.signal) : "kv_transfer_params name no KV this engine can read";
+    if (failed === undefined) cachedTokens = inputTokens;
+    // vLLM's decode engine computes the prompt itself (kv_load_failure_policy "recompute"); SGLang's fails the request.
+    else if (handoff.kind === "bootstrap") return sendOpenAiError(res, 502, `KV transfer from room ${handoff.at.bootstrap_room} failed: ${failed}`, "kv_transfer_failed");
   }
   // An SGLang prefill engine computes the first token only; its decode partner makes the rest.
   const prefillOnly = handoff.kind === "bootstrap" && ctx.kv.role === "prefill";
@@ -136,12 +136,12 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
     if (stream) writer.finishChoice(finishReason, index);
     if (results.length < choices) return;
     const total = combined(results);
-    if (prefillOnly) ctx.kv.prefilled(handoff.at.bootstrap_room, inputTokens);
+    if (prefillOnly) ctx.kv.keep(handoff.at.bootstrap_room, inputTokens);
     record(total);
     if (stream) writer.finish(total);
     else {
       const answer = writer.completeBody(generated, finishReason, total);
-      sendJson(res, 200, handoff.kind === "prefill-for-remote" ? { ...answer, kv_transfer_params: ctx.kv.readyAt() } : answer, { [RECEIPT_HEADERS.energyJ]: String(round3(total.energyJ)) });
+      sendJson(res, 200, handoff.kind === "prefill-for-remote" ? { ...answer, kv_transfer_params: ctx.kv.keepForPull(inputTokens) } : answer, { [RECEIPT_HEADERS.energyJ]: String(round3(total.energyJ)) });
     }
   };
   try {
@@ -185,5 +185,15 @@ function handoffRefusal(handoff: KvHandoffRole, kv: CompletionContext["kv"]): st
     if (handoff.kind === "none" && kv.role === "decode") return "this engine runs in disaggregation decode mode: a request needs bootstrap_host, bootstrap_port and bootstrap_room, which the site gateway sets";
   } else if (handoff.kind === "bootstrap") return "this engine hands KV over by kv_transfer_params (vLLM's), not in bootstrap rooms";
   if (handoff.kind === "bootstrap" && kv.role === "mixed") return "this engine is not in disaggregation mode (neither prefill nor decode)";
+  return undefined;
+}
+
+/** A vLLM decode engine reads KV the prefill engine has ready: it waits this long at most, ms. */
+const READY_KV_WAIT_MS = 5_000;
+
+/** Where a decode-side request reads its KV (none when the params name no room this engine can read), and how long it may wait there. */
+function remoteKvOf(handoff: KvHandoffRole, kv: CompletionContext["kv"]): { at: KvBootstrap | undefined; waitMs: number } | undefined {
+  if (handoff.kind === "bootstrap" && kv.role === "decode") return { at: handoff.at, waitMs: kv.bootstrapWaitMs };
+  if (handoff.kind === "decode-from-remote") return { at: roomOf(handoff.params), waitMs: READY_KV_WAIT_MS };
   return undefined;
 }

@@ -55,25 +55,63 @@ describe("a simulated engine on either side of the handoff", () => {
   const post = (body: unknown) => fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const prompt = { model: "llama3.1-8b", messages: [{ role: "user", content: "a b c ".repeat(500) }] };
 
-  it("prefills for a remote decode and answers where its KV waits", async () => {
+  it("prefills for a remote decode, answers where its KV waits, and keeps it in its cache until a decode engine reads it", async () => {
     const r = await post({ ...prompt, max_tokens: 1, kv_transfer_params: { do_remote_decode: true } });
     expect(r.status).toBe(200);
-    const body = (await r.json()) as { kv_transfer_params: unknown; usage: { completion_tokens: number } };
+    const body = (await r.json()) as { kv_transfer_params: { remote_block_ids: number[] }; usage: { prompt_tokens: number; completion_tokens: number } };
     expect(body.usage.completion_tokens).toBe(1);
-    expect(body.kv_transfer_params).toEqual({ do_remote_decode: false, do_remote_prefill: true, remote_engine_id: "p0", remote_block_ids: [], remote_host: "127.0.0.1", remote_port: Number(new URL(url).port) });
+    const [room] = body.kv_transfer_params.remote_block_ids;
+    expect(body.kv_transfer_params).toEqual({ do_remote_decode: false, do_remote_prefill: true, remote_engine_id: "p0", remote_block_ids: [room], remote_host: "127.0.0.1", remote_port: Number(new URL(url).port) });
+    expect(engine.load.kvUse).toBeCloseTo(body.usage.prompt_tokens / engine.kvCapacity, 9);
+    const read = (await (await fetch(`${url}/bootstrap/kv/${room}?wait_ms=100`)).json()) as { prompt_tokens: number };
+    expect(read.prompt_tokens).toBe(body.usage.prompt_tokens);
+    expect(engine.load.kvUse).toBe(0);
+    // Read once: the room is empty now.
+    expect((await fetch(`${url}/bootstrap/kv/${room}?wait_ms=10`)).status).toBe(404);
   });
 
-  it("decodes from a remote prefill for less energy than from its own, and refuses one that does not say where the KV is", async () => {
-    const time = async (extra: Record<string, unknown>) => {
+  it("decodes from the KV a prefill engine kept for less energy than from its own prompt, recomputes when the KV is not there, and refuses params that do not say where it is", async () => {
+    const energy = async (extra: Record<string, unknown>) => {
       const r = await post({ ...prompt, max_tokens: 4, ...extra });
       expect(r.status).toBe(200);
       return ((await r.json()) as { usage: { greenference: { energy_j: number } } }).usage.greenference.energy_j;
     };
-    const own = await time({});
-    const remote = await time({ kv_transfer_params: { do_remote_prefill: true, remote_host: "127.0.0.1", remote_port: 1 } });
-    expect(remote).toBeLessThan(own);
+    const own = await energy({});
+    const kept = ((await (await post({ ...prompt, max_tokens: 1, kv_transfer_params: { do_remote_decode: true } })).json()) as { kv_transfer_params: Record<string, unknown> }).kv_transfer_params;
+    const handed = await energy({ kv_transfer_params: kept });
+    expect(handed).toBeLessThan(own);
+    // The same room again, read already: the engine computes the prompt itself.
+    expect(await energy({ kv_transfer_params: kept })).toBeGreaterThan(2 * handed);
+    expect(await energy({ kv_transfer_params: { ...kept, remote_port: 1 } })).toBeGreaterThan(2 * handed);
     const refused = await post({ ...prompt, kv_transfer_params: { do_remote_prefill: true } });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { param: string } }).error.param).toBe("kv_transfer_params");
+  });
+});
+
+describe("a simulated SGLang prefill engine", () => {
+  let engine: RealtimeEngine;
+  let server: SimEngineServer;
+  let url = "";
+  beforeAll(async () => {
+    const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 1, speed: 20 });
+    const llm = llmSpec("llama3.1-8b");
+    engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
+    server = new SimEngineServer({ engine, llm, instanceId: "p0", nowMs: () => site.clock.nowMs(), kvProtocol: "bootstrap", role: "prefill" });
+    url = await server.start("127.0.0.1", 0);
+  });
+  afterAll(async () => {
+    await engine.close();
+    await server.close();
+  });
+
+  it("makes the first token only, and keeps the KV in the request's room until its decode engine reads it", async () => {
+    const at = { bootstrap_host: "127.0.0.1", bootstrap_port: Number(new URL(url).port), bootstrap_room: 77 };
+    const r = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "a b c ".repeat(500) }], max_tokens: 50, ...at }) });
+    const usage = ((await r.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    expect([r.status, usage.completion_tokens]).toEqual([200, 1]);
+    expect(engine.load.kvUse).toBeCloseTo(usage.prompt_tokens / engine.kvCapacity, 9);
+    const read = (await (await fetch(`${url}/bootstrap/kv/77?wait_ms=100`)).json()) as { prompt_tokens: number };
+    expect([read.prompt_tokens, engine.load.kvUse]).toEqual([usage.prompt_tokens, 0]);
   });
 });

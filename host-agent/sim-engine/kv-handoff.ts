@@ -46,10 +46,18 @@ export function takeKvHandoff(raw: unknown): KvHandoffRole | { error: string } {
   return { kind: "none" };
 }
 
-/** Where a prefill engine keeps a request's KV for the decode engine that pulls it. */
-export function kvReadyAt(engineId: string, url: string): KvTransferParams {
+/** Where a simulated prefill engine keeps a request's KV for the decode engine that pulls it: in `room` of the engine at `url` (its one block id). */
+export function kvReadyAt(engineId: string, url: string, room: number): KvTransferParams {
   const at = new URL(url);
-  return { do_remote_decode: false, do_remote_prefill: true, remote_engine_id: engineId, remote_block_ids: [], remote_host: at.hostname, remote_port: Number(at.port) };
+  return { do_remote_decode: false, do_remote_prefill: true, remote_engine_id: engineId, remote_block_ids: [room], remote_host: at.hostname, remote_port: Number(at.port) };
+}
+
+/** Where a decode engine reads the KV that `kv_transfer_params` names, as a room of a simulated prefill engine; none when they name no single block. */
+export function roomOf(params: KvTransferParams): KvBootstrap | undefined {
+  const ids = params.remote_block_ids;
+  const room = Array.isArray(ids) && ids.length === 1 && typeof ids[0] === "number" ? ids[0] : undefined;
+  if (room === undefined || !params.remote_host || !params.remote_port) return undefined;
+  return { bootstrap_host: params.remote_host, bootstrap_port: params.remote_port, bootstrap_room: room };
 }
 
 /**

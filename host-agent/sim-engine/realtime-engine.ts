@@ -56,6 +56,8 @@ export class RealtimeEngine {
   private ledger = new RequestLedger();
   private engine: EngineInstance;
   private energyBaseJ = 0;
+  /** KV tokens parked for decode engines (`parkKv`), carried into a recycled engine instance. */
+  private parked = 0;
   private readonly totalsBase = { promptTokens: 0, generationTokens: 0, finished: 0 };
   private bounds: ClockLock;
   private controller: FrequencyController | undefined;
@@ -124,6 +126,23 @@ export class RealtimeEngine {
     const index = this.ledger.add({ arrivalS, inputTokens: Math.max(1, inputTokens), outputTokens: Math.max(1, outputTokens), ...(cachedTokens > 0 ? { cachedTokens } : {}) }, events);
     this.engine.enqueue(index, arrivalS);
     this.wakeup.wake();
+  }
+
+  /**
+   * Keeps `tokens` of KV in this engine's cache for a decode engine to read (a prefill engine's side
+   * of the handoff); returns what gives them back (once).
+   */
+  parkKv(tokens: number): () => void {
+    this.parked += tokens;
+    this.engine.parkKv(tokens);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.parked -= tokens;
+      this.engine.parkKv(-tokens);
+      this.wakeup.wake();
+    };
   }
 
   /** Stops stepping, aborts what is in flight and leaves the GPUs idle. */
@@ -213,6 +232,7 @@ export class RealtimeEngine {
     const config = { llm, gpu: this.spec, tp, clock: (s: IterationState) => this.chooseMhz(s), role: "mixed" as const, maxBatch, maxBatchedTokens, kvCapacityTokens: this.kvCapacity };
     const engine = new EngineInstance(config, this.ledger.requests, this.ledger.outcomes);
     engine.nowS = nowS;
+    engine.parkKv(this.parked);
     return engine;
   }
 }

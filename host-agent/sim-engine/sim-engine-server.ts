@@ -7,7 +7,7 @@ import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts"
 import { PrometheusWriter } from "../util/prometheus-text.ts";
 import { sleep } from "../util/backoff.ts";
 import { handleCompletion } from "./completion-handler.ts";
-import { BootstrapRooms } from "./bootstrap-rooms.ts";
+import { KvRooms } from "./kv-rooms.ts";
 import { DEFAULT_BOOTSTRAP_WAIT_MS, DEFAULT_KV_LINK_GBPS, kvReadyAt, kvTransferSeconds, MAX_BOOTSTRAP_WAIT_MS, receiveFromRoom, ROOM_ROUTE } from "./kv-handoff.ts";
 import type { RealtimeEngine } from "./realtime-engine.ts";
 
@@ -46,7 +46,8 @@ export interface SimEngineServerOptions {
  */
 export class SimEngineServer {
   accepting = true;
-  private readonly rooms = new BootstrapRooms(() => Date.now());
+  private readonly rooms = new KvRooms();
+  private lastRoom = 0;
   /** Requests waiting for their KV from a prefill engine: they wait, as vLLM's and SGLang's count them. */
   private waitingForKv = 0;
   private readonly server: Server;
@@ -69,10 +70,23 @@ export class SimEngineServer {
       kv: {
         protocol: options.kvProtocol ?? "kv-transfer-params",
         role: options.role ?? "mixed",
-        readyAt: () => kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0"),
-        pull: (promptTokens: number) => this.awaitingKv(sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps))))),
-        prefilled: (room: number, promptTokens: number) => this.rooms.prefilled(room, promptTokens),
-        receive: (at: KvBootstrap, signal: AbortSignal) => this.awaitingKv(receiveFromRoom(at, options.bootstrapWaitMs ?? DEFAULT_BOOTSTRAP_WAIT_MS, signal)),
+        bootstrapWaitMs: options.bootstrapWaitMs ?? DEFAULT_BOOTSTRAP_WAIT_MS,
+        keep: (room: number, promptTokens: number) => this.rooms.prefilled(room, promptTokens, engine.parkKv(promptTokens)),
+        keepForPull: (promptTokens: number) => {
+          const room = ++this.lastRoom;
+          this.rooms.prefilled(room, promptTokens, engine.parkKv(promptTokens));
+          return kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0", room);
+        },
+        take: (at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal) =>
+          this.awaitingKv(
+            (async () => {
+              const got = await receiveFromRoom(at, waitMs, signal);
+              if ("error" in got) return got.error;
+              if (got.promptTokens !== promptTokens) return `the room holds the KV of a ${got.promptTokens}-token prompt, this request's has ${promptTokens}`;
+              await sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps))));
+              return undefined;
+            })(),
+          ),
       },
     };
     this.server = createServer((req, res) => {
@@ -96,13 +110,15 @@ export class SimEngineServer {
 
   close(): Promise<void> {
     this.accepting = false;
+    this.rooms.clear();
     return closeServer(this.server);
   }
 
   /**
-   * `GET /bootstrap/kv/<room>?wait_ms=N`, a simulated SGLang prefill engine's bootstrap server (on
-   * its own port): answers `{prompt_tokens}` once the room's request is prefilled, 404 when it is
-   * not within the wait.
+   * `GET /bootstrap/kv/<room>?wait_ms=N`, where a decode engine reads the KV this engine keeps for it
+   * (SGLang's bootstrap server, on the engine's own port; for vLLM's handoff, the room its answer
+   * named): answers `{prompt_tokens}` once the room's request is prefilled, and gives the KV's room
+   * in the cache back; 404 when it is not within the wait.
    */
   private async answerRoom(roomText: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const room = Number(roomText);

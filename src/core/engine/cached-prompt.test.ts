@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gpuSpecs } from "../model/gpu-specs.ts";
 import { llmSpecs } from "../model/llm-specs.ts";
-import { promptChunkOf, tokensToPrefill } from "./engine-instance.ts";
+import { EngineInstance, promptChunkOf, tokensToPrefill, type RequestOutcome } from "./engine-instance.ts";
 import { simulateEngine, type EngineRequest } from "./engine-simulator.ts";
 
 const gpu = gpuSpecs["H100-80GB"];
@@ -32,5 +32,19 @@ describe("prompt tokens whose KV is already cached", () => {
     const two: EngineRequest[] = [0, 0].map((arrivalS) => ({ arrivalS, inputTokens: 6000, outputTokens: 32, cachedTokens: 5999 }));
     const run = simulateEngine({ ...base, kvCapacityTokens }, two);
     expect(run.outcomes[1]!.ttftS).toBeGreaterThanOrEqual(run.outcomes[0]!.e2eS);
+  });
+
+  it("keeps KV parked for another engine in the cache: a request that does not fit beside it waits until it is given back", () => {
+    const requests: EngineRequest[] = [{ arrivalS: 0, inputTokens: 6000, outputTokens: 32 }];
+    const outcomes: RequestOutcome[] = requests.map(() => ({ ttftS: NaN, e2eS: NaN, meanTbtS: NaN }));
+    const engine = new EngineInstance({ ...base, kvCapacityTokens: 10_000 }, requests, outcomes);
+    engine.parkKv(5000);
+    expect(engine.load.kvTokens).toBe(5000);
+    engine.enqueue(0, 0);
+    for (let i = 0; i < 5; i++) engine.step();
+    expect(engine.load).toMatchObject({ waiting: 1, running: 0 });
+    engine.parkKv(-5000);
+    engine.step();
+    expect(engine.load.waiting).toBe(0);
   });
 });

@@ -146,6 +146,8 @@ export class EngineInstance {
   private prefilling: Prefilling[] = [];
   private kvReserved = 0;
   private kvHeld = 0;
+  /** KV kept for another engine (a prefilled request's, until its decode engine reads it): it takes room, and no compute. */
+  private kvParked = 0;
   private mhz: number;
   private readonly role: EngineRole;
   private readonly chunked: boolean;
@@ -197,7 +199,16 @@ export class EngineInstance {
   }
 
   get load(): { waiting: number; running: number; kvTokens: number } {
-    return { waiting: this.waiting.length, running: this.finishing.size + this.prefilling.length, kvTokens: this.kvHeld };
+    return { waiting: this.waiting.length, running: this.finishing.size + this.prefilling.length, kvTokens: this.kvHeld + this.kvParked };
+  }
+
+  /**
+   * Keeps `tokens` of KV in the cache for another engine (negative: gives them back): until they
+   * are given back, requests that would not fit beside them wait.
+   */
+  parkKv(tokens: number): void {
+    this.kvParked += tokens;
+    this.kvReserved += tokens;
   }
 
   private get running(): number {
