@@ -107,8 +107,9 @@ type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: 
  * `scheduler`), to replicas in turn (EcoRoute for role=decode pools, packing or spreading as the
  * plan says). Under the plan's join-idle balance, a request whose instance has requests waiting
  * at every replica (the engines' queue gauges, read every `balanceReadMs`) goes to a replica with
- * none waiting of another instance of its class, else of its model. A request that cannot be
- * served gets an OpenAI error saying why: 503 when
+ * none waiting of another instance of its class, else of its model. A request for a decode
+ * replica is paired with a prefill replica of its model (`PrefillPairing`: vLLM's or SGLang's KV
+ * handoff). A request that cannot be served gets an OpenAI error saying why: 503 when
  * the site cannot take it now (the edge retries at another site), 502 when its replicas failed
  * before answering, 400/404/405/413/415 for the request itself.
  *
