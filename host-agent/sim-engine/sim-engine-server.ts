@@ -37,8 +37,9 @@ export interface SimEngineServerOptions {
  * (`vllm:num_requests_running`, `vllm:num_requests_waiting`, `vllm:gpu_cache_usage_perc`, token
  * counters). While draining it answers new completions with 503. It takes part in vLLM's
  * prefill/decode KV handoff (`kv_transfer_params`, see `handleCompletion`) in either role, or, as
- * SGLang's engines, in the side its plan role gives it (bootstrap rooms: its own port serves as a
- * prefill engine's bootstrap server).
+ * SGLang's engines, in the side its plan role gives it (bootstrap rooms). As a prefill engine it
+ * keeps each request's KV in its cache until a decode engine reads it from a room its own port
+ * serves (`GET /bootstrap/kv/<room>`).
  *
  * @example
  * const server = new SimEngineServer({ engine, llm });
@@ -56,7 +57,7 @@ export class SimEngineServer {
 
   constructor(private readonly options: SimEngineServerOptions) {
     this.model = options.servedModel ?? options.llm.id;
-    const { engine, llm } = options;
+    const { engine } = options;
     const linkGBps = options.kvLinkGBps ?? DEFAULT_KV_LINK_GBPS;
     const ctx = {
       engine: options.engine,
@@ -77,16 +78,7 @@ export class SimEngineServer {
           this.rooms.prefilled(room, promptTokens, engine.parkKv(promptTokens));
           return kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0", room);
         },
-        take: (at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal) =>
-          this.awaitingKv(
-            (async () => {
-              const got = await receiveFromRoom(at, waitMs, signal);
-              if ("error" in got) return got.error;
-              if (got.promptTokens !== promptTokens) return `the room holds the KV of a ${got.promptTokens}-token prompt, this request's has ${promptTokens}`;
-              await sleep(Math.ceil(engine.wallMsFor(kvTransferSeconds(llm, promptTokens, linkGBps))));
-              return undefined;
-            })(),
-          ),
+        take: (at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal) => this.awaitingKv(this.takeKv(at, promptTokens, waitMs, signal, linkGBps)),
       },
     };
     this.server = createServer((req, res) => {
@@ -130,6 +122,15 @@ export class SimEngineServer {
     const promptTokens = await this.rooms.wait(room, waitMs, gone.signal);
     if (promptTokens === undefined) return sendOpenAiError(res, 404, `nothing was prefilled in room ${room} within ${waitMs} ms`, "kv_not_found");
     sendJson(res, 200, { room, prompt_tokens: promptTokens });
+  }
+
+  /** Reads a prompt's KV from a prefill engine's room, then waits its bytes over the link; says why when it cannot. */
+  private async takeKv(at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal, linkGBps: number): Promise<string | undefined> {
+    const got = await receiveFromRoom(at, waitMs, signal);
+    if ("error" in got) return got.error;
+    if (got.promptTokens !== promptTokens) return `the room holds the KV of a ${got.promptTokens}-token prompt, this request's has ${promptTokens}`;
+    await sleep(Math.ceil(this.options.engine.wallMsFor(kvTransferSeconds(this.options.llm, promptTokens, linkGBps))));
+    return undefined;
   }
 
   /** The engine's load, with the requests waiting for their KV counted as waiting. */
