@@ -37,22 +37,27 @@ describe("takeKvHandoff", () => {
   });
 });
 
-describe("a simulated engine on either side of the handoff", () => {
-  let engine: RealtimeEngine;
+/** A simulated engine's server on one simulated H100, closed after the block's tests. */
+function engineServer(extra: Partial<ConstructorParameters<typeof SimEngineServer>[0]> = {}) {
+  const at = { engine: undefined as unknown as RealtimeEngine, url: "" };
   let server: SimEngineServer;
-  let url = "";
   beforeAll(async () => {
     const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 1, speed: 20 });
     const llm = llmSpec("llama3.1-8b");
-    engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
-    server = new SimEngineServer({ engine, llm, instanceId: "p0", nowMs: () => site.clock.nowMs() });
-    url = await server.start("127.0.0.1", 0);
+    at.engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
+    server = new SimEngineServer({ engine: at.engine, llm, instanceId: "p0", nowMs: () => site.clock.nowMs(), ...extra });
+    at.url = await server.start("127.0.0.1", 0);
   });
   afterAll(async () => {
-    await engine.close();
+    await at.engine.close();
     await server.close();
   });
-  const post = (body: unknown) => fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return at;
+}
+
+describe("a simulated engine on either side of the handoff", () => {
+  const at = engineServer();
+  const post = (body: unknown) => fetch(`${at.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const prompt = { model: "llama3.1-8b", messages: [{ role: "user", content: "a b c ".repeat(500) }] };
 
   it("prefills for a remote decode, answers where its KV waits, and keeps it in its cache until a decode engine reads it", async () => {
@@ -61,13 +66,13 @@ describe("a simulated engine on either side of the handoff", () => {
     const body = (await r.json()) as { kv_transfer_params: { remote_block_ids: number[] }; usage: { prompt_tokens: number; completion_tokens: number } };
     expect(body.usage.completion_tokens).toBe(1);
     const [room] = body.kv_transfer_params.remote_block_ids;
-    expect(body.kv_transfer_params).toEqual({ do_remote_decode: false, do_remote_prefill: true, remote_engine_id: "p0", remote_block_ids: [room], remote_host: "127.0.0.1", remote_port: Number(new URL(url).port) });
-    expect(engine.load.kvUse).toBeCloseTo(body.usage.prompt_tokens / engine.kvCapacity, 9);
-    const read = (await (await fetch(`${url}/bootstrap/kv/${room}?wait_ms=100`)).json()) as { prompt_tokens: number };
+    expect(body.kv_transfer_params).toEqual({ do_remote_decode: false, do_remote_prefill: true, remote_engine_id: "p0", remote_block_ids: [room], remote_host: "127.0.0.1", remote_port: Number(new URL(at.url).port) });
+    expect(at.engine.load.kvUse).toBeCloseTo(body.usage.prompt_tokens / at.engine.kvCapacity, 9);
+    const read = (await (await fetch(`${at.url}/bootstrap/kv/${room}?wait_ms=100`)).json()) as { prompt_tokens: number };
     expect(read.prompt_tokens).toBe(body.usage.prompt_tokens);
-    expect(engine.load.kvUse).toBe(0);
+    expect(at.engine.load.kvUse).toBe(0);
     // Read once: the room is empty now.
-    expect((await fetch(`${url}/bootstrap/kv/${room}?wait_ms=10`)).status).toBe(404);
+    expect((await fetch(`${at.url}/bootstrap/kv/${room}?wait_ms=10`)).status).toBe(404);
   });
 
   it("decodes from the KV a prefill engine kept for less energy than from its own prompt, recomputes when the KV is not there, and refuses params that do not say where it is", async () => {
@@ -90,28 +95,15 @@ describe("a simulated engine on either side of the handoff", () => {
 });
 
 describe("a simulated SGLang prefill engine", () => {
-  let engine: RealtimeEngine;
-  let server: SimEngineServer;
-  let url = "";
-  beforeAll(async () => {
-    const site = await SimulatedSite.open({ gpuType: "H100-80GB", gpuCount: 1, speed: 20 });
-    const llm = llmSpec("llama3.1-8b");
-    engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
-    server = new SimEngineServer({ engine, llm, instanceId: "p0", nowMs: () => site.clock.nowMs(), kvProtocol: "bootstrap", role: "prefill" });
-    url = await server.start("127.0.0.1", 0);
-  });
-  afterAll(async () => {
-    await engine.close();
-    await server.close();
-  });
+  const at = engineServer({ kvProtocol: "bootstrap", role: "prefill" });
 
   it("makes the first token only, and keeps the KV in the request's room until its decode engine reads it", async () => {
-    const at = { bootstrap_host: "127.0.0.1", bootstrap_port: Number(new URL(url).port), bootstrap_room: 77 };
-    const r = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "a b c ".repeat(500) }], max_tokens: 50, ...at }) });
+    const room = { bootstrap_host: "127.0.0.1", bootstrap_port: Number(new URL(at.url).port), bootstrap_room: 77 };
+    const r = await fetch(`${at.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "llama3.1-8b", messages: [{ role: "user", content: "a b c ".repeat(500) }], max_tokens: 50, ...room }) });
     const usage = ((await r.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
     expect([r.status, usage.completion_tokens]).toEqual([200, 1]);
-    expect(engine.load.kvUse).toBeCloseTo(usage.prompt_tokens / engine.kvCapacity, 9);
-    const read = (await (await fetch(`${url}/bootstrap/kv/77?wait_ms=100`)).json()) as { prompt_tokens: number };
-    expect([read.prompt_tokens, engine.load.kvUse]).toEqual([usage.prompt_tokens, 0]);
+    expect(at.engine.load.kvUse).toBeCloseTo(usage.prompt_tokens / at.engine.kvCapacity, 9);
+    const read = (await (await fetch(`${at.url}/bootstrap/kv/77?wait_ms=100`)).json()) as { prompt_tokens: number };
+    expect([read.prompt_tokens, at.engine.load.kvUse]).toEqual([usage.prompt_tokens, 0]);
   });
 });
