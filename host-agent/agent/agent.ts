@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { timelyTokenFairness } from "../../src/core/planning/freesh/fairness.ts";
-import type { Telemetry } from "../../src/core/schemas/telemetry.ts";
+import type { PrefillHandoffCounts, Telemetry } from "../../src/core/schemas/telemetry.ts";
 import { PlanApplier } from "../applier/plan-applier.ts";
 import { splitHostPort, type AgentConfig } from "../config/agent-config.ts";
 import { agentControllers } from "../controllers/agent-controllers.ts";
@@ -166,7 +166,13 @@ export class Agent {
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
     const controllers = this.controllers.status();
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness() });
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness(), ...this.prefillHandoffs() });
+  }
+
+  /** The site gateway's prefill/decode handoff counts, for the heartbeat (none without a gateway). */
+  private prefillHandoffs(): { prefillHandoffs?: PrefillHandoffCounts } {
+    const m = this.gateway?.metrics();
+    return m ? { prefillHandoffs: { handedOff: m.prefillHandoffs, whole: m.prefillWhole, failed: m.prefillFailed } } : {};
   }
 
   /**

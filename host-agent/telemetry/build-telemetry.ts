@@ -1,5 +1,5 @@
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
-import { Telemetry, type SloCounters } from "../../src/core/schemas/telemetry.ts";
+import { Telemetry, type PrefillHandoffCounts, type SloCounters } from "../../src/core/schemas/telemetry.ts";
 import type { GpuReading, InstanceReading } from "./readings.ts";
 
 export interface TelemetryInput {
@@ -23,6 +23,8 @@ export interface TelemetryInput {
   sloCounts?: SloCounters;
   /** Jain's fairness over the window's finished requests (NaN: too few, left out). */
   fairness?: number;
+  /** The site gateway's prefill/decode handoff counts, where it runs. */
+  prefillHandoffs?: PrefillHandoffCounts;
   /** Clock controllers that could not start, and why. */
   unstartedControllers?: readonly { instance: string; policy: string; reason: string }[];
 }
@@ -65,6 +67,7 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     ...(input.powerLadder ? { powerLadder: { level: input.powerLadder.level, step: input.powerLadder.step } } : {}),
     ...(input.sloCounts ? { sloCounts: input.sloCounts } : {}),
     ...(input.fairness !== undefined && Number.isFinite(input.fairness) ? { fairness: input.fairness } : {}),
+    ...(input.prefillHandoffs ? { prefillHandoffs: input.prefillHandoffs } : {}),
     ...(input.unstartedControllers?.length ? { controllerFaults: input.unstartedControllers.slice(0, 256).map((c) => ({ instance: c.instance, policy: c.policy, reason: c.reason.slice(0, 500) })) } : {}),
   });
 }

@@ -55,6 +55,8 @@ describe.each(["vllm", "sglang"] as const)("GreenServe's prefill/decode handoff,
       expect(decodeEngine.kvHandoff).toBe(simKvHandoff === "sglang" ? "bootstrap" : "kv-transfer-params");
       const direct = await fetch(`${decodeEngine.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...JSON.parse(body), model: servedNameOf(decodeEngine.launch) }) });
       expect(direct.status).toBe(simKvHandoff === "sglang" ? 400 : 200);
+      // The heartbeat tells the edge (and its dashboard) the site's handoffs.
+      await expect.poll(() => edge.state.heartbeats.at(-1)?.prefillHandoffs, { timeout: 10_000, interval: 50 }).toEqual({ handedOff: 1, whole: 0, failed: 0 });
     } finally {
       await agent.stop();
       await edge.close();

@@ -171,6 +171,26 @@ describe("dashboard state", () => {
     expect((await at(15 * 60_000, () => state(edge))).slo).toMatchObject({ judged: 0, attainment: null });
   });
 
+  it("shows the prefill/decode handoffs a site's heartbeat reports, where the plan has decode instances", async () => {
+    // Sites of their own: the other tests' heartbeats (some sent at a later clock) stay where they are.
+    const edge = new Edge();
+    const v = ++version;
+    const sites = ["pd-a", "pd-b"];
+    const split = { ...plan(v), routing: {} };
+    split.sites = sites.map((site) => ({ ...split.sites[0]!, site, instances: split.sites[0]!.instances.map((i, n) => (n === 1 && site === "pd-a" ? { ...i, role: "decode" } : i)) }));
+    expect((await edge.admin("PUT", "/admin/v1/fleet", fleet(sites))).status).toBe(200);
+    expect((await edge.admin("PUT", "/admin/v1/plan", split)).status).toBe(200);
+    const handoffs = { handedOff: 12, whole: 1, failed: 0 };
+    for (const site of sites) {
+      const token = ((await (await edge.admin("POST", `/admin/v1/sites/${site}/token`)).json()) as { token: string }).token;
+      await sendHeartbeat(edge, token, { ...telemetry(site), prefillHandoffs: handoffs });
+    }
+    const decisions = (await state(edge)).decisions!.sites;
+    expect(decisions.find((d) => d.site === "pd-a")!.prefillHandoffs).toEqual(handoffs);
+    // pd-b reported the same counts, but its plan has no decode instance.
+    expect(decisions.find((d) => d.site === "pd-b")!.prefillHandoffs).toBeNull();
+  });
+
   it("shows no data rather than made-up figures before heartbeats", async () => {
     const edge = new Edge();
     expect((await edge.admin("PUT", "/admin/v1/fleet", fleet(["new-a"]))).status).toBe(200);

@@ -3,7 +3,7 @@ import type { PolicyEntry } from "../policies/policy-entry.ts";
 import { PolicyKind, type Fleet } from "../schemas/fleet.ts";
 import { EpochMs, SiteId } from "../schemas/ids.ts";
 import { GatewayBalance, DecodeRouting, QueueDiscipline, type Plan } from "../schemas/plan.ts";
-import type { Telemetry } from "../schemas/telemetry.ts";
+import { PrefillHandoffCounts, type Telemetry } from "../schemas/telemetry.ts";
 
 /** One Planner-S correction as the dashboard lists it. */
 export const DashboardCorrection = z.object({
@@ -32,6 +32,8 @@ export const DashboardSiteDecision = z.object({
   balance: GatewayBalance,
   /** Jain's fairness the site reported (FREESH Eq. 9); null when it reported none. */
   fairness: z.number().min(0).max(1).nullable(),
+  /** The prefill/decode handoffs the site's gateway reported; null when it reported none or the plan gives it no decode instance. */
+  prefillHandoffs: PrefillHandoffCounts.nullable(),
 });
 export type DashboardSiteDecision = z.infer<typeof DashboardSiteDecision>;
 
@@ -57,7 +59,8 @@ const CORRECTIONS_SHOWN = 10;
 /**
  * The dashboard's "what the policy decides" table: the registry entry's levers, and per site the
  * variants, MIG slices, roles and clock settings of the plan in force, its queue and decode
- * routing, and the fairness the site reports; the latest Planner-S corrections.
+ * routing, and the fairness and prefill/decode handoffs the site reports; the latest Planner-S
+ * corrections.
  *
  * @example
  * policyDecisions(POLICIES[fleet.policy.kind], fleet, plan, telemetryBySite, corrections);
@@ -71,7 +74,7 @@ export function policyDecisions(entry: PolicyEntry, fleet: Fleet, plan: Plan | n
   const sites = fleet.sites.map((site) => {
     const planned = plan?.sites.find((s) => s.site === site.id);
     const instances = planned?.instances ?? [];
-    const fairness = telemetry.get(site.id)?.fairness;
+    const beat = telemetry.get(site.id);
     return {
       site: site.id,
       variants: counted(instances.map((i) => [i.variant, i.replicas])),
@@ -81,7 +84,8 @@ export function policyDecisions(entry: PolicyEntry, fleet: Fleet, plan: Plan | n
       queue: planned?.queue ?? "fifo-rr",
       decodeRouting: planned?.decodeRouting ?? "spread",
       balance: planned?.balance ?? "as-routed",
-      fairness: fairness ?? null,
+      fairness: beat?.fairness ?? null,
+      prefillHandoffs: instances.some((i) => i.role === "decode") ? (beat?.prefillHandoffs ?? null) : null,
     };
   });
   return {

@@ -71,6 +71,10 @@ export const SloCounters = z.object({
 });
 export type SloCounters = z.infer<typeof SloCounters>;
 
+/** A site gateway's prefill/decode handoff counts (`Telemetry.prefillHandoffs`). */
+export const PrefillHandoffCounts = z.object({ handedOff: z.number().int().nonnegative(), whole: z.number().int().nonnegative(), failed: z.number().int().nonnegative() });
+export type PrefillHandoffCounts = z.infer<typeof PrefillHandoffCounts>;
+
 /** A planned clock controller (EcoFreq, MIAD, instance manager) that could not start; its GPUs stay locked to the plan's bounds. */
 export const ControllerFault = z.object({ instance: InstanceId, policy: z.string().min(1).max(32), reason: z.string().min(1).max(500) });
 export type ControllerFault = z.infer<typeof ControllerFault>;
@@ -96,6 +100,12 @@ export const Telemetry = z
     powerLadder: z.object({ level: z.number().int().nonnegative(), step: z.string().min(1) }).optional(),
     /** Absent from agents that do not count (older ones). */
     sloCounts: SloCounters.optional(),
+    /**
+     * Requests for decode pools since the site's gateway started: prefilled on a prefill replica and
+     * decoded from the KV, served whole by the decode replica, and those whose prefill failed beside
+     * an SGLang decode. Absent where no gateway runs.
+     */
+    prefillHandoffs: PrefillHandoffCounts.optional(),
     /** FREESH's Jain fairness over the site's classes' output-length groups in the reporting window (Eq. 9, `timelyTokenFairness`); absent with too few requests. */
     fairness: z.number().min(0).max(1).optional(),
     /** Planned clock controllers that could not start (a model the performance model does not know, no profile), and why. */
