@@ -2,13 +2,11 @@ import { createServer, type Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatPromptShape } from "../../src/core/classify/prompt-shape.ts";
 import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
-import type { InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
-import type { Engine } from "../engines/engine.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { RequestTracker } from "../telemetry/request-tracker.ts";
 import { closeServer, listen } from "../util/http.ts";
-import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
 import { chat, cleanUp, gatewayOver, simEnginesWith, started } from "./gateway.test-helper.ts";
+import { engineCounter, expectSplitBetween, longPrompt, split, usageOfStream, type Receipt } from "./handoff.test-helper.ts";
 import { launchOf, ScriptedReplica } from "./scripted-replica.test-helper.ts";
 
 const servers: Server[] = [];
@@ -19,19 +17,6 @@ afterEach(async () => {
     await closeServer(s, 0);
   }
 });
-
-/** A GreenServe-style site of SGLang engines: one prefill instance, one decode instance. */
-const split: InstanceInput[] = [
-  { id: "p0", gpus: [0], role: "prefill" },
-  { id: "d0", gpus: [1], role: "decode" },
-];
-const longPrompt = { messages: [{ role: "user" as const, content: "lorem ipsum dolor ".repeat(1000) }], max_tokens: 8 };
-type Receipt = { usage: { prompt_tokens: number; completion_tokens: number; greenference: { energy_j: number; prefill_energy_j?: number } } };
-
-async function engineCounter(engine: Engine, name: string): Promise<number> {
-  const text = await (await fetch(`${engine.url}/metrics`)).text();
-  return sumOf(parsePrometheusText(text), name) ?? 0;
-}
 
 const sglangSite = () => simEnginesWith({ kvProtocol: "bootstrap" }, ["p0", 0, 0, "prefill"], ["d0", 0, 1, "decode"]);
 
@@ -76,13 +61,9 @@ describe("prefill/decode KV handoff with SGLang's bootstrap rooms", () => {
 
     const r = await chat(url, "d0", { ...longPrompt, stream: true, stream_options: { include_usage: true } });
     expect([r.status, r.headers.get("x-greenference-prefill")]).toEqual([200, "p0#0"]);
-    const usage = (await r.text())
-      .split("\n\n")
-      .filter((e) => e.startsWith("data: {"))
-      .map((e) => JSON.parse(e.slice(6)) as Partial<Receipt>)
-      .find((e) => e.usage)?.usage;
+    const usage = usageOfStream(await r.text());
     expect(usage?.completion_tokens).toBe(8);
-    expect(usage?.greenference.prefill_energy_j).toBe(2.5);
+    expect(usage?.greenference?.prefill_energy_j).toBe(2.5);
     const [seen] = p0.seen;
     expect(seen!.body).toMatchObject({ stream: false, bootstrap_host: "127.0.0.1", bootstrap_port: bootstrap.at.port, max_tokens: 8 });
     expect(seen!.body.stream_options).toBeUndefined();
@@ -97,14 +78,7 @@ describe("prefill/decode KV handoff with SGLang's bootstrap rooms", () => {
 
     const r = await chat(url, "d0", longPrompt);
     expect([r.status, r.headers.get("x-greenference-prefill")]).toEqual([200, "p0#0"]);
-    const answer = (await r.json()) as Receipt;
-    expect(answer.usage.completion_tokens).toBe(8);
-    expect(await engineCounter(p0!, "vllm:generation_tokens_total")).toBe(1);
-    expect(await engineCounter(p0!, "vllm:prompt_tokens_total")).toBe(answer.usage.prompt_tokens);
-    expect(await engineCounter(d0!, "vllm:generation_tokens_total")).toBe(8);
-    const { energy_j: energyJ, prefill_energy_j: prefillJ } = answer.usage.greenference;
-    expect(prefillJ).toBeGreaterThan(0);
-    expect(energyJ).toBeGreaterThan(prefillJ!);
+    await expectSplitBetween((await r.json()) as Receipt, p0!, d0!);
     expect(metric("greenference_gateway_prefill_handoffs_total")).toBe(1);
     await expect.poll(() => log.totals().get("d0")?.requests ?? 0).toBe(1);
     expect(log.totals().get("p0")).toBeUndefined();

@@ -1,28 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { InstanceInput } from "../applier/plan-fixtures.test-helper.ts";
-import type { Engine } from "../engines/engine.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { RequestTracker } from "../telemetry/request-tracker.ts";
-import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
 import { chat, cleanUp, gatewayOver, simEngines, started } from "./gateway.test-helper.ts";
+import { engineCounter, expectSplitBetween, longPrompt, split, usageOfStream, type Receipt } from "./handoff.test-helper.ts";
 import { latch, launchOf, ScriptedReplica } from "./scripted-replica.test-helper.ts";
 import { decodeBody, prefillBody } from "./prefill-handoff.ts";
 
 afterEach(cleanUp);
-
-/** A GreenServe-style site: one prefill instance, one decode instance. */
-const split: InstanceInput[] = [
-  { id: "p0", gpus: [0], role: "prefill" },
-  { id: "d0", gpus: [1], role: "decode" },
-];
-/** About 3,000 prompt tokens: a prefill that costs something next to a short answer. */
-const longPrompt = { messages: [{ role: "user", content: "lorem ipsum dolor ".repeat(1000) }], max_tokens: 8 };
-
-/** An engine's own Prometheus counter. */
-async function engineCounter(engine: Engine, name: string): Promise<number> {
-  const text = await (await fetch(`${engine.url}/metrics`)).text();
-  return sumOf(parsePrometheusText(text), name) ?? 0;
-}
 
 describe("prefill/decode KV handoff (vLLM's kv_transfer_params)", () => {
   it("shapes the prefill engine's request (one token, JSON, keep the KV) and the decode engine's (the KV's address)", () => {
@@ -48,15 +33,7 @@ describe("prefill/decode KV handoff (vLLM's kv_transfer_params)", () => {
     const r = await chat(url, "d0", longPrompt);
     expect(r.status).toBe(200);
     expect(r.headers.get("x-greenference-prefill")).toBe("p0#0");
-    const answer = (await r.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens: number; completion_tokens: number; greenference: { energy_j: number; prefill_energy_j: number } } };
-    expect(answer.usage.completion_tokens).toBe(8);
-    // The prefill engine computed the whole prompt and one token; the decode engine the eight tokens asked for.
-    expect(await engineCounter(p0!, "vllm:generation_tokens_total")).toBe(1);
-    expect(await engineCounter(p0!, "vllm:prompt_tokens_total")).toBe(answer.usage.prompt_tokens);
-    expect(await engineCounter(d0!, "vllm:generation_tokens_total")).toBe(8);
-    const { energy_j: energyJ, prefill_energy_j: prefillJ } = answer.usage.greenference;
-    expect(prefillJ).toBeGreaterThan(0);
-    expect(energyJ).toBeGreaterThan(prefillJ);
+    await expectSplitBetween((await r.json()) as Receipt, p0!, d0!);
     expect(metric("greenference_gateway_prefill_handoffs_total")).toBe(1);
     // Neither engine logged the half it saw: the gateway logged the request once, with both halves' energy.
     await expect.poll(() => log.totals().get("d0")?.requests ?? 0).toBe(1);
@@ -64,13 +41,8 @@ describe("prefill/decode KV handoff (vLLM's kv_transfer_params)", () => {
 
     // The same request streamed: the receipt in the usage chunk carries the prefill too.
     const streamed = await chat(url, "d0", { ...longPrompt, stream: true, stream_options: { include_usage: true } });
-    const text = await streamed.text();
     expect(streamed.headers.get("x-greenference-prefill")).toBe("p0#0");
-    const usage = text
-      .split("\n\n")
-      .filter((e) => e.startsWith("data: {"))
-      .map((e) => JSON.parse(e.slice(6)) as { usage?: { completion_tokens: number; greenference?: { prefill_energy_j?: number } } })
-      .find((e) => e.usage)?.usage;
+    const usage = usageOfStream(await streamed.text());
     expect(usage?.completion_tokens).toBe(8);
     expect(usage?.greenference?.prefill_energy_j).toBeGreaterThan(0);
     expect(metric("greenference_gateway_prefill_handoffs_total")).toBe(2);
@@ -79,7 +51,6 @@ describe("prefill/decode KV handoff (vLLM's kv_transfer_params)", () => {
   it("has the decode replica serve the request whole when no prefill replica can: the decode engine then computes the prompt", async () => {
     const [p0, d0] = await simEngines(["p0", 0, 0, "prefill"], ["d0", 0, 1, "decode"]);
     const { url, metric } = await gatewayOver([p0!, d0!], split, { policy: "greenserve" });
-    type Receipt = { usage: { completion_tokens: number; greenference: { energy_j: number; prefill_energy_j?: number } } };
     const handed = ((await (await chat(url, "d0", longPrompt)).json()) as Receipt).usage.greenference;
 
     await p0!.stop();
