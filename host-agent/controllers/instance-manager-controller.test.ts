@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProfileRow } from "../../src/core/schemas/profile.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
-import { RequestTracker } from "../telemetry/request-tracker.ts";
+import { RequestTracker, type TrackedRequest } from "../telemetry/request-tracker.ts";
 import { served, simulatedGpus, testScope } from "./controllers.test-helper.ts";
 import { InstanceManagerController } from "./instance-manager-controller.ts";
 
@@ -91,19 +91,23 @@ describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the sim
     const ttftMs = (c: string | undefined) => ({ SS: 250, LL: 2000 })[c as "SS"] ?? 500;
     const view = { requests, prefillMs: (_t: number, mhz: number) => (mhz >= 1980 ? 50 : 100), ttftMs, peers: () => [{ instance: "peer", spareMs: 500 }], squashAfterMs: 1000 };
     const im = new InstanceManagerController(scope, { requestLog: log, rows: async () => ROWS, sloOf: () => SLO, replicas: 1, emergency: view });
+    const arrived: TrackedRequest[] = [];
     const arrive = (classId: string, ageMs: number, n = 1) =>
       Array.from({ length: n }, () => {
         clock.ms -= ageMs;
         const t = requests.begin(classId, "im", true);
         clock.ms += ageMs;
+        arrived.push(t);
         return t;
       });
     // Two long requests queued before a short one: in arrival order the short one misses its 250 ms; shortest deadline first saves all.
     const [old] = arrive("LL", 420);
     const [mid] = arrive("LL", 300);
     const [short] = arrive("SS", 0);
+    expect(requests.keepsQueue("im")).toBe(false);
     await im.tick();
     expect(im.decision).toMatchObject({ emergency: "reorder", mhz: 1005 });
+    expect(requests.keepsQueue("im")).toBe(true);
     expect([short!.directive, old!.directive, mid!.directive]).toEqual([{ rank: 0 }, { rank: 1 }, { rank: 2 }]);
     // Eight more: no order saves every deadline at 1005 MHz; the max clock does (50 ms each).
     arrive("MM", 0, 8);
@@ -121,6 +125,12 @@ describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the sim
     expect(im.decision!.emergency).toBe("squash");
     expect(stale.filter((t) => t.directive?.resteerTo === "peer")).toHaveLength(10);
     expect(stale.filter((t) => t.directive?.squash)).toHaveLength(2);
+    // While a rung stands the site gateway keeps the instance's queue; once every request is served it stands down.
+    expect(requests.keepsQueue("im")).toBe(true);
+    for (const t of arrived) requests.drop(t);
+    await im.tick();
+    expect(im.decision!.emergency).toBe("none");
+    expect(requests.keepsQueue("im")).toBe(false);
   });
 
   it("does not lock while its plan is being replaced", async () => {

@@ -40,7 +40,9 @@ export interface InstanceManagerDecision extends ClockChoice {
  * bounds whose p99 TTFT and TBT meet the class's SLO at that load (the fastest when none does).
  * With an `emergency` view, the emergency ladder then checks the requests still waiting for their
  * first token (`emergencyCheck`): from its max-clock rung up the clock goes to the top of the
- * bounds, and its reorder, re-steer and squash rungs go to the site gateway as directives.
+ * bounds, and its reorder, re-steer and squash rungs go to the site gateway as directives. While
+ * any rung stands, the gateway keeps the instance's queue itself (`RequestTracker.keepQueue`), so
+ * the directives reach the requests that wait.
  *
  * @example
  * const im = new InstanceManagerController(scope, { requestLog, rows: async () => table.rows, sloOf, replicas: 1 });
@@ -73,7 +75,12 @@ export class InstanceManagerController implements LocalController {
     const emergency = ladder?.action.step ?? "none";
     this.decision = { ...choice, mhz: ladder?.action.maxClock ? this.scope.bounds.maxMhz : choice.mhz, classId, loadRps, emergency };
     if (!this.scope.isCurrent()) return;
-    if (ladder) this.o.emergency!.requests.direct(ladder.directives);
+    if (ladder) {
+      const { requests } = this.o.emergency!;
+      requests.direct(ladder.directives);
+      // Held past the next check, so the hold never gaps between two checks; a stopped controller's lapses.
+      requests.keepQueue(this.scope.instanceId, emergency === "none" ? undefined : now + 2 * this.periodMs);
+    }
     this.mhz = await applyClock(this.scope, this.decision.mhz);
   }
 }

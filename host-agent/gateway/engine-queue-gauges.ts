@@ -1,8 +1,9 @@
 import { launchKey, type Engine } from "../engines/engine.ts";
+import { AdmissionPacer } from "./admission-pacer.ts";
 
 export interface EngineQueueGaugesOptions {
   engines(): Iterable<Engine>;
-  /** Whether anyone needs the reads now (the plan's balance is join-idle); no engine is read otherwise. */
+  /** Whether anyone needs the reads now (the plan's balance is join-idle, or the emergency ladder keeps a queue at the gateway); no engine is read otherwise. */
   wanted(): boolean;
   /** How often the engines are read while wanted, ms. */
   periodMs: number;
@@ -15,7 +16,8 @@ export interface EngineQueueGaugesOptions {
  * has just sent a request to counts as unknown until a read that began after it: a read of 0 says
  * nothing of what was sent after it, and one stale read must not draw a whole burst to one
  * replica. Each engine is read on its own, so one whose metrics hang holds no other's reads; it
- * counts as unknown once its read is a period overdue.
+ * counts as unknown once its read is a period overdue. The same reads pace what the gateway sends
+ * each engine to what it admits (`credit`, `AdmissionPacer`).
  *
  * @example
  * const gauges = new EngineQueueGauges({ engines: () => view.engines(), wanted: () => true, periodMs: 250 });
@@ -24,6 +26,7 @@ export interface EngineQueueGaugesOptions {
  */
 export class EngineQueueGauges {
   private readonly read = new Map<string, number>();
+  private readonly pacer = new AdmissionPacer();
   /** Engines whose read has not answered yet. */
   private readonly reading = new Set<string>();
   /** Engines sent a request while their read was under way: a read of none from it is stale. */
@@ -52,11 +55,13 @@ export class EngineQueueGauges {
   async refresh(): Promise<void> {
     if (!this.o.wanted()) {
       this.read.clear();
+      this.pacer.clear();
       return;
     }
     const engines = [...this.o.engines()].filter((e) => e.accepting && e.state === "ready");
     const keys = new Set(engines.map((e) => launchKey(e.launch)));
     for (const key of [...this.read.keys()]) if (!keys.has(key)) this.read.delete(key);
+    for (const key of this.pacer.keys()) if (!keys.has(key)) this.pacer.forget(key);
     await Promise.all(engines.map((e) => this.readOne(e)));
   }
 
@@ -64,11 +69,15 @@ export class EngineQueueGauges {
     const key = launchKey(engine.launch);
     if (this.reading.has(key)) {
       this.read.delete(key);
+      this.pacer.forget(key);
       return;
     }
     this.reading.add(key);
+    this.pacer.readBegins(key);
     try {
       const waiting = await engine.load().then((l) => l.waiting, () => undefined);
+      if (waiting === undefined) this.pacer.forget(key);
+      else this.pacer.readEnds(key, waiting);
       const stale = this.sentDuringRead.has(key) && waiting === 0;
       if (waiting === undefined || stale) this.read.delete(key);
       else this.read.set(key, waiting);
@@ -83,9 +92,15 @@ export class EngineQueueGauges {
     return this.read.get(launchKey(engine.launch));
   }
 
+  /** Requests `engine` may still be sent before its next read, at the pace it admits them; undefined when not paced (see `AdmissionPacer`). */
+  credit(engine: Engine): number | undefined {
+    return this.pacer.credit(launchKey(engine.launch));
+  }
+
   /** The gateway sent `engine` a request: a read of none waiting no longer stands (one of some still does). */
   sent(engine: Engine): void {
     const key = launchKey(engine.launch);
+    this.pacer.sent(key);
     if (this.reading.has(key)) this.sentDuringRead.add(key);
     if (this.read.get(key) === 0) this.read.delete(key);
   }

@@ -376,6 +376,35 @@ describe("site gateway: the site queue", () => {
     expect(b.seen.map((r) => r.body.max_tokens)).toEqual([20]);
   });
 
+  it("keeps an instance's queue itself while the emergency ladder stands there: its replica is sent what its engine admits, the rest wait where their ranks reach them", async () => {
+    const gate = latch();
+    const a = await started(new ScriptedReplica(launchOf("a", 0), (req, res) => void gate.opened.then(() => answerAfter(0)(req, res))));
+    // The engine has a request waiting, and admits none, as its gauge says.
+    a.waiting = 1;
+    const clock = { ms: 0 };
+    const requests = new RequestTracker({ nowMs: () => clock.ms, log: new RequestLog() });
+    const { url, metric } = await gatewayOver([a], [{ id: "a", gpus: [0] }], { replicaConcurrency: 64, requests, balanceReadMs: 10 });
+    const all = [10, 20, 30].map((max_tokens) => chat(url, "a", { max_tokens }));
+    // No ladder standing: every request goes on to the engine, whose queue the gateway cannot reorder.
+    await expect.poll(() => a.seen.length).toBe(3);
+    requests.keepQueue("a", clock.ms + 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the gauges' reads begin
+    for (const max_tokens of [40, 50, 60]) {
+      all.push(chat(url, "a", { max_tokens }));
+      await expect.poll(() => metric("greenference_gateway_queue_length")).toBe(all.length - 3);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(a.seen.length).toBe(3);
+    // The ladder's ranks reach the three held here: the last to arrive runs first.
+    const held = requests.inFlightOf("a").filter((r) => r.queued).map((r) => r.id);
+    requests.direct(new Map(held.map((id, i) => [id, { rank: held.length - 1 - i }])));
+    // The engine admits what waited: the next read lets the held ones go, in their ranks.
+    a.waiting = 0;
+    gate.open();
+    expect((await Promise.all(all)).map((r) => r.status)).toEqual(Array(6).fill(200));
+    expect(a.seen.map((r) => r.body.max_tokens)).toEqual([10, 20, 30, 60, 50, 40]);
+  });
+
   it("refuses past the queue's length and after its longest wait, with 503 and the reason", async () => {
     const { replica, gate, url, metric } = await oneSlot({ queueMax: 1, queueWaitMs: 150 });
     const [first, waiting] = await saturate(url, replica, metric, [5]);

@@ -56,7 +56,7 @@ export interface SiteGatewayOptions {
   idleTimeoutMs?: number;
   /** Request bytes held at once (read, queued, in flight); past it a request is refused (503). Default 256 MiB. */
   maxHeldBytes?: number;
-  /** How often the engines' queue gauges are read while the plan's balance is join-idle, ms. Default 250. */
+  /** How often the engines' queue gauges are read while the plan's balance is join-idle or the emergency ladder keeps a queue, ms. Default 250. */
   balanceReadMs?: number;
 }
 
@@ -107,11 +107,13 @@ type Placement = { engine: Engine; target: Target; rule?: string } | { refusal: 
  * `scheduler`), to replicas in turn (EcoRoute for role=decode pools, packing or spreading as the
  * plan says). Under the plan's join-idle balance, a request whose instance has requests waiting
  * at every replica (the engines' queue gauges, read every `balanceReadMs`) goes to a replica with
- * none waiting of another instance of its class, else of its model. A request for a decode
- * replica is paired with a prefill replica of its model (`PrefillPairing`: vLLM's or SGLang's KV
- * handoff). A request that cannot be served gets an OpenAI error saying why: 503 when
- * the site cannot take it now (the edge retries at another site), 502 when its replicas failed
- * before answering, 400/404/405/413/415 for the request itself.
+ * none waiting of another instance of its class, else of its model. While DynamoLLM's emergency
+ * ladder stands at an instance, its replicas are sent only as many requests as their engines admit
+ * (paced by their queue gauges), so its queue stays here, earliest deadline first, where the
+ * ladder's directives reach it. A request for a decode replica is paired with a prefill replica of
+ * its model (`PrefillPairing`: vLLM's or SGLang's KV handoff). A request that cannot be served gets
+ * an OpenAI error saying why: 503 when the site cannot take it now (the edge retries at another
+ * site), 502 when its replicas failed before answering, 400/404/405/413/415 for the request itself.
  *
  * @example
  * const gateway = new SiteGateway({ view, ingress: new IngressAuth({ secrets }), scheduler: "llf", replicaConcurrency: 64, queueMax: 1024, queueWaitMs: 30_000, defaultOutputTokens: 256, predict });
@@ -135,7 +137,7 @@ export class SiteGateway {
 
   constructor(private readonly options: SiteGatewayOptions) {
     this.now = options.nowMs ?? Date.now;
-    this.gauges = new EngineQueueGauges({ engines: () => options.view.engines(), wanted: () => options.view.slice()?.site?.balance === "join-idle", periodMs: options.balanceReadMs ?? 250 });
+    this.gauges = new EngineQueueGauges({ engines: () => options.view.engines(), wanted: () => options.view.slice()?.site?.balance === "join-idle" || options.requests?.keepsAnyQueue === true, periodMs: options.balanceReadMs ?? 250 });
     this.held = new ByteBudget(options.maxHeldBytes ?? 256 * 1024 * 1024);
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
     const slots = { busy: (key: string) => this.inFlight.get(key)?.count ?? 0, hold: (key: string) => this.hold(key, 0), release: (key: string) => this.release(key, 0) };
@@ -228,12 +230,23 @@ export class SiteGateway {
     // The plan's queue discipline (FREESH: least laxity first), else the site's configured one.
     this.queue.useDiscipline(this.options.view.slice()?.site?.queue ?? this.options.scheduler);
     for (const late of this.queue.expire(now)) this.reject(late.res, 503, `${late.rejection.message} for ${describeQuery(late.query)}`, late.rejection.reason);
-    for (const p of this.queue.order(now)) p.rank = p.tracked?.directive?.rank;
+    for (const p of this.queue.order(now)) p.rank = this.rankOf(p);
     for (const { request, placed } of this.queue.dispatch(now, (p) => this.place(p))) {
       if ("refusal" in placed) this.reject(request.res, placed.refusal.status, placed.refusal.message, placed.refusal.code);
       else void this.send(request, placed.engine, placed.target, placed.rule);
     }
     if (this.queue.length > 0 && !this.stopping) this.tick = setTimeout(() => this.pump(), this.options.tickMs ?? 50).unref();
+  }
+
+  /**
+   * Where `p` runs in the site queue: while the emergency ladder keeps its instance's queue here,
+   * earliest TTFT deadline first (its reorder rung, for each arrival and not only at its checks);
+   * else in the rank the ladder's last check gave it, if any.
+   */
+  private rankOf(p: Pending): number | undefined {
+    const t = p.tracked;
+    if (t?.slo && p.query.instance !== undefined && this.options.requests?.keepsQueue(p.query.instance)) return t.arrivalMs + t.slo.ttftMs;
+    return t?.directive?.rank;
   }
 
   /** A replica with a free slot for `p` now (taken at once), a refusal, or undefined to keep it waiting. */
@@ -247,7 +260,7 @@ export class SiteGateway {
     const target = this.joinIdle(resolved, p) ?? resolved;
     const candidates = target.replicas.filter((e) => !p.tried.has(launchKey(e.launch)));
     if (candidates.length === 0) return { refusal: { status: 502, code: "upstream_failed", message: `${p.failures.join("; ")}; no other replica to retry on` } };
-    const slots = candidates.map((e) => ({ key: launchKey(e.launch), free: this.options.replicaConcurrency - (this.inFlight.get(launchKey(e.launch))?.count ?? 0), e }));
+    const slots = candidates.map((e) => ({ key: launchKey(e.launch), free: this.freeSlots(e), e }));
     let key: string | undefined;
     let rule: string | undefined;
     const decodeFreq = target.decode ? this.options.predict(candidates[0]!.launch).decodeFreq : undefined;
@@ -276,7 +289,7 @@ export class SiteGateway {
   private joinIdle(target: Target, p: Pending): Target | undefined {
     if (this.options.view.slice()?.site?.balance !== "join-idle" || target.decode || target.group !== p.query.instance) return undefined;
     if (!target.replicas.every((e) => (this.gauges.waiting(e) ?? 0) > 0)) return undefined;
-    const idle = (e: Engine) => this.gauges.waiting(e) === 0 && (this.inFlight.get(launchKey(e.launch))?.count ?? 0) < this.options.replicaConcurrency && !p.tried.has(launchKey(e.launch));
+    const idle = (e: Engine) => this.gauges.waiting(e) === 0 && this.freeSlots(e) > 0 && !p.tried.has(launchKey(e.launch));
     const peers = planPeers(this.options.view, p.query);
     const [ofClass, ofModel] = [peers.ofClass.filter(idle), peers.ofModel.filter(idle)];
     const replicas = ofClass.length > 0 ? ofClass : ofModel;
@@ -339,6 +352,18 @@ export class SiteGateway {
       this.reject(p.res, status, `${p.failures.join("; ")}${why}`, code);
     }
     this.pump();
+  }
+
+  /**
+   * Requests replica `e` may still take: `replicaConcurrency` less those in flight there. While the
+   * emergency ladder keeps its instance's queue here, no more than its engine admits
+   * (`EngineQueueGauges.credit`), so what waits, waits in the site queue, where the ladder reorders,
+   * re-steers and squashes, and not inside the engine, where it cannot.
+   */
+  private freeSlots(e: Engine): number {
+    const free = this.options.replicaConcurrency - (this.inFlight.get(launchKey(e.launch))?.count ?? 0);
+    const paced = this.options.requests?.keepsQueue(e.launch.instanceId) ? this.gauges.credit(e) : undefined;
+    return Math.min(free, paced ?? Infinity);
   }
 
   /** Counts a request in flight at a replica, with the KV tokens it holds there. */

@@ -119,4 +119,17 @@ describe("RequestTracker", () => {
     tracker.placed(a, "llama");
     expect(a.directive).toBeUndefined();
   });
+
+  it("keeps an instance's queue at the gateway while the emergency ladder holds it: until the ladder stands down, or the hold lapses", () => {
+    const { clock, tracker } = setup();
+    expect([tracker.keepsQueue("a"), tracker.keepsAnyQueue]).toEqual([false, false]);
+    tracker.keepQueue("a", clock.ms + 10_000);
+    tracker.keepQueue("b", clock.ms + 5_000);
+    expect([tracker.keepsQueue("a"), tracker.keepsQueue("b"), tracker.keepsQueue("c"), tracker.keepsAnyQueue]).toEqual([true, true, false, true]);
+    tracker.keepQueue("a", undefined);
+    expect([tracker.keepsQueue("a"), tracker.keepsAnyQueue]).toEqual([false, true]);
+    // A hold no check renews (its controller stopped) lapses.
+    clock.ms += 5_000;
+    expect([tracker.keepsQueue("b"), tracker.keepsAnyQueue]).toEqual([false, false]);
+  });
 });

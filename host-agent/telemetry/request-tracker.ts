@@ -93,6 +93,8 @@ export class RequestTracker {
   private nextId = 1;
   /** Finished requests, oldest first, with their end times: what `timelySince` reads. */
   private served: (TimelyServed & { endMs: number })[] = [];
+  /** Instances whose queue the emergency ladder keeps at the site gateway, until when (site clock). */
+  private readonly queueKept = new Map<string, number>();
 
   constructor(private readonly o: { nowMs: () => number; log: RequestLog }) {}
 
@@ -112,6 +114,32 @@ export class RequestTracker {
       const d = directives.get(t.id);
       if (d && !t.dispatched) t.directive = d;
     }
+  }
+
+  /**
+   * The emergency ladder stands above "none" at `instanceId` until `untilMs` (site clock; undefined:
+   * it stands down now). Meanwhile the site gateway sends the instance's replicas only what their
+   * engines run, so requests wait in its queue, where the ladder's directives reach them, and not
+   * in an engine's. The hold lapses by itself, so an instance whose controller stopped is not held.
+   */
+  keepQueue(instanceId: string, untilMs: number | undefined): void {
+    const now = this.o.nowMs();
+    for (const [id, until] of this.queueKept) if (until <= now) this.queueKept.delete(id);
+    if (untilMs === undefined || untilMs <= now) this.queueKept.delete(instanceId);
+    else this.queueKept.set(instanceId, untilMs);
+  }
+
+  /** Whether the emergency ladder keeps `instanceId`'s queue at the site gateway now (see `keepQueue`). */
+  keepsQueue(instanceId: string): boolean {
+    const until = this.queueKept.get(instanceId);
+    return until !== undefined && this.o.nowMs() < until;
+  }
+
+  /** Whether any instance's queue is kept at the site gateway now. */
+  get keepsAnyQueue(): boolean {
+    const now = this.o.nowMs();
+    for (const until of this.queueKept.values()) if (now < until) return true;
+    return false;
   }
 
   /** `t` went to a replica of `instanceId`. */
