@@ -51,7 +51,7 @@ async function setup(bounds = { minMhz: 1005, maxMhz: 1980 }, replicas = 1) {
 describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the simulated GPUs)", () => {
   it("locks the lowest-energy clock whose p99 latencies meet the SLO at the load of the last 5 s", async () => {
     const { gpus, im, epoch } = await setup();
-    expect(im.periodMs).toBe(5000);
+    expect([im.periodMs, im.watchPeriodMs]).toEqual([5000, undefined]);
     await epoch(1);
     expect(im.decision).toMatchObject({ mhz: 1005, meetsSlo: true, classId: "MM", loadRps: 1, powerW: 200 });
     expect(gpus.lockOf(0)).toEqual({ minMhz: 1005, maxMhz: 1005 });
@@ -82,7 +82,8 @@ describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the sim
     expect(im.decision).toMatchObject({ mhz: 1395, loadRps: 3 });
   });
 
-  it("climbs the emergency ladder when queued requests miss their TTFT: reorder, max clock, re-steer to a free peer, squash", async () => {
+  /** An instance manager with the emergency ladder, and requests that arrive at its instance `ageMs` ago. */
+  async function withLadder() {
     const { clock, actuator } = await simulatedGpus(1);
     const log = new RequestLog();
     const requests = new RequestTracker({ nowMs: () => clock.ms, log });
@@ -100,6 +101,11 @@ describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the sim
         arrived.push(t);
         return t;
       });
+    return { im, requests, arrive, arrived };
+  }
+
+  it("climbs the emergency ladder when queued requests miss their TTFT: reorder, max clock, re-steer to a free peer, squash", async () => {
+    const { im, requests, arrive, arrived } = await withLadder();
     // Two long requests queued before a short one: in arrival order the short one misses its 250 ms; shortest deadline first saves all.
     const [old] = arrive("LL", 420);
     const [mid] = arrive("LL", 300);
@@ -131,6 +137,27 @@ describe("InstanceManagerController (DynamoLLM's 5 s instance manager on the sim
     await im.tick();
     expect(im.decision!.emergency).toBe("none");
     expect(requests.keepsQueue("im")).toBe(false);
+  });
+
+  it("starts the ladder between decisions as soon as a queue builds up, on its first rungs; climbing further waits for the next decision", async () => {
+    const { im, requests, arrive } = await withLadder();
+    expect(im.watchPeriodMs).toBe(1000);
+    await im.tick();
+    await im.watch();
+    expect([im.decision!.emergency, requests.keepsQueue("im")]).toEqual(["none", false]);
+    // A short request behind two long ones would miss its 250 ms: reordering saves it, at once.
+    const [old] = arrive("LL", 420);
+    arrive("LL", 300);
+    const [short] = arrive("SS", 0);
+    await im.watch();
+    expect([im.decision!.emergency, requests.keepsQueue("im")]).toEqual(["reorder", true]);
+    expect([short!.directive, old!.directive]).toEqual([{ rank: 0 }, { rank: 1 }]);
+    // Twenty more that no order saves at 1005 MHz: the watch leaves the climb to the decision.
+    arrive("MM", 0, 20);
+    await im.watch();
+    expect([im.decision!.emergency, im.mhz]).toEqual(["reorder", 1005]);
+    await im.tick();
+    expect([im.decision!.emergency, im.mhz]).toEqual(["max-clock", 1980]);
   });
 
   it("does not lock while its plan is being replaced", async () => {

@@ -23,6 +23,8 @@ export interface InstanceManagerControlOptions {
   windowMs?: number;
   /** The requests the site serves and how to judge them: the emergency ladder runs when given. */
   emergency?: EmergencyView;
+  /** Site ms between checks for a queue building up between decisions (default 1 s); only with `emergency`. */
+  watchPeriodMs?: number;
 }
 
 /** The last decision, for status and tests. */
@@ -42,7 +44,8 @@ export interface InstanceManagerDecision extends ClockChoice {
  * first token (`emergencyCheck`): from its max-clock rung up the clock goes to the top of the
  * bounds, and its reorder, re-steer and squash rungs go to the site gateway as directives. While
  * any rung stands, the gateway keeps the instance's queue itself (`RequestTracker.keepQueue`), so
- * the directives reach the requests that wait.
+ * the directives reach the requests that wait. Between decisions `watch` (every second) starts the
+ * ladder as soon as a queue builds up.
  *
  * @example
  * const im = new InstanceManagerController(scope, { requestLog, rows: async () => table.rows, sloOf, replicas: 1 });
@@ -54,11 +57,14 @@ export class InstanceManagerController implements LocalController {
   mhz: number | null = null;
   decision: InstanceManagerDecision | null = null;
 
+  readonly watchPeriodMs: number | undefined;
+
   constructor(
     readonly scope: ControlScope,
     private readonly o: InstanceManagerControlOptions,
   ) {
     this.periodMs = o.periodMs ?? INSTANCE_EPOCH_S * 1e3;
+    this.watchPeriodMs = o.emergency ? (o.watchPeriodMs ?? 1000) : undefined;
   }
 
   async tick(): Promise<void> {
@@ -75,12 +81,31 @@ export class InstanceManagerController implements LocalController {
     const emergency = ladder?.action.step ?? "none";
     this.decision = { ...choice, mhz: ladder?.action.maxClock ? this.scope.bounds.maxMhz : choice.mhz, classId, loadRps, emergency };
     if (!this.scope.isCurrent()) return;
-    if (ladder) {
-      const { requests } = this.o.emergency!;
-      requests.direct(ladder.directives);
-      // Held past the next check, so the hold never gaps between two checks; a stopped controller's lapses.
-      requests.keepQueue(this.scope.instanceId, emergency === "none" ? undefined : now + 2 * this.periodMs);
-    }
+    if (ladder) this.follow(ladder, now);
     this.mhz = await applyClock(this.scope, this.decision.mhz);
+  }
+
+  /**
+   * Between decisions: when requests start to miss their deadlines while the ladder stands down,
+   * it starts at once rather than at the next decision ("when an instance manager detects that
+   * [a miss] is about to happen"), on its first rungs (reorder, max clock). Climbing further, and
+   * standing down, wait for the decisions, which judge whether the backlog persists.
+   */
+  async watch(): Promise<void> {
+    const d = this.decision;
+    if (!this.o.emergency || d === null || d.emergency !== "none" || !this.scope.isCurrent()) return;
+    const ladder = emergencyCheck(this.scope.instanceId, this.o.emergency, "none", this.mhz ?? d.mhz, this.scope.bounds.maxMhz);
+    if (ladder.action.step === "none") return;
+    this.decision = { ...d, emergency: ladder.action.step, mhz: ladder.action.maxClock ? this.scope.bounds.maxMhz : d.mhz };
+    this.follow(ladder, this.scope.now());
+    if (ladder.action.maxClock) this.mhz = await applyClock(this.scope, this.decision.mhz);
+  }
+
+  /** Hands the ladder's directives to the site gateway, and keeps the instance's queue there while a rung stands. */
+  private follow(ladder: ReturnType<typeof emergencyCheck>, now: number): void {
+    const { requests } = this.o.emergency!;
+    requests.direct(ladder.directives);
+    // Held past the next decision, so the hold never gaps between two; a stopped controller's lapses.
+    requests.keepQueue(this.scope.instanceId, ladder.action.step === "none" ? undefined : now + 2 * this.periodMs);
   }
 }

@@ -33,6 +33,9 @@ export interface LocalController {
   readonly mhz: number | null;
   /** One decision, applied to the scope's GPUs unless the scope is no longer current. */
   tick(): Promise<void>;
+  /** A lighter check between decisions, every `watchPeriodMs` of site time (DynamoLLM's instance manager: a queue building up). */
+  watch?(): Promise<void>;
+  readonly watchPeriodMs?: number;
 }
 
 /**

@@ -90,6 +90,24 @@ describe("LocalControllers on simulated engines (EcoFreq per iteration)", () => 
   });
 });
 
+describe("LocalControllers: DynamoLLM's instance manager", () => {
+  it("watches for a queue building up between its 5-s decisions: the emergency ladder starts within a second, holds the queue at the gateway and raises the clock", async () => {
+    let siteMs = () => 0;
+    const requests = new RequestTracker({ nowMs: () => siteMs(), log: new RequestLog() });
+    const { gpus, clock, apply, controllers } = await site({ requests });
+    siteMs = () => clock.ms;
+    apply(1, [{ id: "im", gpus: [0], clock: { mode: "policy", policy: "instance-manager", minMhz: 1005, maxMhz: 1980 }, loadRps: { MM: 1 } }]);
+    await controllers.supervise();
+    await expect.poll(() => controllers.status().controllers[0]?.emergency, { timeout: 20_000 }).toBe("none");
+    expect(gpus.lockOf(0)?.maxMhz).toBeLessThan(1980);
+    // A hundred 8K-token prompts arrive at once: far more prefill than any TTFT objective allows.
+    for (let i = 0; i < 100; i++) requests.begin("MM", "im", true, { inputTokens: 8000 });
+    await expect.poll(() => requests.keepsQueue("im"), { timeout: 3000, interval: 50 }).toBe(true);
+    expect(controllers.status().controllers[0]?.emergency).toBe("max-clock");
+    expect(gpus.lockOf(0)).toEqual({ minMhz: 1980, maxMhz: 1980 });
+  });
+});
+
 describe("LocalControllers on engines without a per-iteration hook (vLLM / SGLang)", () => {
   it("runs EcoFreq per replica from each engine's metrics, on that replica's GPUs only", async () => {
     const { gpus, loads, apply, controllers } = await site();

@@ -62,7 +62,8 @@ export interface LocalControllersOptions {
 
 interface Running {
   controller: LocalController;
-  task: PeriodicTask;
+  /** Its decisions' loop, and its watch's where it has one. */
+  tasks: PeriodicTask[];
 }
 
 /** A planned controller that could not start, and why; its GPUs stay locked to the plan's bounds. */
@@ -134,7 +135,7 @@ export class LocalControllers {
   /** Stops every loop and restores power limits the ladder lowered; clocks are left to the applier. */
   async stop(): Promise<void> {
     await this.supervisor.stop();
-    await Promise.all([...this.running.values()].flat().map((r) => r.task.stop()));
+    await Promise.all([...this.running.values()].flat().flatMap((r) => r.tasks.map((t) => t.stop())));
     this.running.clear();
     await this.ladder.restorePowerLimits();
   }
@@ -156,7 +157,7 @@ export class LocalControllers {
     const wanted = this.currentKeys();
     for (const [key, group] of this.running) {
       if (wanted.has(key)) continue;
-      for (const r of group) void r.task.stop();
+      for (const t of group.flatMap((r) => r.tasks)) void t.stop();
       this.running.delete(key);
     }
     for (const key of this.unstarted.keys()) if (!wanted.has(key)) this.unstarted.delete(key);
@@ -165,9 +166,9 @@ export class LocalControllers {
       const key = keyOf(inst);
       if (inst.clock.mode !== "policy" || this.running.has(key) || this.unstarted.has(key)) continue;
       try {
-        const group = this.create(inst, key).map((controller) => ({ controller, task: this.loop(controller.periodMs, () => controller.tick(), `${controller.policy} ${inst.id}`) }));
+        const group = this.create(inst, key).map((c) => ({ controller: c, tasks: [this.loop(c.periodMs, () => c.tick(), `${c.policy} ${inst.id}`), ...(c.watch && c.watchPeriodMs ? [this.loop(c.watchPeriodMs, () => c.watch!(), `${c.policy} ${inst.id} watch`)] : [])] }));
         this.running.set(key, group);
-        for (const r of group) r.task.start();
+        for (const t of group.flatMap((r) => r.tasks)) t.start();
       } catch (error) {
         this.unstarted.set(key, { instance: inst.id, policy: inst.clock.policy, reason: (error as Error).message });
         this.log(`no ${inst.clock.policy} controller for instance ${inst.id}: ${(error as Error).message}; its GPUs stay locked to the plan's bounds`);
