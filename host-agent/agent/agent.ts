@@ -156,7 +156,7 @@ export class Agent {
     const now = this.siteNowMs();
     const since = now - windowMs * (this.hardware.sim?.clock.speed ?? 1);
     const view = applierView(this.config.site, this.applier);
-    const [gpus, instances] = await Promise.all([readGpus(this.hardware.gpus, this.hardware.gpuTypes), readInstances(this.applier.instanceStates(), this.applier.engines.values(), this.requestLog, since, now, (id) => handoverReplicas(view, id))]);
+    const [gpus, instances] = await Promise.all([readGpus(this.hardware.gpus, this.hardware.gpuTypes), readInstances(this.applier.instanceStates(), this.applier.engines.values(), this.requestLog, since, now, { handover: (id) => handoverReplicas(view, id), held: (id) => this.requests.queuedFor(id) })]);
     return { gpus, instances };
   }
 

@@ -58,6 +58,7 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_site_power_watts", "gauge", "Site power: metered, or GPU power x server overhead.", [[{ site }, s.sitePowerW]])
     .family("greenference_engine_requests_running", "gauge", "Requests the instance's engines run now.", s.instances.map((i) => [inst(i), i.running]))
     .family("greenference_engine_requests_waiting", "gauge", "Requests queued in the instance's engines.", s.instances.map((i) => [inst(i), i.waiting]))
+    .family("greenference_gateway_requests_held", "gauge", "Requests for the instance the site gateway holds in its queue (replicas full, or the emergency ladder keeping the queue there).", s.instances.map((i) => [inst(i), i.held]))
     .family("greenference_engine_kv_cache_usage_ratio", "gauge", "Fraction of KV cache in use (mean over replicas).", s.instances.map((i) => [inst(i), i.kvUse]))
     .family("greenference_engine_replicas", "gauge", "Engine replicas of the instance.", s.instances.map((i) => [inst(i), i.replicas]))
     .family("greenference_engine_state", "gauge", "1 for the instance's current state.", s.instances.flatMap((i) => STATES.map((state) => [{ ...inst(i), state }, i.state === state ? 1 : 0] as const)))

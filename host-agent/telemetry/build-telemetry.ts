@@ -56,7 +56,8 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
       id: i.id,
       state: i.state,
       ...(i.covered ? { covered: true } : {}),
-      waiting: Math.round(i.waiting),
+      // Waiting for admission as routing reads it: in the engines' queues and the site gateway's.
+      waiting: Math.round(i.waiting + i.held),
       running: Math.round(i.running),
       kvUse: Math.min(1, Math.max(0, i.kvUse)),
       servedRps: i.served.servedRps,

@@ -4,6 +4,7 @@ import { cleanUp, simEngines } from "../gateway/gateway.test-helper.ts";
 import { buildTelemetry } from "./build-telemetry.ts";
 import { readInstances } from "./readings.ts";
 import { RequestLog } from "./request-log.ts";
+import { siteStatusOf } from "../../src/core/routing/site-status.ts";
 
 afterEach(cleanUp);
 
@@ -17,7 +18,7 @@ describe("readInstances", () => {
     const [old] = await simEngines(["old", 0, 0]);
     const busyOld = withQueue(old!, 9);
     const states = new Map([["new", "starting" as const], ["bare", "starting" as const], ["old", "ready" as const]]);
-    const readings = await readInstances(states, [busyOld], new RequestLog(), 0, 1_000, (id) => (id === "new" ? [busyOld] : []));
+    const readings = await readInstances(states, [busyOld], new RequestLog(), 0, 1_000, { handover: (id) => (id === "new" ? [busyOld] : []) });
     const byId = Object.fromEntries(readings.map((r) => [r.id, r]));
     expect(byId.new).toMatchObject({ state: "starting", covered: true, replicas: 0, waiting: 9, running: 4, kvUse: 0.5 });
     expect(byId.bare).toMatchObject({ state: "starting", covered: false, waiting: 0, running: 0, kvUse: 0 });
@@ -25,5 +26,15 @@ describe("readInstances", () => {
     const telemetry = buildTelemetry({ site: "wind-a", sentAtMs: 1_000, appliedPlanVersion: 1, gpus: [], instances: readings, pendingReconfigurations: 1 });
     expect(telemetry.instances.find((i) => i.id === "new")?.covered).toBe(true);
     expect(telemetry.instances.find((i) => i.id === "bare")).not.toHaveProperty("covered");
+  });
+
+  it("counts the requests the site gateway holds for an instance as waiting in the heartbeat, as routing reads saturation", async () => {
+    const [engine] = await simEngines(["a", 0, 0]);
+    const readings = await readInstances(new Map([["a", "ready" as const]]), [withQueue(engine!, 3)], new RequestLog(), 0, 1_000, { held: (id) => (id === "a" ? 6 : 0) });
+    expect(readings[0]).toMatchObject({ waiting: 3, held: 6 });
+    const telemetry = buildTelemetry({ site: "wind-a", sentAtMs: 1_000, appliedPlanVersion: 1, gpus: [], instances: readings, pendingReconfigurations: 0 });
+    expect(telemetry.instances[0]!.waiting).toBe(9);
+    // 9 waiting is past the default threshold (8): the edge overflows the instance's class elsewhere.
+    expect(siteStatusOf(telemetry, { healthy: true, lastSeenMs: 1_000 }).saturated).toEqual(["a"]);
   });
 });

@@ -23,7 +23,10 @@ export interface InstanceReading {
   /** Starting, and served meanwhile on the engines it replaces (`handoverReplicas`), whose queues it reports. */
   covered: boolean;
   replicas: number;
+  /** Requests waiting in its engines' queues. */
   waiting: number;
+  /** Requests for it that the site gateway holds in its own queue (replicas full, or the emergency ladder keeping the queue there). */
+  held: number;
   running: number;
   kvUse: number;
   served: ServedSummary;
@@ -46,15 +49,16 @@ export async function readGpus(gpus: TrackedGpuBackend, types: readonly GpuType[
 /**
  * Reads every instance: queue and KV use from its replicas' metrics (a replica that does not
  * answer counts as empty), or for a starting one that `handover` covers, from the engines standing
- * in for it; served load and latencies from the request log over (sinceMs, nowMs].
+ * in for it; the requests the site gateway holds for it (`held`); served load and latencies from
+ * the request log over (sinceMs, nowMs].
  */
-export async function readInstances(states: ReadonlyMap<string, InstanceState>, engines: Iterable<Engine>, log: RequestLog, sinceMs: number, nowMs: number, handover: (id: string) => readonly Engine[] = () => []): Promise<InstanceReading[]> {
+export async function readInstances(states: ReadonlyMap<string, InstanceState>, engines: Iterable<Engine>, log: RequestLog, sinceMs: number, nowMs: number, o: { handover?: (id: string) => readonly Engine[]; held?: (id: string) => number } = {}): Promise<InstanceReading[]> {
   const byId = new Map<string, Engine[]>();
   for (const e of engines) byId.set(e.launch.instanceId, [...(byId.get(e.launch.instanceId) ?? []), e]);
   return Promise.all(
     [...states].map(async ([id, state]) => {
       const replicas = byId.get(id) ?? [];
-      const standIns = state === "starting" ? handover(id) : [];
+      const standIns = state === "starting" ? (o.handover?.(id) ?? []) : [];
       const measured = standIns.length > 0 ? standIns : replicas.filter((e) => e.state === "ready" || e.state === "draining");
       const loads = await Promise.all(measured.map((e) => e.load().catch(() => ({ running: 0, waiting: 0, kvUse: 0 }))));
       const sum = (f: (l: { running: number; waiting: number; kvUse: number }) => number) => loads.reduce((s, l) => s + f(l), 0);
@@ -64,6 +68,7 @@ export async function readInstances(states: ReadonlyMap<string, InstanceState>, 
         covered: standIns.length > 0,
         replicas: replicas.length,
         waiting: sum((l) => l.waiting),
+        held: o.held?.(id) ?? 0,
         running: sum((l) => l.running),
         kvUse: loads.length === 0 ? 0 : sum((l) => l.kvUse) / loads.length,
         served: log.summary(id, sinceMs, nowMs),
