@@ -166,7 +166,7 @@ export class LocalControllers {
       const key = keyOf(inst);
       if (inst.clock.mode !== "policy" || this.running.has(key) || this.unstarted.has(key)) continue;
       try {
-        const group = this.create(inst, key).map((c) => ({ controller: c, tasks: [this.loop(c.periodMs, () => c.tick(), `${c.policy} ${inst.id}`), ...(c.watch && c.watchPeriodMs ? [this.loop(c.watchPeriodMs, () => c.watch!(), `${c.policy} ${inst.id} watch`)] : [])] }));
+        const group = this.create(inst, key).map((c) => ({ controller: c, tasks: this.loopsOf(c, inst.id) }));
         this.running.set(key, group);
         for (const t of group.flatMap((r) => r.tasks)) t.start();
       } catch (error) {
@@ -174,6 +174,12 @@ export class LocalControllers {
         this.log(`no ${inst.clock.policy} controller for instance ${inst.id}: ${(error as Error).message}; its GPUs stay locked to the plan's bounds`);
       }
     }
+  }
+
+  /** A controller's decision loop, and its watch's where it has one. */
+  private loopsOf(c: LocalController, instanceId: string): PeriodicTask[] {
+    const decisions = this.loop(c.periodMs, () => c.tick(), `${c.policy} ${instanceId}`);
+    return c.watch && c.watchPeriodMs ? [decisions, this.loop(c.watchPeriodMs, () => c.watch!(), `${c.policy} ${instanceId} watch`)] : [decisions];
   }
 
   /** The controllers of one instance (none for EcoFreq on engines that run it per iteration). */

@@ -119,7 +119,7 @@ export class RequestTracker {
   /**
    * The emergency ladder stands above "none" at `instanceId` until `untilMs` (site clock; undefined:
    * it stands down now). Meanwhile the site gateway sends the instance's replicas only what their
-   * engines run, so requests wait in its queue, where the ladder's directives reach them, and not
+   * engines admit, so requests wait in its queue, where the ladder's directives reach them, and not
    * in an engine's. The hold lapses by itself, so an instance whose controller stopped is not held.
    */
   keepQueue(instanceId: string, untilMs: number | undefined): void {
