@@ -14,7 +14,7 @@ import { EdgeClient } from "../protocol/edge-client.ts";
 import { PlanPoller } from "../protocol/plan-poller.ts";
 import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
 import { agentMetricsText } from "../telemetry/agent-metrics.ts";
-import { buildTelemetry } from "../telemetry/build-telemetry.ts";
+import { buildTelemetry, emergencyStandings } from "../telemetry/build-telemetry.ts";
 import { HeartbeatLoop } from "../telemetry/heartbeat-loop.ts";
 import { PowerForecastPusher } from "../forecast/power-forecast-pusher.ts";
 import { sitePowerForecast } from "../forecast/site-power-forecast.ts";
@@ -166,7 +166,8 @@ export class Agent {
     const status = this.applier.status();
     const pending = status.phase === "applying" || status.phase === "retrying" ? 1 : 0;
     const controllers = this.controllers.status();
-    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness(), ...this.prefillHandoffs() });
+    const emergencies = emergencyStandings(controllers.controllers, (id) => instances.find((i) => i.id === id)?.held ?? 0);
+    return buildTelemetry({ site: this.config.site, sentAtMs: Date.now(), appliedPlanVersion: status.appliedVersion, gpus, instances, pendingReconfigurations: pending, serverOverhead: this.config.serverOverhead, powerLadder: controllers.powerLadder, unstartedControllers: controllers.unstarted, sloCounts: { sinceMs: this.countingSinceMs, classes: this.requestLog.sloCounts() }, fairness: this.fairness(), ...this.prefillHandoffs(), ...(emergencies ? { emergencies } : {}) });
   }
 
   /** The site gateway's prefill/decode handoff counts, for the heartbeat (none without a gateway). */

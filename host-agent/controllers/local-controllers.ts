@@ -21,6 +21,7 @@ import { EcoFreqModels } from "../../src/core/planning/greenserve/eco-freq-model
 import { EcoFreqIterationController, EcoFreqMetricsController } from "./ecofreq-controller.ts";
 import { InstanceManagerController } from "./instance-manager-controller.ts";
 import type { EmergencyView } from "./emergency-ladder-step.ts";
+import type { EmergencyStep } from "../../src/core/planning/dynamollm/emergency-ladder.ts";
 import { prefillTime } from "../../src/core/model/iteration-time.ts";
 import { instanceSlo, type SloSettings } from "./instance-slo.ts";
 import { profileSlo } from "./profile-slo.ts";
@@ -76,7 +77,8 @@ export interface UnstartedController {
 /** What the controllers report: the ladder, each controller running outside an engine, and those that could not start. */
 export interface ControllersStatus {
   powerLadder: { level: number; step: PowerLadderStep; sitePowerW: number; capW: number | null };
-  controllers: { instance: string; policy: ClockPolicy; gpus: readonly number[]; mhz: number | null; emergency?: string }[];
+  /** `emergency`: the rung of an instance manager's emergency ladder, once it decided. */
+  controllers: { instance: string; policy: ClockPolicy; gpus: readonly number[]; mhz: number | null; emergency?: EmergencyStep }[];
   unstarted: UnstartedController[];
 }
 

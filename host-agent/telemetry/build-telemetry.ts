@@ -1,5 +1,7 @@
 import { SERVER_POWER_OVERHEAD } from "../../src/core/model/power.ts";
-import { Telemetry, type PrefillHandoffCounts, type SloCounters } from "../../src/core/schemas/telemetry.ts";
+import type { EmergencyStep } from "../../src/core/planning/dynamollm/emergency-ladder.ts";
+import type { z } from "zod";
+import { Telemetry, type EmergencyStanding, type PrefillHandoffCounts, type SloCounters } from "../../src/core/schemas/telemetry.ts";
 import type { GpuReading, InstanceReading } from "./readings.ts";
 
 export interface TelemetryInput {
@@ -25,6 +27,8 @@ export interface TelemetryInput {
   fairness?: number;
   /** The site gateway's prefill/decode handoff counts, where it runs. */
   prefillHandoffs?: PrefillHandoffCounts;
+  /** Where instance managers run the emergency ladder: the instances where it stands. */
+  emergencies?: readonly z.input<typeof EmergencyStanding>[];
   /** Clock controllers that could not start, and why. */
   unstartedControllers?: readonly { instance: string; policy: string; reason: string }[];
 }
@@ -69,6 +73,21 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
     ...(input.sloCounts ? { sloCounts: input.sloCounts } : {}),
     ...(input.fairness !== undefined && Number.isFinite(input.fairness) ? { fairness: input.fairness } : {}),
     ...(input.prefillHandoffs ? { prefillHandoffs: input.prefillHandoffs } : {}),
+    ...(input.emergencies ? { emergencies: input.emergencies.slice(0, 256) } : {}),
     ...(input.unstartedControllers?.length ? { controllerFaults: input.unstartedControllers.slice(0, 256).map((c) => ({ instance: c.instance, policy: c.policy, reason: c.reason.slice(0, 500) })) } : {}),
   });
+}
+
+/**
+ * The heartbeat's `emergencies`: where instance managers run DynamoLLM's emergency ladder (their
+ * status names a rung), the instances where it stands, with what the site gateway holds for each
+ * (`held`); undefined where none runs.
+ *
+ * @example
+ * emergencyStandings([{ instance: "im", emergency: "max-clock" }], () => 12); // [{ instance: "im", step: "max-clock", held: 12 }]
+ */
+export function emergencyStandings(controllers: readonly { instance: string; emergency?: EmergencyStep }[], held: (instance: string) => number): z.input<typeof EmergencyStanding>[] | undefined {
+  const managers = controllers.filter((c) => c.emergency !== undefined);
+  if (managers.length === 0) return undefined;
+  return managers.flatMap((c) => (c.emergency === undefined || c.emergency === "none" ? [] : [{ instance: c.instance, step: c.emergency, held: held(c.instance) }]));
 }

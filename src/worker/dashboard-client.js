@@ -187,7 +187,7 @@
       el("div", { class: "panel" }, [
         el("h3", { text: "What the policy decides" }),
         el("div", { class: "small", "data-field": "policy-levers" }),
-        el("table", {}, [el("thead", {}, [el("tr", {}, ["Site", "Variants", "MIG slices", "Roles", "Clocks", "Queue / decode / balance", "Jain fairness", "Prefill handoffs"].map(function (h) { return el("th", { text: h }); }))]), el("tbody", { "data-field": "policy-decisions" })]),
+        el("table", {}, [el("thead", {}, [el("tr", {}, ["Site", "Variants", "MIG slices", "Roles", "Clocks", "Queue / decode / balance", "Jain fairness", "Prefill handoffs", "Emergency ladder"].map(function (h) { return el("th", { text: h }); }))]), el("tbody", { "data-field": "policy-decisions" })]),
         el("h3", { text: "Planner-S corrections", style: "margin-top:14px" }),
         el("ul", { class: "small", "data-field": "corrections" }),
       ]),
@@ -215,6 +215,7 @@
           el("td", { text: s.queue + " / " + s.decodeRouting + " / " + s.balance }),
           el("td", { "data-field": "fairness", "data-value": s.fairness === null ? "" : String(s.fairness), text: s.fairness === null ? "—" : num(s.fairness, 3) }),
           el("td", { "data-field": "prefill-handoffs", text: s.prefillHandoffs === null ? "—" : s.prefillHandoffs.handedOff + " handed off, " + s.prefillHandoffs.whole + " whole, " + s.prefillHandoffs.failed + " failed" }),
+          el("td", { "data-field": "emergencies", text: s.emergencies === null ? "—" : s.emergencies.length === 0 ? "none" : s.emergencies.map(function (e) { return e.instance + ": " + e.step + ", " + e.held + " held"; }).join("; ") }),
         ]),
       );
     });

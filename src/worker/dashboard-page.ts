@@ -17,7 +17,7 @@
  *   chart `.chart[data-power-scale-w]` (the power axis' top, W).
  * - `[data-class="<id>"]` rows of the class table with `[data-field="class-served-rps"]` and `[data-field="class-slo-attainment"]`.
  * - `[data-field="policy-levers"]`, and `[data-decision-site="<id>"]` rows of the policy-decisions table (variants,
- *   MIG slices, roles, clocks, queue, `[data-field="fairness"]`, `[data-field="prefill-handoffs"]`); `[data-field="corrections"]` lists Planner-S corrections.
+ *   MIG slices, roles, clocks, queue, `[data-field="fairness"]`, `[data-field="prefill-handoffs"]`, `[data-field="emergencies"]`); `[data-field="corrections"]` lists Planner-S corrections.
  * - `[data-field="key-budgets"]` (`data-updated-at`): the table of API keys' carbon budgets and spend, whose
  *   hooks dashboard-key-table.js lists.
  * Query parameters: `?token=` (admin access: kept in sessionStorage, sent as a bearer token, removed

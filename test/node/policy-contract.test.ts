@@ -57,6 +57,9 @@ describe.each(PolicyKind.options)("policy contract: %s", (kind) => {
       const states = agent.applier.instanceStates();
       expect(Object.fromEntries(planned.map((i) => [i.id, states.get(i.id)]))).toEqual(Object.fromEntries(planned.map((i) => [i.id, "ready"])));
       expect(agent.applier.engines.size).toBe(planned.reduce((n, i) => n + i.replicas, 0));
+      // Instance managers report their emergency ladder in the heartbeat (standing nowhere on an idle site); other clock policies report none.
+      const managed = planned.some((i) => i.clock.mode === "policy" && i.clock.policy === "instance-manager");
+      await expect.poll(async () => (await agent.telemetry()).emergencies, { timeout: 30_000, interval: 100 }).toEqual(managed ? [] : undefined);
       // MIG: the simulated GPUs carry exactly the slices the plan carves, one engine on each.
       const hardware: SimulatedGpuBackend = agent.hardware.sim!.hardware;
       for (const g of [...Array(site.gpus[0]!.count).keys()]) {

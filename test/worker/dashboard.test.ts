@@ -191,6 +191,27 @@ describe("dashboard state", () => {
     expect(decisions.find((d) => d.site === "pd-b")!.prefillHandoffs).toBeNull();
   });
 
+  it("shows where DynamoLLM's emergency ladder stands, from each site's heartbeat, where the plan runs instance managers", async () => {
+    // Sites of their own: the other tests' heartbeats (some sent at a later clock) stay where they are.
+    const edge = new Edge();
+    const v = ++version;
+    const sites = ["em-a", "em-b"];
+    const base = plan(v);
+    const manager = { mode: "policy", policy: "instance-manager", minMhz: 1005, maxMhz: 1980 };
+    const managed = { ...base, routing: {}, sites: sites.map((site) => ({ ...base.sites[0]!, site, instances: base.sites[0]!.instances.map((i) => (site === "em-a" ? { ...i, clock: manager } : i)) })) };
+    expect((await edge.admin("PUT", "/admin/v1/fleet", fleet(sites))).status).toBe(200);
+    expect((await edge.admin("PUT", "/admin/v1/plan", managed)).status).toBe(200);
+    const emergencies = [{ instance: managed.sites[0]!.instances[0]!.id, step: "max-clock", held: 12 }];
+    for (const site of sites) {
+      const token = ((await (await edge.admin("POST", `/admin/v1/sites/${site}/token`)).json()) as { token: string }).token;
+      await sendHeartbeat(edge, token, { ...telemetry(site), emergencies });
+    }
+    const decisions = (await state(edge)).decisions!.sites;
+    expect(decisions.find((d) => d.site === "em-a")!.emergencies).toEqual(emergencies);
+    // em-b reported the same, but its plan runs no instance manager.
+    expect(decisions.find((d) => d.site === "em-b")!.emergencies).toBeNull();
+  });
+
   it("shows no data rather than made-up figures before heartbeats", async () => {
     const edge = new Edge();
     expect((await edge.admin("PUT", "/admin/v1/fleet", fleet(["new-a"]))).status).toBe(200);

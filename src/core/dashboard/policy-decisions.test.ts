@@ -43,12 +43,21 @@ describe("policy decisions on the dashboard", () => {
     const d = policyDecisions(POLICIES.clover, fleet, plan, new Map([["b", beat]]), corrections);
     expect(d).toMatchObject({ policy: "clover", fleetPlanner: "clover", cadenceMinutes: 15, corrector: null, clockPolicy: "locked", carbonTrigger: 0.05, revision: 2, corrections });
     expect(d.sites).toEqual([
-      { site: "a", variants: ["32b x1", "7b x2"], migSlices: ["3g.40gb x2", "7g.80gb x1"], roles: ["mixed x3"], clocks: ["locked 1980"], queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed", fairness: null, prefillHandoffs: null },
-      { site: "b", variants: ["base x2"], migSlices: [], roles: ["decode x1", "prefill x1"], clocks: ["ecofreq 1395-1980"], queue: "llf", decodeRouting: "spread", balance: "as-routed", fairness: 0.875, prefillHandoffs: handoffs },
-      { site: "c", variants: [], migSlices: [], roles: [], clocks: [], queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed", fairness: null, prefillHandoffs: null },
+      { site: "a", variants: ["32b x1", "7b x2"], migSlices: ["3g.40gb x2", "7g.80gb x1"], roles: ["mixed x3"], clocks: ["locked 1980"], queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed", fairness: null, prefillHandoffs: null, emergencies: null },
+      { site: "b", variants: ["base x2"], migSlices: [], roles: ["decode x1", "prefill x1"], clocks: ["ecofreq 1395-1980"], queue: "llf", decodeRouting: "spread", balance: "as-routed", fairness: 0.875, prefillHandoffs: handoffs, emergencies: null },
+      { site: "c", variants: [], migSlices: [], roles: [], clocks: [], queue: "fifo-rr", decodeRouting: "spread", balance: "as-routed", fairness: null, prefillHandoffs: null, emergencies: null },
     ]);
     // Handoffs are shown only where the plan has decode instances.
     const a = policyDecisions(POLICIES.clover, fleet, plan, new Map([["a", Telemetry.parse({ ...beat, site: "a" })]]), []).sites[0]!;
     expect([a.fairness, a.prefillHandoffs]).toEqual([0.875, null]);
+  });
+
+  it("shows where DynamoLLM's emergency ladder stands at a site whose plan runs instance managers, and nothing elsewhere", () => {
+    const managed = Plan.parse({ ...plan, policy: "dynamollm", sites: [{ site: "a", powerCapW: 10_000, instances: [{ id: "ss", model: "m", variant: "base", tp: 1, replicas: 1, gpus: [0], clock: { mode: "policy", policy: "instance-manager", minMhz: 1005, maxMhz: 1980 } }] }] });
+    const emergencies = [{ instance: "ss", step: "max-clock", held: 12 }];
+    const beats = new Map(["a", "b"].map((site) => [site, Telemetry.parse({ ...beat, site, emergencies })]));
+    const [a, b] = policyDecisions(POLICIES.dynamollm, fleet, managed, beats, []).sites;
+    expect(a!.emergencies).toEqual(emergencies);
+    expect(b!.emergencies).toBeNull();
   });
 });

@@ -3,7 +3,7 @@ import type { PolicyEntry } from "../policies/policy-entry.ts";
 import { PolicyKind, type Fleet } from "../schemas/fleet.ts";
 import { EpochMs, SiteId } from "../schemas/ids.ts";
 import { GatewayBalance, DecodeRouting, QueueDiscipline, type Plan } from "../schemas/plan.ts";
-import { PrefillHandoffCounts, type Telemetry } from "../schemas/telemetry.ts";
+import { EmergencyStanding, PrefillHandoffCounts, type Telemetry } from "../schemas/telemetry.ts";
 
 /** One Planner-S correction as the dashboard lists it. */
 export const DashboardCorrection = z.object({
@@ -34,6 +34,8 @@ export const DashboardSiteDecision = z.object({
   fairness: z.number().min(0).max(1).nullable(),
   /** The prefill/decode handoffs the site's gateway reported; null when it reported none or the plan gives it no decode instance. */
   prefillHandoffs: PrefillHandoffCounts.nullable(),
+  /** Where DynamoLLM's emergency ladder stands at the site (empty: nowhere); null when it reported none or the plan runs no instance manager there. */
+  emergencies: z.array(EmergencyStanding).nullable(),
 });
 export type DashboardSiteDecision = z.infer<typeof DashboardSiteDecision>;
 
@@ -59,8 +61,8 @@ const CORRECTIONS_SHOWN = 10;
 /**
  * The dashboard's "what the policy decides" table: the registry entry's levers, and per site the
  * variants, MIG slices, roles and clock settings of the plan in force, its queue and decode
- * routing, and the fairness and prefill/decode handoffs the site reports; the latest Planner-S
- * corrections.
+ * routing, and the fairness, prefill/decode handoffs and emergency ladder the site reports; the
+ * latest Planner-S corrections.
  *
  * @example
  * policyDecisions(POLICIES[fleet.policy.kind], fleet, plan, telemetryBySite, corrections);
@@ -86,6 +88,7 @@ export function policyDecisions(entry: PolicyEntry, fleet: Fleet, plan: Plan | n
       balance: planned?.balance ?? "as-routed",
       fairness: beat?.fairness ?? null,
       prefillHandoffs: instances.some((i) => i.role === "decode") ? (beat?.prefillHandoffs ?? null) : null,
+      emergencies: instances.some((i) => i.clock.mode === "policy" && i.clock.policy === "instance-manager") ? (beat?.emergencies ?? null) : null,
     };
   });
   return {

@@ -75,6 +75,13 @@ export type SloCounters = z.infer<typeof SloCounters>;
 export const PrefillHandoffCounts = z.object({ handedOff: z.number().int().nonnegative(), whole: z.number().int().nonnegative(), failed: z.number().int().nonnegative() });
 export type PrefillHandoffCounts = z.infer<typeof PrefillHandoffCounts>;
 
+/**
+ * An instance where DynamoLLM's emergency ladder stands (`Telemetry.emergencies`): the rung its
+ * instance manager took, and the requests the site gateway holds for it meanwhile.
+ */
+export const EmergencyStanding = z.object({ instance: InstanceId, step: z.enum(["reorder", "max-clock", "re-steer", "squash"]), held: z.number().int().nonnegative() });
+export type EmergencyStanding = z.infer<typeof EmergencyStanding>;
+
 /** A planned clock controller (EcoFreq, MIAD, instance manager) that could not start; its GPUs stay locked to the plan's bounds. */
 export const ControllerFault = z.object({ instance: InstanceId, policy: z.string().min(1).max(32), reason: z.string().min(1).max(500) });
 export type ControllerFault = z.infer<typeof ControllerFault>;
@@ -106,6 +113,8 @@ export const Telemetry = z
      * an SGLang decode. Absent where no gateway runs.
      */
     prefillHandoffs: PrefillHandoffCounts.optional(),
+    /** Where instance managers run DynamoLLM's emergency ladder: the instances where it stands now (empty: none). Absent where none runs. */
+    emergencies: z.array(EmergencyStanding).max(256).optional(),
     /** FREESH's Jain fairness over the site's classes' output-length groups in the reporting window (Eq. 9, `timelyTokenFairness`); absent with too few requests. */
     fairness: z.number().min(0).max(1).optional(),
     /** Planned clock controllers that could not start (a model the performance model does not know, no profile), and why. */
