@@ -87,7 +87,6 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
  * emergencyStandings([{ instance: "im", emergency: "max-clock" }], () => 12); // [{ instance: "im", step: "max-clock", held: 12 }]
  */
 export function emergencyStandings(controllers: readonly { instance: string; emergency?: EmergencyStep }[], held: (instance: string) => number): z.input<typeof EmergencyStanding>[] | undefined {
-  const managers = controllers.filter((c) => c.emergency !== undefined);
-  if (managers.length === 0) return undefined;
-  return managers.flatMap((c) => (c.emergency === undefined || c.emergency === "none" ? [] : [{ instance: c.instance, step: c.emergency, held: held(c.instance) }]));
+  if (!controllers.some((c) => c.emergency !== undefined)) return undefined;
+  return controllers.flatMap((c) => (c.emergency === undefined || c.emergency === "none" ? [] : [{ instance: c.instance, step: c.emergency, held: held(c.instance) }]));
 }

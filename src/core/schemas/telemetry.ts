@@ -75,11 +75,15 @@ export type SloCounters = z.infer<typeof SloCounters>;
 export const PrefillHandoffCounts = z.object({ handedOff: z.number().int().nonnegative(), whole: z.number().int().nonnegative(), failed: z.number().int().nonnegative() });
 export type PrefillHandoffCounts = z.infer<typeof PrefillHandoffCounts>;
 
+/** The rungs of DynamoLLM's emergency ladder above "none", lowest first (`EMERGENCY_STEPS`). */
+export const EmergencyRung = z.enum(["reorder", "max-clock", "re-steer", "squash"]);
+export type EmergencyRung = z.infer<typeof EmergencyRung>;
+
 /**
  * An instance where DynamoLLM's emergency ladder stands (`Telemetry.emergencies`): the rung its
  * instance manager took, and the requests the site gateway holds for it meanwhile.
  */
-export const EmergencyStanding = z.object({ instance: InstanceId, step: z.enum(["reorder", "max-clock", "re-steer", "squash"]), held: z.number().int().nonnegative() });
+export const EmergencyStanding = z.object({ instance: InstanceId, step: EmergencyRung, held: z.number().int().nonnegative() });
 export type EmergencyStanding = z.infer<typeof EmergencyStanding>;
 
 /** A planned clock controller (EcoFreq, MIAD, instance manager) that could not start; its GPUs stay locked to the plan's bounds. */

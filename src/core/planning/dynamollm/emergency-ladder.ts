@@ -1,6 +1,8 @@
-/** The rungs of DynamoLLM's emergency ladder (§IV-D "Handling mis-predictions"), lowest first. */
-export const EMERGENCY_STEPS = ["none", "reorder", "max-clock", "re-steer", "squash"] as const;
-export type EmergencyStep = (typeof EMERGENCY_STEPS)[number];
+import { EmergencyRung } from "../../schemas/telemetry.ts";
+
+/** The rungs of DynamoLLM's emergency ladder (§IV-D "Handling mis-predictions"), lowest first; the ones above "none" are what heartbeats report. */
+export const EMERGENCY_STEPS = ["none", ...EmergencyRung.options] as const;
+export type EmergencyStep = "none" | EmergencyRung;
 
 /** A request queued at the instance, not yet started. */
 export interface QueuedRequest {
