@@ -6,7 +6,7 @@ import { PLANNER_L_PERIOD_MS } from "../planning/planning-input.ts";
 import type { PolicyWeights } from "../schemas/fleet.ts";
 import type { PolicyEntry } from "./policy-entry.ts";
 
-/** Heron plans for least power when the weights put energy or carbon above latency (its min-power variant), else for least latency. */
+/** Heron plans for least power when the energy and carbon weights together exceed the latency weight (its min-power variant), else for least latency. */
 export function heronObjective(w: PolicyWeights): "min-power" | "min-latency" {
   return w.energy + w.carbon > w.latency ? "min-power" : "min-latency";
 }
