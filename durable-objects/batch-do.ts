@@ -58,11 +58,15 @@ export abstract class BatchDurableObject extends DurableObject<Env> {
   async create(id: string, owner: string, request: CreateBatchRequest, lines: BatchLine[], nowMs: number): Promise<BatchObject> {
     const existing = await this.state();
     if (existing) return existing.object;
+    // Written without an await between them, the lines commit together or not at all: a batch
+    // that could not be stored leaves nothing behind (no alarm would ever clean it up).
+    const writes: Promise<void>[] = [];
     for (let i = 0; i < lines.length; i += 128) {
       const chunk: Record<string, BatchLine> = {};
       lines.slice(i, i + 128).forEach((line, k) => (chunk[`line:${i + k}`] = line));
-      await this.ctx.storage.put(chunk);
+      writes.push(this.ctx.storage.put(chunk));
     }
+    await Promise.all(writes);
     const object: BatchObject = {
       id,
       object: "batch",

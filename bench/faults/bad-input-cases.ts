@@ -130,6 +130,9 @@ export function badInputCases(ctx: CaseContext): BadInputCase[] {
   chat("a wrong API key", chatOf({}), 401, "invalid_api_key", { authorization: "Bearer gfk_nosuchkey_00000000000000000000000000000000" });
   chat("a malformed API key", chatOf({}), 401, "invalid_api_key", { authorization: "Bearer not-a-key" });
   add("models with a wrong API key", "GET", "/v1/models", { authorization: "Bearer gfk_x_00" }, undefined, 401, "invalid_api_key");
+  for (const id of ["%ZZ", "%E0%A4%A", "%"]) add(`model id ${id} (malformed percent-encoding)`, "GET", `/v1/models/${id}`, {}, undefined, 404, "model_not_found");
+  add("malformed model id with a wrong API key", "GET", "/v1/models/%ZZ", { authorization: "Bearer gfk_x_00" }, undefined, 401, "invalid_api_key");
+  add("dashboard asset of a 10,000-character name", "GET", `/dashboard/assets/${"a".repeat(10_000)}`, {}, undefined, 404, "not_found");
   const adminCalls: [string, string, string | undefined][] = [
     ["GET", "/admin/v1/fleet", undefined],
     ["PUT", "/admin/v1/fleet", "{}"],

@@ -8,7 +8,7 @@ import type { EdgeEnv } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { renderPrometheus } from "./metrics.ts";
-import { openAiError } from "./openai-error.ts";
+import { internalError, openAiError } from "./openai-error.ts";
 import { DEFAULT_INGRESS_OVERLAP_S, MAX_INGRESS_OVERLAP_S } from "../../durable-objects/ingress-secret-store.ts";
 import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "../edge/secrets.ts";
 
@@ -27,7 +27,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   const admin =
     (handler: Handler) =>
     async (request: IRequest, env: EdgeEnv): Promise<Response> =>
-      (await requireAdmin(request, env)) ?? handler(request, env);
+      (await requireAdmin(request, env)) ?? handler(request, env).catch((error: unknown) => internalError(error, { explain: true }));
   const mutate = async <T>(request: IRequest, apply: (body: unknown) => Promise<Outcome<T>>, status = 200): Promise<Response> => {
     const body = await readJson(request, ADMIN_BODY_LIMIT);
     if (!body.ok) return body.response;

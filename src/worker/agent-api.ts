@@ -6,7 +6,7 @@ import { requireSite } from "./auth.ts";
 import { heartbeatTimeoutMs } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, parseBody, readJson } from "./json-body.ts";
-import { openAiError } from "./openai-error.ts";
+import { internalError, openAiError } from "./openai-error.ts";
 
 /** Agent messages are small; a heartbeat of a large site is a few tens of KiB. */
 export const AGENT_BODY_LIMIT = 256 * 1024;
@@ -29,7 +29,7 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
       if (denied) return denied;
       const { snapshot } = await edge.cache.get(env);
       if (!snapshot.routing?.sites[site as never]) return openAiError(404, `site "${site}" is not in the fleet`, { code: "unknown_site" });
-      return handler(request, env, site);
+      return handler(request, env, site).catch((error: unknown) => internalError(error, { explain: true }));
     };
   const siteDo = (env: Env, site: string) => env.SITE.get(env.SITE.idFromName(site));
 

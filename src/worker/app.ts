@@ -9,7 +9,7 @@ import { addBatchRoutes } from "./batch/batches-api.ts";
 import { addFileRoutes } from "./batch/files-api.ts";
 import { carbonUsage } from "./carbon-usage.ts";
 import { createEdgeContext } from "./edge-context.ts";
-import { openAiError } from "./openai-error.ts";
+import { internalError, openAiError } from "./openai-error.ts";
 import { newRequestId } from "./request-id.ts";
 import type { SiteClient } from "./site-client.ts";
 
@@ -54,13 +54,13 @@ export function createApp(options: AppOptions): EdgeApp {
   // Router, not AutoRouter: AutoRouter wraps every request in a Proxy (withParams) whose reads
   // cost on the inference hot path; handlers read route parameters from `request.params`.
   const router = Router({
-    catch: (error: unknown) => openAiError(500, error instanceof Error ? error.message : String(error)),
+    catch: (error: unknown) => internalError(error),
     finally: [(response: unknown, request: Request) => response ?? noRoute(router.routes, request), json],
   });
 
   router.get("/healthz", () => ({ status: "ok" }));
   router.get("/v1/models", (request: IRequest, env: Env) => listModels(request, env, context));
-  router.get("/v1/models/:id", (request: IRequest, env: Env) => retrieveModel(request, env, context, decodeURIComponent(request.params.id!)));
+  router.get("/v1/models/:id", (request: IRequest, env: Env) => retrieveModel(request, env, context, request.params.id!));
   router.get("/v1/usage/carbon", (request: IRequest, env: Env) => carbonUsage(request, env, context));
   router.post("/v1/chat/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(CHAT, request, env, ctx, context));
   router.post("/v1/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(COMPLETIONS, request, env, ctx, context));
@@ -74,12 +74,11 @@ export function createApp(options: AppOptions): EdgeApp {
   // POSTs to the two inference paths skip the router (its per-request query object, route regexes
   // and formatter stages are a measurable share of an inference request's CPU, bench/edge); the
   // routes above still answer everything else there, e.g. a trailing slash.
-  const fail = (error: unknown) => openAiError(500, error instanceof Error ? error.message : String(error));
   const inference = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> | null => {
     if (request.method !== "POST") return null;
     const path = new URL(request.url).pathname;
-    if (path === CHAT.path) return handleInference(CHAT, request, env, ctx, context).catch(fail);
-    if (path === COMPLETIONS.path) return handleInference(COMPLETIONS, request, env, ctx, context).catch(fail);
+    if (path === CHAT.path) return handleInference(CHAT, request, env, ctx, context).catch((error: unknown) => internalError(error));
+    if (path === COMPLETIONS.path) return handleInference(COMPLETIONS, request, env, ctx, context).catch((error: unknown) => internalError(error));
     return null;
   };
   const route = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> => inference(request, env, ctx) ?? router.fetch(request, env, ctx);

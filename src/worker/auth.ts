@@ -25,13 +25,15 @@ export function inferenceAccess(env: Env): "closed" | "open" | Response {
  * The inference API (and /v1/models) is closed unless `INFERENCE_ACCESS` is "open": every call
  * needs `Authorization: Bearer <key>`, whose SHA-256 is compared in constant time with the one in
  * the cached snapshot (no Durable Object round trip). With no key at all the API stays closed.
- * While open, a call without a key is anonymous and one with a key is still checked (and limited).
+ * While open, a call without an Authorization header is anonymous; one with a key is still checked
+ * (and limited), and one whose header holds no bearer token is refused.
  */
 export async function authenticateCaller(request: Request, env: Env, keys: Record<string, ApiKeyCheck>): Promise<Caller> {
   const access = inferenceAccess(env);
   if (access instanceof Response) return { ok: false, response: access };
   const token = bearerToken(request);
-  if (token === null && access === "open") return { ok: true, keyId: null, limits: NO_LIMITS, carbonBudget: null };
+  // Credentials that are not a bearer token are refused, not taken as none: the caller meant a key.
+  if (token === null && access === "open" && !request.headers.has("authorization")) return { ok: true, keyId: null, limits: NO_LIMITS, carbonBudget: null };
   if (token === null) {
     const none = Object.keys(keys).length === 0 ? " No API key exists yet: an operator creates one with POST /admin/v1/keys." : "";
     return { ok: false, response: invalidKey(`This API needs an API key.${none}`) };

@@ -42,7 +42,7 @@ export function addDashboardRoutes(router: RouterType, edge: EdgeContext): void 
     const asset = await echartsAsset();
     const file = request.params.file!;
     // A page from an older deployment asks for the library by its old hash: it gets the current one, not cached.
-    if (file !== asset.name && !/^echarts-[0-9a-f]{16}\.min\.js$/.test(file)) return openAiError(404, `no dashboard asset "${file}"`, { code: "not_found" });
+    if (file !== asset.name && !/^echarts-[0-9a-f]{16}\.min\.js$/.test(file)) return openAiError(404, `no dashboard asset "${file.slice(0, 200)}"`, { code: "not_found" });
     return new Response(asset.body, { headers: { "content-type": asset.contentType, "cache-control": file === asset.name ? IMMUTABLE : "no-cache", "x-content-type-options": "nosniff" } });
   });
 

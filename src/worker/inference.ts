@@ -230,6 +230,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     edge.metrics.count("greenference_route_failures_total", { class: cls.classId });
     const failed = openAiError(forwarded.status, forwarded.message, { code: forwarded.code });
     failed.headers.set(H.class, cls.classId);
+    failed.headers.set("retry-after", String(forwarded.retryAfterS));
     return failed;
   }
 
@@ -303,6 +304,15 @@ function excludedSites(routing: RoutingSnapshot, pricedOut: Set<string> | null, 
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
+/** A percent-encoded path segment decoded, or null when its encoding is malformed (`%ZZ`, a cut UTF-8 sequence). */
+function decodedSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 function withoutServiceTier<T extends { service_tier?: unknown }>(body: T): Omit<T, "service_tier"> {
   const { service_tier: _tier, ...rest } = body;
   return rest;
@@ -320,10 +330,11 @@ export async function listModels(request: Request, env: Env, edge: EdgeContext):
 const modelObject = (id: string) => ({ id, object: "model", created: 0, owned_by: "greenference" });
 
 /** `GET /v1/models/{id}`: one model of the fleet, or 404 model_not_found in OpenAI's error shape. */
-export async function retrieveModel(request: Request, env: Env, edge: EdgeContext, id: string): Promise<Response> {
+export async function retrieveModel(request: Request, env: Env, edge: EdgeContext, encodedId: string): Promise<Response> {
   const { snapshot } = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
-  if (!(snapshot.routing?.models ?? []).includes(id as never)) return openAiError(404, `The model \`${id.slice(0, 64)}\` does not exist.`, { param: "model", code: "model_not_found" });
+  const id = decodedSegment(encodedId);
+  if (id === null || !(snapshot.routing?.models ?? []).includes(id as never)) return openAiError(404, `The model \`${(id ?? encodedId).slice(0, 64)}\` does not exist.`, { param: "model", code: "model_not_found" });
   return Response.json(modelObject(id));
 }

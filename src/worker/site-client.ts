@@ -27,10 +27,23 @@ export interface ForwardRequest {
 
 export type ForwardResult =
   | { ok: true; response: Response; choice: RouteChoice; attempts: number }
-  | { ok: false; status: 502 | 503; message: string; code: string };
+  | { ok: false; status: 502 | 503; message: string; code: string; retryAfterS: number };
 
 /** Attempts per request: the first choice and one retry at the next. */
 export const MAX_ATTEMPTS = 2;
+
+/**
+ * When a client told no instance can take its request may try again: the agents' default heartbeat
+ * period, the soonest the edge's picture of the sites' instances changes. A site's own `Retry-After`
+ * (a full queue) is passed on instead where one answered with it.
+ */
+export const NO_CAPACITY_RETRY_AFTER_S = 5;
+
+/** Why an attempt at a site failed before its first byte, and the `Retry-After` it sent, if any. */
+interface SiteFailure {
+  reason: string;
+  retryAfterS: number | null;
+}
 
 /**
  * Sends the request, signed, to the routed site. A site that fails before the first byte
@@ -45,29 +58,34 @@ export const MAX_ATTEMPTS = 2;
 export async function forward(req: ForwardRequest): Promise<ForwardResult> {
   const tried = new Set<string>();
   const failures: string[] = [];
+  const sitesRetryAfterS: number[] = [];
+  const retryAfterS = () => (sitesRetryAfterS.length > 0 ? Math.max(...sitesRetryAfterS) : NO_CAPACITY_RETRY_AFTER_S);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const routed = req.route(tried);
     if (!routed.ok) {
       return attempt === 1
-        ? { ok: false, status: 503, message: routed.reason, code: "no_capacity" }
-        : { ok: false, status: 502, message: `${failures.join("; ")}; no other site to retry at (${routed.reason})`, code: "upstream_failed" };
+        ? { ok: false, status: 503, message: routed.reason, code: "no_capacity", retryAfterS: retryAfterS() }
+        : { ok: false, status: 502, message: `${failures.join("; ")}; no other site to retry at (${routed.reason})`, code: "upstream_failed", retryAfterS: retryAfterS() };
     }
     const choice = routed.choice;
-    const reason = await attemptAt(req, choice);
-    if (typeof reason !== "string") return { ok: true, response: reason, choice, attempts: attempt };
+    const result = await attemptAt(req, choice);
+    if (result instanceof Response) return { ok: true, response: result, choice, attempts: attempt };
+    const { reason } = result;
+    if (result.retryAfterS !== null) sitesRetryAfterS.push(result.retryAfterS);
     tried.add(choice.site);
     failures.push(`site ${choice.site} failed: ${reason}`);
     req.onSiteFailed?.(choice.site, reason);
     if (attempt < MAX_ATTEMPTS) req.onRetry?.(choice.site, reason);
   }
-  return { ok: false, status: 502, message: failures.join("; "), code: "upstream_failed" };
+  return { ok: false, status: 502, message: failures.join("; "), code: "upstream_failed", retryAfterS: retryAfterS() };
 }
 
 /** The response, or why the site failed before its first byte. */
-async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Response | string> {
+async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Response | SiteFailure> {
+  const failure = (reason: string, retryAfterS: number | null = null): SiteFailure => ({ reason, retryAfterS });
   const headers = { ...req.headers, [ROUTING_HEADERS.instance]: choice.instance };
   const signed = await req.sign(choice.site, headers);
-  if (typeof signed === "string") return signed;
+  if (typeof signed === "string") return failure(signed);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error(`no response head within ${req.firstByteTimeoutMs} ms`)), req.firstByteTimeoutMs);
   try {
@@ -77,14 +95,20 @@ async function attemptAt(req: ForwardRequest, choice: RouteChoice): Promise<Resp
       body: req.body,
       signal: abort.signal,
     });
-    if (response.status >= 500) return `HTTP ${response.status}${await errorMessageOf(response)}`;
-    if (response.status === 401) return `it refused the edge's signature (HTTP 401${await errorMessageOf(response)})`;
+    if (response.status >= 500) return failure(`HTTP ${response.status}${await errorMessageOf(response)}`, retryAfterOf(response));
+    if (response.status === 401) return failure(`it refused the edge's signature (HTTP 401${await errorMessageOf(response)})`);
     return response;
   } catch (error) {
-    return abort.signal.aborted ? `no response head within ${req.firstByteTimeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    return failure(abort.signal.aborted ? `no response head within ${req.firstByteTimeoutMs} ms` : error instanceof Error ? error.message : String(error));
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A site's `Retry-After` in whole seconds (1 to 3600), or null when it sent none or not a number of seconds. */
+function retryAfterOf(response: Response): number | null {
+  const s = Number(response.headers.get("retry-after") ?? NaN);
+  return Number.isFinite(s) && s > 0 ? Math.min(3600, Math.ceil(s)) : null;
 }
 
 /** ": <error.message>" of a site's OpenAI-shaped error body (the gateway says why: queue_full, no_replica...), or "". */

@@ -17,12 +17,13 @@ beforeAll(() => edge.setUp(1));
 afterEach(() => vi.restoreAllMocks());
 
 describe("API keys", () => {
-  it("under INFERENCE_ACCESS=open, takes calls without a key but checks a key that is given (401 for a wrong one)", async () => {
+  it("under INFERENCE_ACCESS=open, takes calls without a key but checks a key that is given (401 for a wrong one, or for credentials that are no bearer token)", async () => {
     expect((await edge.chat(chatBody())).status).toBe(200);
     const { key } = await createKey(null);
     expect((await edge.chat(chatBody())).status).toBe(200);
     const calls = edge.sites.calls.length;
-    for (const headers of [bearer("sk-not-ours"), bearer(key.replace(/.$/, (c) => (c === "a" ? "b" : "a")))]) {
+    // A wrong key, and credentials that hold no bearer token (the key without "Bearer", another scheme, "Bearer" alone).
+    for (const headers of [bearer("sk-not-ours"), bearer(key.replace(/.$/, (c) => (c === "a" ? "b" : "a"))), { authorization: key }, { authorization: `Token ${key}` }, { authorization: "Bearer" }]) {
       const r = await edge.chat(chatBody(), headers);
       expect(r.status).toBe(401);
       expect(await errorOf(r)).toMatchObject({ type: "authentication_error", code: "invalid_api_key" });

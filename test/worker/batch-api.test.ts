@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { batchStub } from "../../durable-objects/batch-do.ts";
-import type { BatchObject } from "../../src/core/schemas/batch.ts";
+import { BATCH_LIMITS, type BatchObject } from "../../src/core/schemas/batch.ts";
 import { useBatchSiteClient } from "../../src/worker/batch/batch-site-client.ts";
 import { completion, Edge, errorOf, MODEL, takeDown, telemetry, testEnv } from "./edge-fixture.ts";
 
@@ -40,6 +40,9 @@ async function uploadOk(key: string, lines: unknown[]): Promise<string> {
   expect(r.status).toBe(200);
   return ((await r.json()) as { id: string }).id;
 }
+
+/** A JSON value of `depth` nested arrays. */
+const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
 
 const json = (body: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
@@ -92,6 +95,10 @@ describe("Batch API: files", () => {
       [[{ ...chatLine("a"), body: { ...chatLine("a").body, stream: true } }], /line 1: 'body.stream' must not be true/],
       [[{ ...chatLine("a"), url: "/v1/embeddings" }], /line 1: 'url'/],
       ["\n\n", /no request lines/],
+      // A body nested past a request's 64 levels would reach only code that recurses (storage, RPC).
+      [[{ ...chatLine("a"), body: { ...chatLine("a").body, extension: nested(64) } }], /line 1: the request body nests deeper than 64 levels/],
+      // Each line is one stored value of its BatchDO, which holds at most 2 MB a value.
+      [[chatLine("a"), chatLine("b", "x".repeat(BATCH_LIMITS.lineBytes))], /line 2: a request line may have at most 1048576 bytes/],
     ];
     for (const [lines, message] of cases) {
       const r = await upload(alice, lines);
@@ -102,12 +109,16 @@ describe("Batch API: files", () => {
     expect(await errorOf(wrongPurpose)).toMatchObject({ param: "purpose" });
     const notMultipart = await edge.fetch("/v1/files", as(alice, json({ purpose: "batch" })));
     expect(notMultipart.status).toBe(415);
-    const listed = await env.FILES.list({ prefix: "files/" });
-    expect(listed.objects.every((o) => o.customMetadata?.owner !== undefined)).toBe(true);
+    expect((await env.FILES.list({ prefix: "files/" })).objects).toEqual([]);
+    // As deep as a request may nest (the body's own object is level 1), a line is taken.
+    const deepest = await upload(alice, [{ ...chatLine("a"), body: { ...chatLine("a").body, extension: nested(63) } }]);
+    expect(deepest.status).toBe(200);
+    await edge.fetch(`/v1/files/${((await deepest.json()) as { id: string }).id}`, as(alice, { method: "DELETE" }));
   });
 });
 
 describe("Batch API: batches", () => {
+
   it("runs every line once through the sites and writes one answer per line, in order; another key sees no batch", async () => {
     const lines = Array.from({ length: 9 }, (_, i) => chatLine(`req-${i}`, `question ${i}`));
     const created = await createBatch(alice, await uploadOk(alice, lines));

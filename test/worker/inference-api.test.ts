@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { chatBody, completion, Edge, errorOf, MODEL, takeDown, telemetry } from "./edge-fixture.ts";
+import { NO_CAPACITY_RETRY_AFTER_S } from "../../src/worker/site-client.ts";
 
 let version = 0;
 let edge: Edge;
@@ -144,11 +145,13 @@ describe("inference API: routing and receipts", () => {
     const both = await edge.chat(chatBody());
     expect(both.status).toBe(502);
     expect((await errorOf(both)).message).toMatch(/site eu-a failed: HTTP 503; site eu-b failed: connection refused/);
+    expect(both.headers.get("retry-after")).toBe(String(NO_CAPACITY_RETRY_AFTER_S));
 
-    // A site gateway's OpenAI-shaped 5xx says why; the edge's message carries it.
-    edge.sites.on("eu-b", () => Response.json({ error: { message: "queue_full: 256 requests wait at this site", type: "server_error" } }, { status: 503 }));
+    // A site gateway's OpenAI-shaped 5xx says why; the edge's message carries it, and its Retry-After.
+    edge.sites.on("eu-b", () => Response.json({ error: { message: "queue_full: 256 requests wait at this site", type: "server_error" } }, { status: 503, headers: { "retry-after": "2" } }));
     const full = await edge.chat(chatBody());
     expect((await errorOf(full)).message).toMatch(/site eu-b failed: HTTP 503: queue_full: 256 requests wait at this site/);
+    expect(full.headers.get("retry-after")).toBe("2");
   });
 
   it("passes a site's 4xx through without retrying", async () => {
@@ -187,6 +190,7 @@ describe("inference API: routing and receipts", () => {
     // 600 prompt tokens and up to 2000 output tokens: class LL, which only eu-b serves (it would fail over to the others' instances).
     const r = await edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: new Array(600).fill(1), max_tokens: 2000 }), cf: { colo: "AMS" } } as RequestInit);
     expect(r.status).toBe(503);
+    expect(r.headers.get("retry-after")).toBe(String(NO_CAPACITY_RETRY_AFTER_S));
     expect(await errorOf(r)).toMatchObject({ code: "no_capacity", message: expect.stringContaining("unhealthy or stale") });
   });
 

@@ -10,6 +10,8 @@ export const BATCH_LIMITS = {
   fileBytes: 16 * 1024 * 1024,
   /** Request lines of one file (OpenAI allows 50,000; each is a stored request here). */
   lines: 5_000,
+  /** Bytes of one request line: each is one stored value of its BatchDO, which holds at most 2 MB a value. */
+  lineBytes: 1024 * 1024,
   customIdChars: 512,
   metadataPairs: 16,
   metadataKeyChars: 64,

@@ -1,4 +1,5 @@
 import { BATCH_LIMITS, BatchLine } from "../../core/schemas/batch.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../core/schemas/json-limits.ts";
 import { ChatCompletionRequest, CompletionRequest } from "../../core/schemas/openai-request.ts";
 
 const BODY_SCHEMAS = { "/v1/chat/completions": ChatCompletionRequest, "/v1/completions": CompletionRequest } as const;
@@ -7,11 +8,13 @@ const BODY_SCHEMAS = { "/v1/chat/completions": ChatCompletionRequest, "/v1/compl
 export type CheckedFile = { ok: true; lines: BatchLine[]; endpoint: BatchLine["url"] | null } | { ok: false; line: number; message: string };
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+const UTF8_BYTES = new TextEncoder();
 
 /**
  * Checks a batch input file line by line (1-based line numbers in errors): UTF-8 JSONL, each line
  * a BatchLine whose body the endpoint's own schema accepts and that does not ask to stream, with
- * custom_ids unique in the file, at most BATCH_LIMITS.lines lines. Blank lines are skipped.
+ * custom_ids unique in the file, at most BATCH_LIMITS.lines lines of BATCH_LIMITS.lineBytes each,
+ * whose bodies nest no deeper than a request's (MAX_JSON_DEPTH). Blank lines are skipped.
  */
 export function checkBatchFile(bytes: Uint8Array): CheckedFile {
   let text: string;
@@ -29,12 +32,15 @@ export function checkBatchFile(bytes: Uint8Array): CheckedFile {
     if (row === "") continue;
     const fail = (message: string): CheckedFile => ({ ok: false, line: i + 1, message: `line ${i + 1}: ${message}` });
     if (lines.length === BATCH_LIMITS.lines) return fail(`a batch file holds at most ${BATCH_LIMITS.lines} requests`);
+    if (UTF8_BYTES.encode(row).byteLength > BATCH_LIMITS.lineBytes) return fail(`a request line may have at most ${BATCH_LIMITS.lineBytes} bytes`);
     let value: unknown;
     try {
       value = JSON.parse(row);
     } catch {
       return fail("not valid JSON");
     }
+    // The line wraps its body in one object: the body may nest as deep as a request's.
+    if (jsonDepthExceeds(value, MAX_JSON_DEPTH + 1)) return fail(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
     const parsed = BatchLine.safeParse(value);
     if (!parsed.success) return fail(issueText(parsed.error.issues[0]));
     const line = parsed.data;
