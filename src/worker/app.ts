@@ -82,7 +82,15 @@ export function createApp(options: AppOptions): EdgeApp {
     return null;
   };
   const route = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> => inference(request, env, ctx) ?? router.fetch(request, env, ctx);
-  return { fetch: (request, env, ctx) => route(request, env, ctx).then(withRequestId), context };
+  // HEAD is GET's answer without its body (uptime checkers probe /healthz so); GET routes change nothing.
+  const headOrRoute = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> =>
+    request.method === "HEAD" ? route(new Request(request, { method: "GET" }), env, ctx).then(withoutBody) : route(request, env, ctx);
+  return { fetch: (request, env, ctx) => headOrRoute(request, env, ctx).then(withRequestId), context };
+}
+
+function withoutBody(response: Response): Response {
+  void response.body?.cancel();
+  return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 /**
