@@ -14,6 +14,9 @@ const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, "host
  * `loadAgentConfig`). Keys are camelCase; the flag is the kebab-case key (`--engine-command`) and
  * the variable is GREENFERENCE_ plus the upper snake-case key (`GREENFERENCE_ENGINE_COMMAND`).
  */
+/** How agent.env.example's secrets begin: a secret still holding one is refused, since anyone who read the example knows it. */
+export const EXAMPLE_SECRET_PREFIX = "change-me";
+
 export const AgentConfig = z
   .strictObject({
     /** This site's id, as the fleet names it. */
@@ -128,6 +131,9 @@ export const AgentConfig = z
       if (!host || port > 65535) ctx.addIssue({ code: "custom", path: [key], message: "host:port with a port up to 65535" });
     }
     if (c.ingress !== undefined && c.ingress === c.listen && !c.ingress.endsWith(":0")) ctx.addIssue({ code: "custom", path: ["ingress"], message: "must differ from listen (the local API)" });
+    for (const key of ["token", "ingressSecret", "ingressSecretPrevious", "readToken", "controlToken"] as const) {
+      if (c[key]?.startsWith(EXAMPLE_SECRET_PREFIX)) ctx.addIssue({ code: "custom", path: [key], message: `still agent.env.example's placeholder: ${key === "readToken" || key === "controlToken" ? "generate one (openssl rand -hex 32)" : "set what POST /admin/v1/sites/<site>/token gave"}` });
+    }
     if (c.ingress !== undefined && c.ingressSecret === undefined) {
       ctx.addIssue({ code: "custom", path: ["ingressSecret"], message: "required when the ingress listens (or ingressSecretFile): the ingress serves only requests the edge signed" });
     }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { EXAMPLE_SECRET_PREFIX } from "../config/agent-config.ts";
 import { loadAgentConfig } from "../config/load-agent-config.ts";
 import { DEFAULT_STATE_DIR } from "../state/state-dir.ts";
 
@@ -26,11 +27,23 @@ function environmentFile(text: string): Record<string, string> {
 const serviceSettings = (key: string) => unit.split("\n").flatMap((l) => (l.startsWith(`${key}=`) ? [l.slice(key.length + 1)] : []));
 
 describe("the agent's deploy files", () => {
-  it("agent.env.example loads into a valid agent config, ingress secret included", () => {
+  it("agent.env.example is refused while a secret is its placeholder, and loads once each is set", () => {
     const env = environmentFile(envFile);
-    const config = loadAgentConfig({ env, flags: {} });
-    expect(config).toMatchObject({ site: "wind-north", gpu: "nvml", engine: "vllm", ingress: "127.0.0.1:9000" });
-    expect(config.ingressSecret).toMatch(/^gfi_[0-9a-f]{64}$/);
+    const placeholders = Object.keys(env).filter((k) => env[k]!.startsWith(EXAMPLE_SECRET_PREFIX));
+    expect(placeholders.sort()).toEqual(["GREENFERENCE_CONTROL_TOKEN", "GREENFERENCE_INGRESS_SECRET", "GREENFERENCE_READ_TOKEN", "GREENFERENCE_TOKEN"]);
+    const refusal = (() => {
+      try {
+        loadAgentConfig({ env, flags: {} });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "loaded";
+    })();
+    for (const key of placeholders) expect(refusal).toMatch(new RegExp(`\\(${key}\\): still agent.env.example's placeholder`));
+    const filled = { ...env, GREENFERENCE_TOKEN: `gfs_wind-north_${"ab".repeat(32)}`, GREENFERENCE_INGRESS_SECRET: `gfi_${"cd".repeat(32)}`, GREENFERENCE_READ_TOKEN: "1f".repeat(32), GREENFERENCE_CONTROL_TOKEN: "2e".repeat(32) };
+    const config = loadAgentConfig({ env: filled, flags: {} });
+    expect(config).toMatchObject({ site: "wind-north", gpu: "nvml", engine: "vllm", ingress: "127.0.0.1:9000", listen: "127.0.0.1:9400" });
+    expect(config.ingressSecret).toBe(filled.GREENFERENCE_INGRESS_SECRET);
   });
 
   it("the unit has systemd create the state dir the agent opens, for the user it runs as", () => {

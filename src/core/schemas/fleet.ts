@@ -6,7 +6,11 @@ import { ClassScheme, RequestClass } from "./request-class.ts";
 
 /** A model variant's name within its model, e.g. "base", "int8", "distill-8b" (the profile table's `variant`). */
 
-/** Where a wind site's power series comes from: a file replayed from disk, or a stored forecast. */
+/**
+ * Where a wind site's power series comes from, as a label: a file replayed from disk, or a stored
+ * forecast. The edge's planners read neither: they plan a wind site on the `power_available`
+ * forecasts whose subject is the site's id (the operator's or the site agent's).
+ */
 export const SeriesRef = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("file"), path: z.string().min(1), column: z.string().min(1).optional() }),
   z.object({ kind: z.literal("forecast"), forecastId: z.string().min(1) }),
