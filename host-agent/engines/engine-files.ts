@@ -1,9 +1,8 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { InstanceRole } from "../../src/core/schemas/plan.ts";
 import { writeFileAtomic } from "../util/atomic-file.ts";
-import { EngineKind } from "./engine.ts";
+import { EngineKind, EngineLaunch } from "./engine.ts";
 
 /**
  * What the agent writes down about each engine process it starts, so a later run can find it
@@ -16,18 +15,7 @@ export const EnginePidRecord = z.object({
   processStartTime: z.number().int().nonnegative().nullable(),
   startedAtMs: z.number(),
   kind: EngineKind,
-  launch: z.object({
-    instanceId: z.string(),
-    replica: z.number().int().nonnegative(),
-    model: z.string(),
-    servedName: z.string().optional(),
-    weights: z.string().optional(),
-    perfModel: z.string().optional(),
-    variant: z.string(),
-    tp: z.number().int().positive(),
-    gpus: z.array(z.number().int().nonnegative()),
-    role: InstanceRole,
-  }),
+  launch: EngineLaunch,
   host: z.string(),
   port: z.number().int().min(1).max(65535),
   argv: z.array(z.string()).min(1),

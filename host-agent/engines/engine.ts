@@ -1,36 +1,41 @@
 import { z } from "zod";
-import type { MigSlice } from "../../src/core/schemas/mig.ts";
+import { MigSlice } from "../../src/core/schemas/mig.ts";
 import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
-import type { ClockSetting, InstanceRole } from "../../src/core/schemas/plan.ts";
+import { InstanceRole, type ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 
 /** The engines the agent can drive. */
 export const EngineKind = z.enum(["vllm", "sglang", "sim"]);
 export type EngineKind = z.infer<typeof EngineKind>;
 
-/** One replica of a planned instance, as the applier asks a driver to run it. */
-export interface EngineLaunch {
-  instanceId: string;
+/**
+ * One replica of a planned instance, as the applier asks a driver to run it. A schema, as an
+ * engine's pid file keeps the launch (`EnginePidRecord`): what `sameLaunch` compares must be there
+ * for a later agent run to adopt the engine.
+ */
+export const EngineLaunch = z.object({
+  instanceId: z.string(),
   /** 0-based replica number within the planned instance. */
-  replica: number;
+  replica: z.number().int().nonnegative(),
   /** The fleet model's API id (what clients ask for). */
-  model: string;
+  model: z.string(),
   /** The name the engine serves the model under (`--served-model-name`); the API id when absent. */
-  servedName?: string;
+  servedName: z.string().optional(),
   /** What the engine loads: a Hugging Face repo id or a path; the API id when absent. */
-  weights?: string;
+  weights: z.string().optional(),
   /** The performance model's key for it; absent when the model is unknown to the performance model. */
-  perfModel?: string;
-  variant: string;
-  tp: number;
+  perfModel: z.string().optional(),
+  variant: z.string(),
+  tp: z.number().int().positive(),
   /** The site's GPU indices this replica runs on (tp of them). */
-  gpus: readonly number[];
-  role: InstanceRole;
+  gpus: z.array(z.number().int().nonnegative()).readonly(),
+  role: InstanceRole,
   /** On a MIG slice of its GPU: the profile and the slice's place among the GPU's slices (as the plan carves them). */
-  mig?: { profile: MigSlice; slot: number };
+  mig: z.object({ profile: MigSlice, slot: z.number().int().nonnegative() }).optional(),
   /** The MIG device's UUID once the slice exists (the applier fills it in): the engine's CUDA_VISIBLE_DEVICES. */
-  migDevice?: string;
-}
+  migDevice: z.string().optional(),
+});
+export type EngineLaunch = z.infer<typeof EngineLaunch>;
 
 /** The name a replica's engine serves. */
 export const servedNameOf = (l: Pick<EngineLaunch, "model" | "servedName">): string => l.servedName ?? l.model;

@@ -64,6 +64,19 @@ describe("OrphanEngines: engines an earlier agent run left", () => {
     expect(files.readPids().records.map((r) => r.launch.model)).toEqual(["Qwen/Qwen2.5-7B-Instruct"]);
   });
 
+  it("adopts an engine on a MIG slice when the plan runs the same slice", async () => {
+    const files = new EngineFiles(join(log.dir, "mig"));
+    const sliced: EngineLaunch = { ...small, instanceId: "sliced", replica: 1, mig: { profile: "3g.40gb", slot: 1 }, migDevice: "MIG-fa4e0100-0000-5000-8000-000000000001" };
+    const before = await driver(files)(sliced);
+    const pid = startsOf().at(-1)!.pid;
+    expect(files.readPids().records.map((r) => r.launch)).toEqual([sliced]);
+
+    const adopted = await driver(files, await recover(files))(sliced);
+    expect(adopted.url).toBe(before.url);
+    expect(startsOf(pid)).toHaveLength(1);
+    expect(messages).toContainEqual(`adopted vllm engine sliced#1 (pid ${pid}, port ${new URL(before.url!).port}) from an earlier run`);
+  });
+
   it("ends those no launch adopts once the adoption window has passed", async () => {
     const files = new EngineFiles(join(log.dir, "window"));
     await driver(files)(small);

@@ -46,7 +46,7 @@ export class ProcessEngineDriver implements EngineDriver {
 /**
  * A process engine that takes its port from the pool at start and gives it back at stop. At start
  * it adopts an engine an earlier run left if one runs exactly this launch (same kind, instance,
- * replica, model, TP, GPUs, role and argv on its port); otherwise it first ends the earlier
+ * replica, model, TP, GPUs, MIG slice, role and argv on its port); otherwise it first ends the earlier
  * run's engines on its GPUs, which would hold their memory.
  */
 class PooledEngine implements Engine {

@@ -7,7 +7,7 @@ import { expandCommand } from "./command-template.ts";
 import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
 import { KV_SIDE_CHANNEL_BLOCK, type EngineFlavor } from "./engine-flavors.ts";
 import { adoptEngineProcess, spawnEngineProcess, type EngineProcess } from "./engine-process.ts";
-import { EngineError, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
+import { EngineError, EngineLaunch, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLoad } from "./engine.ts";
 import { readLastLines } from "./output-tail.ts";
 
 export interface ProcessEngineOptions {
@@ -111,9 +111,8 @@ export class ProcessEngine implements Engine {
       files.closeLog(logFd);
     }
     if (proc.pid !== undefined) {
-      const { instanceId, replica, model, servedName, weights, perfModel, variant, tp, gpus, role } = this.launch;
       try {
-        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: { instanceId, replica, model, servedName, weights, perfModel, variant, tp, gpus: [...gpus], role }, host: this.options.host, port, argv });
+        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: EngineLaunch.parse(this.launch), host: this.options.host, port, argv });
       } catch (error) {
         // An engine no pid file names would outlive a crash unseen: do not run it.
         proc.signal("SIGKILL");
