@@ -17,8 +17,8 @@ const log = fakeEngineLog();
 const started: Engine[] = [];
 const messages: string[] = [];
 
-function driver(files: EngineFiles, orphans?: OrphanEngines) {
-  const d = new ProcessEngineDriver({ flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env(), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
+function driver(files: EngineFiles, orphans?: OrphanEngines, env: Record<string, string> = {}) {
+  const d = new ProcessEngineDriver({ flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env(env), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
   return async (launch: EngineLaunch) => {
     const engine = d.create(launch, () => undefined);
     started.push(engine);
@@ -26,8 +26,20 @@ function driver(files: EngineFiles, orphans?: OrphanEngines) {
     return engine;
   };
 }
-const recover = (files: EngineFiles) => OrphanEngines.recover({ files, graceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
+const recover = (files: EngineFiles, graceMs = 2000) => OrphanEngines.recover({ files, graceMs, pollMs: 50, log: (m) => messages.push(m) });
 const startsOf = (pid?: number) => log.events().filter((e) => e.event === "start" && (pid === undefined || e.pid === pid));
+
+/** Whether an engine started (other than those started before) while `old`'s process group still ran, watched until `until` settles. */
+async function startedBeside(old: number, until: Promise<unknown>): Promise<boolean> {
+  const before = new Set(startsOf().map((e) => e.pid));
+  let settled = false;
+  void until.finally(() => (settled = true)).catch(() => undefined);
+  while (!settled) {
+    if (startsOf().some((e) => !before.has(e.pid)) && runningInGroup(old).length > 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return false;
+}
 
 afterEach(async () => {
   await Promise.all(started.splice(0).map((e) => e.stop()));
@@ -75,6 +87,26 @@ describe("OrphanEngines: engines an earlier agent run left", () => {
     expect(adopted.url).toBe(before.url);
     expect(startsOf(pid)).toHaveLength(1);
     expect(messages).toContainEqual(`adopted vllm engine sliced#1 (pid ${pid}, port ${new URL(before.url!).port}) from an earlier run`);
+  });
+
+  // The old engine ignores SIGTERM (as vLLM can take long to shut down), so it lives the whole grace period.
+  const sliceOf = (replica: number): EngineLaunch => ({ ...small, instanceId: "sliced", replica, gpus: [2], mig: { profile: "3g.40gb", slot: replica } });
+  it.each([
+    { case: "two launches each on one GPU of a TP2 engine", launches: [{ ...small, instanceId: "a", gpus: [2] }, { ...small, instanceId: "b", gpus: [3] }], endAll: false },
+    { case: "two MIG replicas on one GPU of it", launches: [sliceOf(0), sliceOf(1)], endAll: false },
+    { case: "a launch while the adoption window's end is ending it", launches: [{ ...small, gpus: [3] }], endAll: true },
+  ])("starts no engine beside an old one being ended on its GPUs: $case", async ({ launches, endAll }) => {
+    const files = new EngineFiles(join(log.dir, `ending-${launches.length}-${endAll}`));
+    await driver(files, undefined, { FAKE_ENGINE_IGNORE_SIGTERM: "1" })(big);
+    const old = startsOf().at(-1)!.pid;
+    const orphans = await recover(files, 1000);
+    const now = driver(files, orphans);
+    if (endAll) void orphans.endAll("not adopted within 0 ms");
+    const starting = Promise.all(launches.map(now));
+    expect(await startedBeside(old, starting)).toBe(false);
+    await starting;
+    expect(runningInGroup(old)).toEqual([]);
+    expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^ended vllm engine big#0 \\(pid ${old}, .*: SIGKILL after SIGTERM$`)));
   });
 
   it("ends those no launch adopts once the adoption window has passed", async () => {

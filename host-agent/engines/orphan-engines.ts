@@ -18,6 +18,7 @@ export interface OrphanEnginesOptions {
  * whose leader has ended are ended at once; an engine still running waits here until a launch of
  * the plan `claim`s it (it is adopted), until an engine is to start on its GPUs
  * (`endOverlapping`), or until `endAll` (at the end of the adoption window, or when the agent stops).
+ * Every launch on the GPUs of one being ended waits until it has gone, whoever began ending it.
  *
  * @example
  * const orphans = await OrphanEngines.recover({ files, graceMs: 15_000, log });
@@ -26,6 +27,8 @@ export interface OrphanEnginesOptions {
  */
 export class OrphanEngines {
   private readonly waiting = new Map<number, EnginePidRecord>();
+  /** Orphans being ended, by port, each until its process group has gone. */
+  private readonly ending = new Map<number, { record: EnginePidRecord; gone: Promise<void> }>();
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(private readonly o: OrphanEnginesOptions) {}
@@ -51,9 +54,9 @@ export class OrphanEngines {
     return orphans;
   }
 
-  /** Ports the waiting orphans listen on: no new engine may take them. */
+  /** Ports the waiting orphans, and those being ended, listen on: no new engine may take them. */
   holds(port: number): boolean {
-    return this.waiting.has(port);
+    return this.waiting.has(port) || this.ending.has(port);
   }
 
   get size(): number {
@@ -70,11 +73,9 @@ export class OrphanEngines {
     return undefined;
   }
 
-  /** Ends the orphans on any of `gpus`, before an engine starts there. */
+  /** Ends the orphans on any of `gpus`, before an engine starts there; resolves once every one there has gone. */
   async endOverlapping(gpus: readonly number[]): Promise<void> {
-    const overlapping = [...this.waiting.values()].filter((r) => r.launch.gpus.some((g) => gpus.includes(g)));
-    for (const r of overlapping) this.waiting.delete(r.port);
-    await Promise.all(overlapping.map((r) => this.end(r, "its GPUs are wanted by a launch it does not match")));
+    await this.endWhere((r) => r.launch.gpus.some((g) => gpus.includes(g)), "its GPUs are wanted by a launch it does not match");
   }
 
   /** Ends every orphan still waiting, `afterMs` from now (0: now). */
@@ -86,9 +87,21 @@ export class OrphanEngines {
 
   async endAll(why = "the agent is stopping"): Promise<void> {
     clearTimeout(this.timer);
-    const all = [...this.waiting.values()];
-    this.waiting.clear();
-    await Promise.all(all.map((r) => this.end(r, why)));
+    await this.endWhere(() => true, why);
+  }
+
+  /**
+   * Starts ending the waiting orphans `which` selects, and resolves once all it selects have gone,
+   * those some other caller is already ending included: a caller that finds an orphan on its GPUs
+   * being ended must wait for it as well as the caller that began it.
+   */
+  private async endWhere(which: (record: EnginePidRecord) => boolean, why: string): Promise<void> {
+    for (const record of [...this.waiting.values()].filter(which)) {
+      this.waiting.delete(record.port);
+      const gone = this.end(record, why).finally(() => this.ending.delete(record.port));
+      this.ending.set(record.port, { record, gone });
+    }
+    await Promise.all([...this.ending.values()].filter((e) => which(e.record)).map((e) => e.gone));
   }
 
   private async end(record: EnginePidRecord, why: string): Promise<void> {
