@@ -18,7 +18,8 @@ export interface ApplyContext {
 /**
  * One idempotent pass towards `target`, in order: start the missing engines whose GPUs are free,
  * drain the engines that go (gone from the plan, changed model/TP/GPUs, on a GPU whose MIG layout
- * changes, or failed) and stop them, carve the GPUs whose MIG layout changes, start the missing
+ * changes, or failed) and stop them, end those an earlier agent run left on the GPUs whose MIG
+ * layout changes (the driver destroys no MIG instance in use) and carve them, start the missing
  * engines on the GPUs that freed (an engine on a slice gets its MIG device), then set every GPU's
  * clock lock (or reset it). Steps that fail are returned as messages; the rest is done anyway, so a
  * retry only redoes what failed. Already-right engines, layouts and clocks are left alone.
@@ -63,6 +64,7 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
     }),
   );
   if (ctx.stopping()) return [...failures, "stopped before starting engines"];
+  await endOrphansOn(reshaped, ctx, failures);
   const carved = await carve(reshaped, target, ctx, failures);
   await startAll(onHeldGpus.filter(([, l]) => l.gpus.every((g) => !reshaped.has(g) || carved.has(g))), target, ctx, failures, (l) => l.mig && deviceForSlot(carved.get(l.gpus[0]!) ?? layouts.get(l.gpus[0]!)?.devices ?? [], target.mig.get(l.gpus[0]!) ?? [], l.mig.slot));
 
@@ -107,6 +109,16 @@ async function migLayouts(target: DesiredState, ctx: ApplyContext, failures: str
     }
   }
   return out;
+}
+
+/** Ends the engines an earlier agent run left on `gpus`, before they are carved: their MIG instances cannot be destroyed while in use. */
+async function endOrphansOn(gpus: ReadonlySet<number>, ctx: ApplyContext, failures: string[]): Promise<void> {
+  if (gpus.size === 0 || !ctx.driver.endOrphansOn) return;
+  try {
+    await ctx.driver.endOrphansOn([...gpus]);
+  } catch (error) {
+    failures.push(`end the engines an earlier run left on GPUs ${[...gpus].join(",")}: ${(error as Error).message}`);
+  }
 }
 
 /** Carves each GPU of `gpus` into its wanted slices; returns the devices of each GPU carved. */

@@ -112,6 +112,12 @@ export interface EngineDriver {
   /** Why this host cannot run `launch` (an unknown model for the simulator, ...), or undefined. */
   check(launch: EngineLaunch): string | undefined;
   create(launch: EngineLaunch, onExit: EngineExitListener): Engine;
+  /**
+   * Ends the engines an earlier agent run left on `gpus` and resolves once they have gone: the
+   * applier's first step before it changes a GPU's MIG layout, which the driver refuses while
+   * anything runs on its slices. Absent where engines cannot outlive the agent.
+   */
+  endOrphansOn?(gpus: readonly number[]): Promise<void>;
 }
 
 /** An engine failed to start, answer or stop; the message names the replica. */

@@ -74,8 +74,8 @@ export class OrphanEngines {
   }
 
   /** Ends the orphans on any of `gpus`, before an engine starts there; resolves once every one there has gone. */
-  async endOverlapping(gpus: readonly number[]): Promise<void> {
-    await this.endWhere((r) => r.launch.gpus.some((g) => gpus.includes(g)), "its GPUs are wanted by a launch it does not match");
+  async endOverlapping(gpus: readonly number[], why = "its GPUs are wanted by a launch it does not match"): Promise<void> {
+    await this.endWhere((r) => r.launch.gpus.some((g) => gpus.includes(g)), why);
   }
 
   /** Ends every orphan still waiting, `afterMs` from now (0: now). */

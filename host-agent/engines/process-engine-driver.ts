@@ -36,6 +36,10 @@ export class ProcessEngineDriver implements EngineDriver {
     return undefined;
   }
 
+  async endOrphansOn(gpus: readonly number[]): Promise<void> {
+    await this.options.orphans?.endOverlapping(gpus, "its GPUs' MIG layout is to change");
+  }
+
   create(launch: EngineLaunch, onExit: EngineExitListener): Engine {
     // A port's slot in the pool places its side channels: with picked free ports (tests) there is none.
     const sideChannel = (port: number) => (this.options.portBase > 0 ? { kvSideChannel: { slot: port - this.options.portBase, base: this.options.kvSideChannelBase ?? 5600 } } : {});

@@ -11,6 +11,7 @@ import { loadAgentConfig } from "../../host-agent/config/load-agent-config.ts";
 import { EngineFiles } from "../../host-agent/engines/engine-files.ts";
 import { FAKE_VLLM_COMMAND, fakeEngineLog } from "../../host-agent/engines/fake-engine.test-helper.ts";
 import { OrphanEngines } from "../../host-agent/engines/orphan-engines.ts";
+import { installFakeNvidiaSmi, type FakeNvidiaSmi } from "../../host-agent/gpu/fake-nvidia-smi.test-helper.ts";
 import { buildFakeNvml, type FakeNvml } from "../../host-agent/gpu/fake-nvml.test-helper.ts";
 import { closeServer, listen } from "../../host-agent/util/http.ts";
 import { runningInGroup } from "../../host-agent/util/proc-stat.ts";
@@ -66,12 +67,23 @@ function setup() {
 }
 type Setup = ReturnType<typeof setup>;
 
+/** How the agent reaches its GPUs: the fake NVML library (by default), or the fake nvidia-smi. */
+interface GpuAccess {
+  args: string[];
+  env: Record<string, string>;
+}
+const fakeNvml = (s: Setup): GpuAccess => ({ args: ["--gpu", "nvml", "--nvml-library", nvml.libraryPath], env: { FAKE_NVML_STATE: s.gpuStateFile } });
+const fakeSmi = (smi: FakeNvidiaSmi): GpuAccess => {
+  const { FAKE_SMI_LOG, FAKE_SMI_STATE } = smi.env();
+  return { args: ["--gpu", "nvidia-smi", "--nvidia-smi", smi.path], env: { FAKE_SMI_LOG: FAKE_SMI_LOG!, FAKE_SMI_STATE: FAKE_SMI_STATE! } };
+};
+
 /** `greenference agent` as a process; resolves once it prints its running line. */
-async function startAgent(s: Setup, extra: string[] = []) {
-  const args = ["agent", "--site", SITE, "--edge", edge.url, "--token-file", s.token, "--gpu", "nvml", "--nvml-library", nvml.libraryPath, "--engine", "vllm", "--engine-command", FAKE_VLLM_COMMAND, "--engine-port-base", "0"];
+async function startAgent(s: Setup, extra: string[] = [], gpus = fakeNvml(s)) {
+  const args = ["agent", "--site", SITE, "--edge", edge.url, "--token-file", s.token, ...gpus.args, "--engine", "vllm", "--engine-command", FAKE_VLLM_COMMAND, "--engine-port-base", "0"];
   args.push("--state-dir", s.state, "--plan-poll-ms", "100", "--heartbeat-ms", "300", "--stop-grace-ms", "2000", "--drain-timeout-ms", "1000", "--listen", "127.0.0.1:0", ...extra);
   // Secrets the engines must not see: the control token in the agent's own variable and, under another name, the site token.
-  const env = s.engines.env({ FAKE_NVML_STATE: s.gpuStateFile, GREENFERENCE_READ_TOKEN: "read_0123456789abcdef", GREENFERENCE_CONTROL_TOKEN: CONTROL, SITE_TOKEN_COPY: TOKEN });
+  const env = s.engines.env({ ...gpus.env, GREENFERENCE_READ_TOKEN: "read_0123456789abcdef", GREENFERENCE_CONTROL_TOKEN: CONTROL, SITE_TOKEN_COPY: TOKEN });
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   const out = { stdout: "", stderr: "" };
@@ -140,6 +152,54 @@ describe("a host agent killed mid-run, started again", () => {
     expect(s.gpus()).toBe(STOCK);
     expect(readdirSync(s.state).sort()).toEqual(["engines"]);
     expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toEqual([]);
+  });
+});
+
+describe("a host agent killed while engines run on MIG slices, started again", () => {
+  // The fake nvidia-smi refuses, as the real one, to destroy MIG instances a process uses.
+  let smi: FakeNvidiaSmi;
+  beforeEach(() => void (smi = installFakeNvidiaSmi()));
+  afterEach(() => rmSync(smi.dir, { recursive: true, force: true }));
+  const sliced = { id: "sliced", model, tp: 1, replicas: 2, gpus: [0, 0], mig: "3g.40gb" as const, clock: { mode: "locked" as const, mhz: 1410 } };
+
+  /** Runs the first agent until both slice engines of GPU 0 serve, then SIGKILLs it. */
+  async function crashOnSlices(s: Setup) {
+    edge.state.plan = sliceBody(1, SITE, [sliced]);
+    const first = await startAgent(s, [], fakeSmi(smi));
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    const engines = s.engines.events().filter((e) => e.event === "start");
+    expect(engines.map((e) => e.cuda)).toEqual([expect.stringMatching(/^MIG-/), expect.stringMatching(/^MIG-/)]);
+    first.child.kill("SIGKILL");
+    await first.exited;
+    return { engines, calls: smi.calls().length };
+  }
+
+  it("adopts them when the plan still runs them, leaving the slices as they are", async () => {
+    const s = setup();
+    const { engines, calls } = await crashOnSlices(s);
+    edge.state.plan = sliceBody(2, SITE, [sliced]);
+    const second = await startAgent(s, [], fakeSmi(smi));
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(2);
+    for (const engine of engines) expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine sliced#[01] \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
+    expect(smi.calls().slice(calls).filter((c) => c.startsWith("mig") || c.includes("-mig"))).toEqual([]);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    for (const engine of engines) expect(runningInGroup(engine.pid)).toEqual([]);
+  });
+
+  it("ends them before returning their GPU whole, which the driver refuses while they run", async () => {
+    const s = setup();
+    const { engines, calls } = await crashOnSlices(s);
+    edge.state.plan = sliceBody(2, SITE, [{ id: "whole", model, gpus: [0] }]);
+    const second = await startAgent(s, [], fakeSmi(smi));
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    for (const engine of engines) expect(runningInGroup(engine.pid)).toEqual([]);
+    expect(second.out.stderr).toMatch(/ended vllm engine sliced#0 \(pid \d+, port \d+, GPUs 0\) left by an earlier run \(its GPUs' MIG layout is to change\): SIGTERM/);
+    expect(smi.calls().slice(calls)).toEqual(expect.arrayContaining(["mig -i 0 -dci", "mig -i 0 -dgi", "-i 0 -mig 0"]));
+    expect(s.engines.events().filter((e) => e.event === "start").at(-1)).toMatchObject({ cuda: "0" });
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
   });
 });
 
