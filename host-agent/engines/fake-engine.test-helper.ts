@@ -27,7 +27,8 @@ export function fakeEngineLog() {
   return {
     dir,
     env: (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ ...process.env, FAKE_ENGINE_LOG: path, ...extra }),
-    events: (): FakeEngineEvent[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as FakeEngineEvent) : []),
+    // A line an engine is still writing (no newline yet) is left for a later read.
+    events: (): FakeEngineEvent[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").slice(0, -1).filter(Boolean).map((l) => JSON.parse(l) as FakeEngineEvent) : []),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
