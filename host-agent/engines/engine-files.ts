@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "../util/atomic-file.ts";
@@ -30,7 +30,7 @@ export type EnginePidRecord = z.infer<typeof EnginePidRecord>;
  * @example
  * const files = new EngineFiles("/var/lib/greenference-agent/engines");
  * files.writePid(record);
- * files.readPids(); // { records: [record], bad: [] }
+ * files.readPids(); // { records: [record], unreadable: [] }
  */
 export class EngineFiles {
   constructor(readonly dir: string) {
@@ -59,28 +59,62 @@ export class EngineFiles {
     rmSync(this.pidPath(port), { force: true });
   }
 
-  /** Every pid file; files that are not a valid record are listed in `bad` (and removed). */
-  readPids(): { records: EnginePidRecord[]; bad: string[] } {
+  /** Every pid file: the valid records, and what can be read of the others (`unreadable`, left where they are). */
+  readPids(): { records: EnginePidRecord[]; unreadable: UnreadablePidFile[] } {
     const records: EnginePidRecord[] = [];
-    const bad: string[] = [];
+    const unreadable: UnreadablePidFile[] = [];
     for (const name of readdirSync(this.dir).filter((n) => /^\d+\.json$/.test(n))) {
       const path = join(this.dir, name);
-      let parsed;
-      try {
-        parsed = EnginePidRecord.safeParse(JSON.parse(readFileSync(path, "utf8")));
-      } catch {
-        parsed = undefined;
-      }
-      if (parsed?.success && `${parsed.data.port}.json` === name) records.push(parsed.data);
-      else {
-        bad.push(path);
-        rmSync(path, { force: true });
-      }
+      const text = readText(path);
+      const record = parseRecord(text);
+      if (record && `${record.port}.json` === name) records.push(record);
+      else unreadable.push({ path, port: Number.parseInt(name, 10), pid: wholeNumberField(text, "pid"), processStartTime: wholeNumberField(text, "processStartTime") });
     }
-    return { records, bad };
+    return { records, unreadable };
+  }
+
+  /** Renames a pid file out of the way (`<port>.json.unreadable-<ms>`), where a later run will not read it again; returns the new path. */
+  setAside(path: string): string {
+    const aside = `${path}.unreadable-${Date.now()}`;
+    renameSync(path, aside);
+    return aside;
   }
 
   private pidPath(port: number): string {
     return join(this.dir, `${port}.json`);
   }
+}
+
+/**
+ * A pid file that is not a whole record: cut short (a crash mid-write on a bad disk) or in another
+ * format (an upgrade changed it). Its pid and start time, written first, are often still there.
+ */
+export interface UnreadablePidFile {
+  path: string;
+  /** From the file's name. */
+  port: number;
+  pid: number | undefined;
+  processStartTime: number | undefined;
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function parseRecord(text: string): EnginePidRecord | undefined {
+  try {
+    return EnginePidRecord.safeParse(JSON.parse(text)).data;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A whole number field of a record's text: one cut short inside the number (no `,` or `}` after it) does not count. */
+function wholeNumberField(text: string, name: string): number | undefined {
+  const match = new RegExp(`"${name}"\\s*:\\s*(\\d+)\\s*[,}]`).exec(text);
+  return match ? Number(match[1]) : undefined;
 }

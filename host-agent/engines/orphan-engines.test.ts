@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { readProcStat, runningInGroup } from "../util/proc-stat.ts";
@@ -134,6 +135,48 @@ describe("OrphanEngines: engines an earlier agent run left", () => {
     expect(orphans.size).toBe(0);
     expect(files.readPids().records).toEqual([]);
     expect(messages.filter((m) => m.startsWith("ended"))).toEqual([]);
+  });
+
+  /** Cuts the engine's pid file short just after `field`'s value (inside the next one), as a crash mid-write on a bad disk may leave it. */
+  function cutShort(files: EngineFiles, port: number, field: string): string {
+    const path = join(files.dir, `${port}.json`);
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, text.slice(0, text.indexOf(",", text.indexOf(`"${field}"`)) + 6));
+    return path;
+  }
+
+  it("ends the engine of a pid file cut short after its pid and start time, and no process that got its pid since", async () => {
+    const files = new EngineFiles(join(log.dir, "cut"));
+    const engine = await driver(files)(small);
+    const { pid } = startsOf().at(-1)!;
+    const path = cutShort(files, Number(new URL(engine.url!).port), "processStartTime");
+    // This test process stands in for an unrelated process that got an engine's pid.
+    writeFileSync(join(files.dir, "9006.json"), `{"pid":${process.pid},"processStartTime":${readProcStat(process.pid)!.startTime + 1},"star`);
+
+    const orphans = await recover(files);
+    expect(runningInGroup(pid)).toEqual([]);
+    expect(log.events()).toContainEqual(expect.objectContaining({ pid, event: "signal", signal: "SIGTERM" }));
+    expect(messages).toContainEqual(`ended the engine of unreadable pid file ${path} (pid ${pid}, port ${new URL(engine.url!).port}) left by an earlier run (its pid file cannot be read whole, so it cannot be adopted): SIGTERM`);
+    expect(messages).toContainEqual(`removed unreadable pid file ${join(files.dir, "9006.json")}: pid ${process.pid} no longer runs the process it named`);
+    expect(readdirSync(files.dir).filter((f) => f.includes(".json"))).toEqual([]);
+    expect(orphans.size).toBe(0);
+  });
+
+  it("sets a pid file cut short before its start time aside, with a warning, and keeps new engines off its port", async () => {
+    const files = new EngineFiles(join(log.dir, "aside"));
+    const engine = await driver(files)(small);
+    const { pid } = startsOf().at(-1)!;
+    const port = Number(new URL(engine.url!).port);
+    const path = cutShort(files, port, "pid");
+
+    const orphans = await recover(files);
+    expect(runningInGroup(pid)).toContain(pid);
+    expect(log.events().filter((e) => e.pid === pid && e.event === "signal")).toEqual([]);
+    const aside = readdirSync(files.dir).filter((f) => f.includes(".json"));
+    expect(aside).toEqual([expect.stringMatching(new RegExp(`^${port}\\.json\\.unreadable-\\d+$`))]);
+    expect(messages).toContainEqual(`warning: ${path} is not an engine pid file this agent can read, and gives no pid and start time to find its engine by; kept as ${join(files.dir, aside[0]!)}. An engine it named may still run unseen, holding GPUs and port ${port}: find it and end it`);
+    expect(orphans.holds(port)).toBe(true);
+    expect((await recover(files)).holds(port)).toBe(false);
   });
 
   it("ends the workers of an engine whose leader has died", async () => {
