@@ -104,8 +104,9 @@ describe("OrphanEngines: engines an earlier agent run left", () => {
     const now = driver(files, orphans);
     if (endAll) void orphans.endAll("not adopted within 0 ms");
     const starting = Promise.all(launches.map(now));
-    expect(await startedBeside(old, starting)).toBe(false);
-    await starting;
+    // Both awaited before asserting, so that engines started late are stopped after the test even when it fails.
+    const [beside] = await Promise.all([startedBeside(old, starting), starting]);
+    expect(beside).toBe(false);
     expect(runningInGroup(old)).toEqual([]);
     expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^ended vllm engine big#0 \\(pid ${old}, .*: SIGKILL after SIGTERM$`)));
   });
