@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 
 /** test-fixtures/fake-engine.js, runnable as `node <path> ...`. */
 export const FAKE_ENGINE = fileURLToPath(new URL("../test-fixtures/fake-engine.js", import.meta.url));
+/** test-fixtures/lost-port-engine.js: an engine that loses its port to a stranger it starts, which answers health checks after the engine exited. */
+export const LOST_PORT_ENGINE = fileURLToPath(new URL("../test-fixtures/lost-port-engine.js", import.meta.url));
 
 /** One JSON line of the fake engine's event log. */
 export interface FakeEngineEvent {

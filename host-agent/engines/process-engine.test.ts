@@ -1,14 +1,16 @@
 import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readProcStat } from "../util/proc-stat.ts";
 import { EngineFiles } from "./engine-files.ts";
-import { FAKE_ENGINE, FAKE_VLLM_COMMAND, fakeEngineLog } from "./fake-engine.test-helper.ts";
+import { FAKE_ENGINE, FAKE_VLLM_COMMAND, fakeEngineLog, LOST_PORT_ENGINE } from "./fake-engine.test-helper.ts";
 import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
 import type { Engine, EngineLaunch } from "./engine.ts";
 import { ProcessEngineDriver } from "./process-engine-driver.ts";
 import { ProcessEngine } from "./process-engine.ts";
 import { freePort } from "../util/free-port.ts";
+import { closeServer, listen } from "../util/http.ts";
 
 const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "llama-70b", servedName: "llama-70b", weights: "meta-llama/Llama-2-70b-hf", variant: "base", tp: 2, gpus: [2, 3], role: "mixed" };
 const started: Engine[] = [];
@@ -196,5 +198,48 @@ describe("ProcessEngine against the fake engine", () => {
     await expect.poll(() => exits.length, { timeout: 2000, interval: 20 }).toBe(1);
     expect(engine.state).toBe("failed");
     expect(exits[0]).toMatch(/killed by SIGKILL/);
+  });
+});
+
+describe("ProcessEngine on a port another process holds", () => {
+  const strangers: Server[] = [];
+  afterEach(async () => {
+    await Promise.all(strangers.splice(0).map((s) => closeServer(s)));
+  });
+  /** Another process's HTTP server on a free port, answering 200 to everything (health checks included). */
+  const stranger = async () => {
+    const server = createServer((_req, res) => res.end("x"));
+    strangers.push(server);
+    return Number(new URL(await listen(server, "127.0.0.1", await freePort())).port);
+  };
+
+  it("is not started there: the pool hands out the next port, and a start on that port fails without running the engine", async () => {
+    const port = await stranger();
+    const log = fakeEngineLog();
+    logs.push(log);
+    const files = new EngineFiles(join(log.dir, "engines"));
+    const options = { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50 };
+    const direct = new ProcessEngine(launch, { ...options, port, onExit: () => undefined });
+    started.push(direct);
+    await expect(direct.start()).rejects.toThrow(`vllm llama-tp2#0: port ${port} on 127.0.0.1 is in use by another process`);
+    expect(log.events()).toEqual([]);
+
+    const pooled = new ProcessEngineDriver({ ...options, portBase: port }).create(launch, () => undefined);
+    started.push(pooled);
+    await pooled.start();
+    const pooledPort = new URL(pooled.url!).port;
+    expect(Number(pooledPort)).toBeGreaterThan(port);
+    expect(log.events().filter((e) => e.event === "start").map((e) => e.argv!.at(-1))).toEqual([pooledPort]);
+  });
+
+  it("fails a start whose own process ended, with the engine's reason, though another process answered its health check", async () => {
+    const log = fakeEngineLog();
+    logs.push(log);
+    const exits: string[] = [];
+    const engine = new ProcessEngineDriver({ flavor: vllmFlavor, command: `${process.execPath} ${LOST_PORT_ENGINE} --host {host} --port {port}`, host: "127.0.0.1", portBase: 0, env: log.env(), files: new EngineFiles(join(log.dir, "engines")), startTimeoutMs: 10_000, stopGraceMs: 500, pollMs: 50 }).create(launch, (_e, why) => exits.push(why));
+    started.push(engine);
+    await expect(engine.start()).rejects.toThrow(/vllm llama-tp2#0 exited with status 1 before becoming healthy; last output:\nERROR: .*address already in use$/);
+    expect(engine.state).not.toBe("ready");
+    expect(exits).toEqual([]);
   });
 });

@@ -2,6 +2,8 @@ import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import { sleep } from "../util/backoff.ts";
+import { portIsFree } from "../util/free-port.ts";
+import { isRunning } from "../util/proc-stat.ts";
 import { parsePrometheusText } from "../util/prometheus-text.ts";
 import { expandCommand } from "./command-template.ts";
 import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
@@ -101,7 +103,9 @@ export class ProcessEngine implements Engine {
 
   async start(): Promise<void> {
     if (this.process) throw new EngineError(`${this.name} is already started`);
-    const { files, port } = this.options;
+    const { files, host, port } = this.options;
+    // Whatever listens there would answer the health checks while the engine fails to bind.
+    if (!(await portIsFree(host, port))) throw new EngineError(`${this.name}: port ${port} on ${host} is in use by another process`);
     const argv = this.argv;
     const logFd = files.openFreshLog(port);
     let proc: EngineProcess;
@@ -199,7 +203,9 @@ export class ProcessEngine implements Engine {
     });
     const deadline = Date.now() + this.options.startTimeoutMs;
     while (exitReason === undefined) {
-      if (await this.answers(flavorPath(this.options.flavor.healthPath))) {
+      // An answer counts only while the engine's own process runs: one that ended meanwhile
+      // (EADDRINUSE) did not answer, whatever took its port did.
+      if ((await this.answers(flavorPath(this.options.flavor.healthPath))) && stillRuns(proc)) {
         this.state = "ready";
         this.accepting = true;
         return;
@@ -241,6 +247,12 @@ export class ProcessEngine implements Engine {
 }
 
 const flavorPath = (path: string) => (path.startsWith("/") ? path : `/${path}`);
+
+/** Whether `proc` has not ended: neither seen to exit nor, where /proc tells, a zombie not yet reaped. */
+function stillRuns(proc: EngineProcess): boolean {
+  if (proc.hasExited) return false;
+  return proc.pid === undefined || proc.startTime === null || isRunning(proc.pid, proc.startTime);
+}
 
 /** The handoff's command words for `launch`: none for a mixed replica, or where the handoff is off. */
 export function kvHandoffWords(launch: EngineLaunch, o: Pick<ProcessEngineOptions, "kvHandoffArgs">): string {

@@ -38,6 +38,11 @@ export function rangeBelowEphemeral(): [number, number] | undefined {
   return Number.isInteger(low) && low - 1 > LOWEST_PICKED_PORT ? [LOWEST_PICKED_PORT, low] : undefined;
 }
 
+/** Whether `port` on `host` can be bound now (nothing listens there): bound and let go again at once. */
+export async function portIsFree(host: string, port: number): Promise<boolean> {
+  return (await bindAndRelease(host, port)) !== undefined;
+}
+
 /** Binds `port` (0: any) and lets it go again; the bound port, or undefined when it was in use. */
 function bindAndRelease(host: string, port: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
