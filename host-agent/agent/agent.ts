@@ -100,6 +100,7 @@ export class Agent {
       gpuCount: hardware.gpuCount,
       driver,
       report: (r) => this.edge.reportApplied(r),
+      keep: (slice, source) => recovery.plans.save(slice, source),
       drainTimeoutMs: config.drainTimeoutMs,
       retry: { ...backoff, maxAttempts: config.applyAttempts },
       log: this.log,
@@ -107,7 +108,7 @@ export class Agent {
     this.heartbeats = new HeartbeatLoop({ intervalMs: config.heartbeatMs, build: () => this.telemetry(), send: (t) => this.edge.heartbeat(t), backoff, log: this.log });
     const forecastSource = config.powerForecast;
     this.powerForecast = forecastSource === undefined ? undefined : new PowerForecastPusher({ intervalMs: config.powerForecastMs, backoff, make: () => sitePowerForecast(config.site, forecastSource, { fetch: deps.fetch }), push: (f) => this.edge.pushPowerForecast(f), log: this.log });
-    this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), log: this.log });
+    this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), unreachable: (why) => this.applyStoredPlan(why), log: this.log });
   }
 
   /**
@@ -144,6 +145,20 @@ export class Agent {
     agent.heartbeats.start();
     agent.powerForecast?.start();
     return agent;
+  }
+
+  /**
+   * The edge cannot be reached from the start: applies the plan the last run kept, so the engines
+   * it runs are adopted rather than ended, until the edge answers with its own. Nothing when no
+   * plan was kept, or a plan has come meanwhile (the local API).
+   */
+  private applyStoredPlan(why: string): void {
+    const stored = this.recovery.plans.load();
+    if (!stored || this.applier.current) return;
+    const { version, revision } = stored.slice;
+    const age = Math.round((Date.now() - stored.savedAtMs) / 1000);
+    this.log(`the edge cannot be reached (${why}); applying plan ${version}${revision ? ` revision ${revision}` : ""} that the last run kept in ${this.recovery.plans.path} (from the ${stored.source}, ${age} s ago) until it answers`);
+    this.applier.offer(stored.slice, "stored");
   }
 
   /** Site clock, ms: the simulated clock on a simulated site, else the wall clock. */

@@ -7,8 +7,8 @@ import type { EngineDriver, EngineLaunch } from "../engines/engine.ts";
 import type { ClockLock } from "../gpu-state/tracked-gpu-backend.ts";
 import type { SitePlanSlice } from "../protocol/plan-slice.ts";
 
-/** Where a plan came from: pulled from the edge, or posted to the local control API. */
-export type PlanSource = "edge" | "local";
+/** Where a plan came from: pulled from the edge, posted to the local control API, or kept in the state dir by an earlier run (applied while the edge cannot be reached). */
+export type PlanSource = "edge" | "local" | "stored";
 
 /** What this site should run: engines, a clock lock (or none) per GPU, and each instance's clock setting. */
 export interface DesiredState {

@@ -16,6 +16,8 @@ export interface PlanApplierOptions {
   driver: EngineDriver;
   /** Sends an applied/refused report to the edge (plans from the edge only). */
   report?: (report: AppliedReport) => Promise<void>;
+  /** Keeps each plan taken up from the edge or the local API where a restart finds it (`PlanStore`). */
+  keep?: (slice: SitePlanSlice, source: Exclude<PlanSource, "stored">) => void;
   drainTimeoutMs: number;
   retry: Backoff & { maxAttempts: number };
   log?: (message: string) => void;
@@ -24,6 +26,8 @@ export interface PlanApplierOptions {
 /** Where the applier stands. */
 export interface ApplierStatus {
   desiredVersion: number | null;
+  /** Where the plan being applied (or applied) came from; "stored": kept by an earlier run, applied while the edge cannot be reached. */
+  source: PlanSource | null;
   appliedVersion: number | null;
   phase: "idle" | "applying" | "retrying" | "failed";
   attempts: number;
@@ -55,7 +59,7 @@ export class PlanApplier {
   private stopped = false;
   private readonly wakeup = new Wakeup();
   private loop: Promise<void> = Promise.resolve();
-  private readonly state: ApplierStatus = { desiredVersion: null, appliedVersion: null, phase: "idle", attempts: 0, lastError: null, refused: null };
+  private readonly state: ApplierStatus = { desiredVersion: null, source: null, appliedVersion: null, phase: "idle", attempts: 0, lastError: null, refused: null };
   private readonly log: (message: string) => void;
 
   constructor(private readonly options: PlanApplierOptions) {
@@ -95,6 +99,8 @@ export class PlanApplier {
     this.desired = desiredState(slice, source, this.options.gpuCount);
     this.state.refused = null;
     this.state.desiredVersion = slice.version;
+    this.state.source = source;
+    if (source !== "stored") this.options.keep?.(slice, source);
     this.kick();
     return { accepted: true, version: slice.version };
   }

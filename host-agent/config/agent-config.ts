@@ -105,8 +105,8 @@ export const AgentConfig = z
     gatewayTtftMs: ms(500),
     gatewayTbtMs: ms(50),
     /**
-     * Where the agent keeps what must outlive it: the GPUs' settings from before its first change
-     * and the pid files of its engines. Default /var/lib/greenference-agent; a fresh temp dir for a
+     * Where the agent keeps what must outlive it: the GPUs' settings from before its first change,
+     * the pid files of its engines and the last plan it took up. Default /var/lib/greenference-agent; a fresh temp dir for a
      * simulated site (its GPUs and engines end with the agent).
      */
     stateDir: z.string().min(1).optional(),

@@ -24,7 +24,7 @@ async function site(o: { requests?: RequestTracker; perIteration?: boolean } = {
   const sim = await simulatedGpus(4);
   const loads = new Map<string, EngineLoad>();
   const engines = new Map<string, Engine>();
-  const status: ApplierStatus = { desiredVersion: null, appliedVersion: null, phase: "idle", attempts: 0, lastError: null, refused: null };
+  const status: ApplierStatus = { desiredVersion: null, source: null, appliedVersion: null, phase: "idle", attempts: 0, lastError: null, refused: null };
   const view: ApplierView & { current: ReturnType<typeof desiredState> | null } = { current: null, engines, status: () => status };
   const apply = (version: number, instances: InstanceInput[]) => {
     view.current = desiredState(SitePlanSlice.parse(sliceBody(version, "wind-a", instances)), "local", 4);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PlanPull } from "./edge-client.ts";
+import { EdgeError, type PlanPull } from "./edge-client.ts";
 import { PlanPoller } from "./plan-poller.ts";
 
 const timing = { intervalMs: 60_000, backoff: { baseMs: 60_000, maxMs: 60_000 } };
@@ -24,5 +24,26 @@ describe("PlanPoller", () => {
     await expect.poll(() => poller.stats.pulls).toBe(2);
     expect(offered).toEqual([{ version: 1 }]);
     expect(poller.stats.lastVersionSeen).toBe(1);
+  });
+
+  it("tells once that the edge cannot be reached when it has not answered since start, and never after it has", async () => {
+    const failWith = (error: EdgeError) => ({ pullPlan: () => Promise.reject(error) });
+    const unreachable = new EdgeError(null, "GET /plan: edge unreachable: ECONNREFUSED");
+    const told: string[] = [];
+    const down = new PlanPoller({ ...timing, edge: failWith(unreachable), offer: () => undefined, unreachable: (why) => told.push(why) });
+    expect(await down.pull()).toBe(false);
+    expect(await down.pull()).toBe(false);
+    expect(told).toEqual(["GET /plan: edge unreachable: ECONNREFUSED"]);
+
+    const later: string[] = [];
+    let answer: () => Promise<PlanPull> = () => Promise.resolve({ kind: "none" });
+    const up = new PlanPoller({ ...timing, edge: { pullPlan: () => answer() }, offer: () => undefined, unreachable: (why) => later.push(why) });
+    await up.pull();
+    answer = () => Promise.reject(unreachable);
+    await up.pull();
+    // A refusal (401) is an answer: the edge was reached, so no kept plan stands in for its own.
+    const refused = new PlanPoller({ ...timing, edge: failWith(new EdgeError(401, "bad token")), offer: () => undefined, unreachable: (why) => later.push(why) });
+    await refused.pull();
+    expect(later).toEqual([]);
   });
 });

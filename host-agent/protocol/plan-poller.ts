@@ -1,6 +1,6 @@
 import { PeriodicTask, type PeriodicTaskTiming } from "../util/periodic-task.ts";
 import { logsFailure } from "../util/backoff.ts";
-import { type EdgeClient } from "./edge-client.ts";
+import { EdgeError, type EdgeClient } from "./edge-client.ts";
 import { planEtag } from "../../src/core/schemas/plan-slice.ts";
 import { claimedRevision, claimedVersion } from "./plan-slice.ts";
 
@@ -8,6 +8,11 @@ export interface PlanPollerOptions extends PeriodicTaskTiming {
   edge: Pick<EdgeClient, "pullPlan">;
   /** Hands a new plan body to the applier (which validates it). */
   offer: (body: unknown) => void;
+  /**
+   * Told once, when a pull fails without the edge ever having answered since start (no answer,
+   * or a 5xx): the agent then applies the plan its last run kept, until the edge answers.
+   */
+  unreachable?: (why: string) => void;
   log?: (message: string) => void;
 }
 
@@ -24,7 +29,8 @@ export interface PlanPollStats {
  * Pulls this site's plan slice every `intervalMs` with the ETag of the last plan received, so an
  * unchanged plan costs a 304. New bodies go to `offer`; a refused body is not offered again until
  * the edge has a new version. While the edge is unreachable the last plan stays applied and the
- * poller retries with exponential backoff.
+ * poller retries with exponential backoff; when it cannot be reached from the start, `unreachable`
+ * is told once.
  *
  * @example
  * const poller = new PlanPoller({ edge, intervalMs: 5000, backoff: { baseMs: 1000, maxMs: 60_000 }, offer: (b) => applier.offer(b, "edge") });
@@ -33,6 +39,9 @@ export interface PlanPollStats {
 export class PlanPoller extends PeriodicTask {
   readonly stats: PlanPollStats = { pulls: 0, consecutiveFailures: 0, lastError: null, lastVersionSeen: null };
   private etag: string | undefined;
+  /** The edge has answered a pull (a plan, none, or a refusal of its own) since start. */
+  private reached = false;
+  private toldUnreachable = false;
 
   constructor(private readonly options: PlanPollerOptions) {
     super(options);
@@ -46,6 +55,7 @@ export class PlanPoller extends PeriodicTask {
   async pull(signal?: AbortSignal): Promise<boolean> {
     try {
       const pulled = await this.options.edge.pullPlan(this.etag);
+      this.reached = true;
       this.stats.pulls++;
       this.stats.consecutiveFailures = 0;
       this.stats.lastError = null;
@@ -60,7 +70,17 @@ export class PlanPoller extends PeriodicTask {
       this.stats.consecutiveFailures++;
       this.stats.lastError = (error as Error).message;
       if (logsFailure(this.stats.consecutiveFailures)) this.options.log?.(`plan pull failed (${this.stats.consecutiveFailures} in a row; keeping the current plan): ${this.stats.lastError}`);
+      this.noteFailure(error);
       return false;
     }
+  }
+
+  /** Tells `unreachable` of the first failure while the edge has not answered since start; a 4xx is an answer. */
+  private noteFailure(error: unknown): void {
+    const status = error instanceof EdgeError ? error.status : null;
+    if (status !== null && status < 500) this.reached = true;
+    if (this.reached || this.toldUnreachable) return;
+    this.toldUnreachable = true;
+    this.options.unreachable?.((error as Error).message);
   }
 }

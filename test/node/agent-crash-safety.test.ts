@@ -46,6 +46,7 @@ beforeAll(async () => {
 });
 afterAll(() => edge.close());
 beforeEach(() => {
+  edge.state.down = false;
   for (const list of [edge.state.applied, edge.state.registrations, edge.state.heartbeats]) list.length = 0;
 });
 afterEach(async () => {
@@ -95,6 +96,13 @@ async function startAgent(s: Setup, extra: string[] = [], gpus = fakeNvml(s)) {
   return { child, out, exited };
 }
 
+/** The agent's `/v1/status` through its local API (the address it printed first). */
+async function statusOf(agent: Awaited<ReturnType<typeof startAgent>>) {
+  const url = `${JSON.parse(agent.out.stdout.split("\n")[0]!).localApi}/v1/status`;
+  const response = await fetch(url, { headers: { authorization: "Bearer read_0123456789abcdef" } });
+  return (await response.json()) as { applier: { source: string | null; appliedVersion: number | null }; engines: { url: string; state: string }[] };
+}
+
 /** Runs the first agent until the ladder has lowered both limits and the plan has locked GPU 1, then SIGKILLs it. */
 async function crashWithEverythingChanged(s: Setup) {
   const plan = sliceBody(1, SITE, [{ id: "llama", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
@@ -130,7 +138,7 @@ describe("a host agent killed mid-run, started again", () => {
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
     expect(s.gpus()).toBe(STOCK);
-    expect(readdirSync(s.state).sort()).toEqual(["engines"]);
+    expect(readdirSync(s.state).sort()).toEqual(["engines", "plan.json"]);
   });
 
   it("adopts the engine the killed run left when the plan still runs it, with the limits back at their defaults", async () => {
@@ -142,7 +150,7 @@ describe("a host agent killed mid-run, started again", () => {
     expect(s.gpus()).toBe("0 0 400000\n1200 1200 700000\n");
     expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
     expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine llama#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
-    const status = await fetch(`${JSON.parse(second.out.stdout.split("\n")[0]!).localApi}/v1/status`, { headers: { authorization: "Bearer read_0123456789abcdef" } }).then((r) => r.json() as Promise<{ engines: { url: string; state: string }[] }>);
+    const status = await statusOf(second);
     expect(status.engines).toEqual([expect.objectContaining({ state: "ready" })]);
     expect((await fetch(`${status.engines[0]!.url}/health`)).status).toBe(200);
 
@@ -150,7 +158,7 @@ describe("a host agent killed mid-run, started again", () => {
     expect(await second.exited).toBe(0);
     expect(runningInGroup(engine.pid)).toEqual([]);
     expect(s.gpus()).toBe(STOCK);
-    expect(readdirSync(s.state).sort()).toEqual(["engines"]);
+    expect(readdirSync(s.state).sort()).toEqual(["engines", "plan.json"]);
     expect(readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"))).toEqual([]);
   });
 });
@@ -198,6 +206,33 @@ describe("a host agent killed while engines run on MIG slices, started again", (
     expect(second.out.stderr).toMatch(/ended vllm engine sliced#0 \(pid \d+, port \d+, GPUs 0\) left by an earlier run \(its GPUs' MIG layout is to change\): SIGTERM/);
     expect(smi.calls().slice(calls)).toEqual(expect.arrayContaining(["mig -i 0 -dci", "mig -i 0 -dgi", "-i 0 -mig 0"]));
     expect(s.engines.events().filter((e) => e.event === "start").at(-1)).toMatchObject({ cuda: "0" });
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  });
+});
+
+describe("a host agent killed mid-run, started again while the edge is down", () => {
+  it("applies the plan the killed run kept, adopting its engine, and follows the edge's plan once the edge answers", async () => {
+    const s = setup();
+    const { engine } = await crashWithEverythingChanged(s);
+    edge.state.down = true;
+    const adoptWindowMs = 5000;
+    const second = await startAgent(s, ["--engine-adopt-window-ms", String(adoptWindowMs)]);
+    const startedAt = Date.now();
+    await expect.poll(() => second.out.stderr, { timeout: 30_000, interval: 50 }).toMatch(new RegExp(`adopted vllm engine llama#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
+    expect(second.out.stderr).toMatch(/the edge cannot be reached \(.*edge is down\); applying plan 1 that the last run kept in .*\/plan\.json \(from the edge, \d+ s ago\) until it answers/);
+    await expect.poll(async () => (await statusOf(second)).applier, { timeout: 10_000, interval: 100 }).toMatchObject({ source: "stored", appliedVersion: 1 });
+    // Past the adoption window the engine still runs: the kept plan claimed it.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, startedAt + adoptWindowMs + 500 - Date.now())));
+    expect(runningInGroup(engine.pid)).toContain(engine.pid);
+    expect(second.out.stderr).not.toMatch(/ended vllm engine/);
+
+    edge.state.down = false;
+    const reports = edge.state.applied.length;
+    await expect.poll(() => edge.state.applied.slice(reports), { timeout: 30_000, interval: 50 }).toContainEqual(expect.objectContaining({ planVersion: 1, ok: true }));
+    expect((await statusOf(second)).applier).toMatchObject({ source: "edge", appliedVersion: 1 });
+    expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
+
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
   });
