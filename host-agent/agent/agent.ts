@@ -203,7 +203,7 @@ export class Agent {
 
   async status(): Promise<Record<string, unknown>> {
     const { gpus, instances } = await this.readings();
-    const engines = [...this.applier.engines.values()].map((e) => ({ instance: e.launch.instanceId, replica: e.launch.replica, kind: e.kind, state: e.state, url: e.url ?? null, accepting: e.accepting, gpus: e.launch.gpus }));
+    const engines = [...this.applier.engines.values()].map((e) => ({ instance: e.launch.instanceId, replica: e.launch.replica, kind: e.kind, state: e.state, url: e.url ?? null, accepting: e.accepting, unresponsive: e.unresponsive ?? null, gpus: e.launch.gpus }));
     return { site: this.config.site, gpuBackend: this.hardware.gpus.name, engine: this.config.engine, registered: this.registered, applier: this.applier.status(), planPoll: this.planPoller.stats, heartbeats: this.heartbeats.stats, powerForecast: this.powerForecast?.stats ?? null, controllers: this.controllers.status(), gpus, instances, engines };
   }
 

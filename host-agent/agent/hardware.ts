@@ -90,6 +90,7 @@ export function makeDriver(config: AgentConfig, hardware: Hardware, extras: Driv
     log: extras.log,
     startTimeoutMs: config.engineStartTimeoutMs,
     stopGraceMs: config.stopGraceMs,
+    liveness: { periodMs: config.engineLivenessMs, timeoutMs: config.engineLivenessTimeoutMs, failures: config.engineLivenessFailures, restartAfterMs: config.engineUnresponsiveRestartMs },
   });
 }
 

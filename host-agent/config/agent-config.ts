@@ -51,6 +51,14 @@ export const AgentConfig = z
     engineStartTimeoutMs: ms(900_000),
     drainTimeoutMs: ms(60_000),
     stopGraceMs: ms(15_000),
+    /** How often a ready vLLM/SGLang engine's health endpoint is checked, so that one that hangs (alive, not answering) is noticed, ms. */
+    engineLivenessMs: ms(1_000),
+    /** A health check with no answer within this fails, ms. */
+    engineLivenessTimeoutMs: ms(2_000),
+    /** Failed health checks in a row after which an engine is unresponsive: it gets no new requests and its instance is reported failed until it answers. */
+    engineLivenessFailures: count(3),
+    /** How long an engine may stay unresponsive before it is killed and started again, ms; 0: never. */
+    engineUnresponsiveRestartMs: z.number().int().nonnegative().default(120_000),
     /** host:port of the local API (status, /metrics, clock and plan control); off when absent. */
     listen: hostPort.optional(),
     readToken: z.string().min(16, "at least 16 characters").optional(),
@@ -148,6 +156,10 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "engineStartTimeoutMs",
   "drainTimeoutMs",
   "stopGraceMs",
+  "engineLivenessMs",
+  "engineLivenessTimeoutMs",
+  "engineLivenessFailures",
+  "engineUnresponsiveRestartMs",
   "heartbeatMs",
   "powerForecastMs",
   "planPollMs",

@@ -3,6 +3,7 @@ import { MigSlice } from "../../src/core/schemas/mig.ts";
 import type { KvHandoffProtocol } from "../../src/core/schemas/kv-transfer.ts";
 import { InstanceRole, type ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
+import type { Unresponsive } from "./liveness.ts";
 
 /** The engines the agent can drive. */
 export const EngineKind = z.enum(["vllm", "sglang", "sim"]);
@@ -76,8 +77,14 @@ export interface Engine {
   readonly state: InstanceState;
   /** Base URL of its OpenAI API (`http://127.0.0.1:8100`), once started. */
   readonly url: string | undefined;
-  /** False once draining or stopped: the site gateway must send it nothing new. */
+  /** False once draining or stopped, or while it does not answer: the site gateway must send it nothing new. */
   readonly accepting: boolean;
+  /**
+   * Set while it runs but does not answer its health checks (a hung process): it takes no new
+   * requests and its instance is reported failed until it answers. Engines in the agent's own
+   * process (simulated) have none.
+   */
+  readonly unresponsive?: Unresponsive;
   /**
    * Whether it records each request it finishes in the agent's request log itself, as the
    * simulated engine does (with the request's energy); the site gateway records the others'.

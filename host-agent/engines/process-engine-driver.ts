@@ -83,6 +83,9 @@ class PooledEngine implements Engine {
   get accepting(): boolean {
     return this.engine?.accepting ?? false;
   }
+  get unresponsive() {
+    return this.engine?.unresponsive;
+  }
 
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`${this.launch.instanceId} is already started`);

@@ -7,7 +7,7 @@ import { EngineFiles } from "./engine-files.ts";
 import { FAKE_ENGINE, FAKE_VLLM_COMMAND, fakeEngineLog, LOST_PORT_ENGINE } from "./fake-engine.test-helper.ts";
 import { sglangFlavor, vllmFlavor } from "./engine-flavors.ts";
 import type { Engine, EngineLaunch } from "./engine.ts";
-import { ProcessEngineDriver } from "./process-engine-driver.ts";
+import { ProcessEngineDriver, type ProcessDriverOptions } from "./process-engine-driver.ts";
 import { ProcessEngine } from "./process-engine.ts";
 import { freePort } from "../util/free-port.ts";
 import { closeServer, listen } from "../util/http.ts";
@@ -16,7 +16,7 @@ const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "llam
 const started: Engine[] = [];
 const logs: ReturnType<typeof fakeEngineLog>[] = [];
 
-function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overrides: Partial<{ startTimeoutMs: number; stopGraceMs: number }> = {}) {
+function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overrides: Partial<Pick<ProcessDriverOptions, "startTimeoutMs" | "stopGraceMs" | "liveness" | "log">> = {}) {
   const log = fakeEngineLog();
   logs.push(log);
   const files = new EngineFiles(join(log.dir, "engines"));
@@ -241,5 +241,48 @@ describe("ProcessEngine on a port another process holds", () => {
     await expect(engine.start()).rejects.toThrow(/vllm llama-tp2#0 exited with status 1 before becoming healthy; last output:\nERROR: .*address already in use$/);
     expect(engine.state).not.toBe("ready");
     expect(exits).toEqual([]);
+  });
+});
+
+describe("ProcessEngine that hangs (alive, not answering)", () => {
+  const liveness = { periodMs: 50, timeoutMs: 150, failures: 3, restartAfterMs: 0 };
+  /** Stops (SIGSTOP) the engine's process; the returned function lets it go on (SIGCONT). */
+  const hang = (pid: number) => {
+    process.kill(pid, "SIGSTOP");
+    return () => process.kill(pid, "SIGCONT");
+  };
+
+  it("takes no new requests while it does not answer its health checks, and says so once when it stops answering and once when it answers again", async () => {
+    const messages: string[] = [];
+    const { make, log } = driverWith({}, vllmFlavor, { liveness, log: (m) => messages.push(m) });
+    const engine = make();
+    await engine.start();
+    const resume = hang(log.events()[0]!.pid);
+    try {
+      await expect.poll(() => engine.unresponsive, { timeout: 5000, interval: 20 }).toEqual({ sinceMs: expect.any(Number), reason: "3 checks in a row failed, the last: no answer within 150 ms" });
+      expect(engine.accepting).toBe(false);
+      expect(engine.state).toBe("ready");
+    } finally {
+      resume();
+    }
+    await expect.poll(() => engine.accepting, { timeout: 5000, interval: 20 }).toBe(true);
+    expect(engine.unresponsive).toBeUndefined();
+    expect(messages).toEqual([
+      "engine vllm llama-tp2#0 stopped answering its health checks (3 checks in a row failed, the last: no answer within 150 ms); it gets no new requests and is reported failed until it answers",
+      expect.stringMatching(/^engine vllm llama-tp2#0 answers its health checks again, after \d+ s without$/),
+    ]);
+  });
+
+  it("is killed once it has not answered for restartAfterMs, and reported ended, so the applier starts it again", async () => {
+    const messages: string[] = [];
+    const { make, log, exits } = driverWith({}, vllmFlavor, { liveness: { ...liveness, restartAfterMs: 300 }, log: (m) => messages.push(m) });
+    const engine = make();
+    await engine.start();
+    const pid = log.events()[0]!.pid;
+    hang(pid);
+    await expect.poll(() => exits, { timeout: 10_000, interval: 20 }).toEqual([expect.stringMatching(/^vllm llama-tp2#0 did not answer its health checks for 300 ms and was killed to be started again/)]);
+    expect(engine.state).toBe("failed");
+    expect(readProcStat(pid)).toBeNull();
+    expect(messages.at(-1)).toBe("engine vllm llama-tp2#0 did not answer its health checks for 300 ms and was killed to be started again");
   });
 });

@@ -9,6 +9,7 @@ import { expandCommand } from "./command-template.ts";
 import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
 import { KV_SIDE_CHANNEL_BLOCK, type EngineFlavor } from "./engine-flavors.ts";
 import { adoptEngineProcess, spawnEngineProcess, type EngineProcess } from "./engine-process.ts";
+import { LivenessWatch, type LivenessOptions, type Unresponsive } from "./liveness.ts";
 import { EngineError, EngineLaunch, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLoad } from "./engine.ts";
 import { readLastLines } from "./output-tail.ts";
 
@@ -29,9 +30,12 @@ export interface ProcessEngineOptions {
   startTimeoutMs: number;
   /** Between SIGTERM and SIGKILL. */
   stopGraceMs: number;
-  /** Health, drain and (adopted engines) liveness polling period. Default 250 ms. */
+  /** Health (while starting), drain and (adopted engines) exit polling period. Default 250 ms. */
   pollMs?: number;
+  /** How a ready engine's health endpoint is checked for an engine that hangs; not checked when absent. */
+  liveness?: LivenessOptions;
   onExit: EngineExitListener;
+  log?: (message: string) => void;
 }
 
 /**
@@ -51,9 +55,13 @@ export class ProcessEngine implements Engine {
   readonly kind;
   readonly recordsRequests = false;
   state: InstanceState = "stopped";
-  accepting = false;
   private process: EngineProcess | undefined;
   private stopping = false;
+  /** Takes requests unless draining or stopped; the gateway also skips it while it does not answer. */
+  private admitting = false;
+  private liveness: LivenessWatch | undefined;
+  /** Why the agent killed it, when it did (a hung engine, to start it again). */
+  private killedBecause: string | undefined;
 
   constructor(
     readonly launch: EngineLaunch,
@@ -64,6 +72,15 @@ export class ProcessEngine implements Engine {
 
   get url(): string {
     return `http://${this.options.host}:${this.options.port}`;
+  }
+
+  get accepting(): boolean {
+    return this.admitting && !this.unresponsive;
+  }
+
+  /** Set while it is up but does not answer its health checks (`liveness`). */
+  get unresponsive(): Unresponsive | undefined {
+    return this.liveness?.unresponsive;
   }
 
   /** How it takes part in the gateway's KV handoff: a prefill or decode replica started with the handoff's words does, as its engine does. */
@@ -150,7 +167,7 @@ export class ProcessEngine implements Engine {
   }
 
   async drain(timeoutMs: number): Promise<DrainResult> {
-    this.accepting = false;
+    this.admitting = false;
     if (this.state === "ready" || this.state === "starting") this.state = "draining";
     const deadline = Date.now() + timeoutMs;
     let running = 0;
@@ -170,7 +187,8 @@ export class ProcessEngine implements Engine {
 
   async stop(): Promise<void> {
     const proc = this.process;
-    this.accepting = false;
+    this.admitting = false;
+    this.liveness?.stop();
     if (!proc) {
       if (this.state !== "failed") this.state = "stopped";
       return;
@@ -196,6 +214,7 @@ export class ProcessEngine implements Engine {
     this.process = proc;
     this.state = "starting";
     this.stopping = false;
+    this.killedBecause = undefined;
     let exitReason: string | undefined;
     void proc.exited.then((reason) => {
       exitReason = reason;
@@ -205,9 +224,10 @@ export class ProcessEngine implements Engine {
     while (exitReason === undefined) {
       // An answer counts only while the engine's own process runs: one that ended meanwhile
       // (EADDRINUSE) did not answer, whatever took its port did.
-      if ((await this.answers(flavorPath(this.options.flavor.healthPath))) && stillRuns(proc)) {
+      if ((await this.answers()) && stillRuns(proc)) {
         this.state = "ready";
-        this.accepting = true;
+        this.admitting = true;
+        this.watchLiveness(proc);
         return;
       }
       if (Date.now() >= deadline) {
@@ -222,22 +242,57 @@ export class ProcessEngine implements Engine {
 
   private onProcessGone(reason: string): void {
     this.process = undefined;
-    this.accepting = false;
+    this.admitting = false;
+    this.liveness?.stop();
     this.options.files.removePid(this.options.port);
     if (this.stopping) return;
     const wasUp = this.state === "ready" || this.state === "draining";
     this.state = "failed";
-    if (wasUp) this.options.onExit(this, `${this.name} ${reason}${this.tail()}`);
+    if (wasUp) this.options.onExit(this, `${this.name} ${this.killedBecause ?? reason}${this.tail()}`);
   }
 
-  private async answers(path: string): Promise<boolean> {
+  /**
+   * Checks the ready engine's health endpoint from now on: one that stops answering (hung, not
+   * ended) takes no new requests and is reported, and after `restartAfterMs` is killed, so the
+   * applier starts it again as it does an engine that ended.
+   */
+  private watchLiveness(proc: EngineProcess): void {
+    const o = this.options.liveness;
+    if (!o) return;
+    const log = this.options.log ?? (() => undefined);
+    this.liveness = new LivenessWatch((signal) => this.checkHealth(signal), o, {
+      changed: (now, was) => {
+        if (now) log(`engine ${this.name} stopped answering its health checks (${now.reason}); it gets no new requests and is reported failed until it answers`);
+        else log(`engine ${this.name} answers its health checks again, after ${Math.round((Date.now() - was!.sinceMs) / 1000)} s without`);
+      },
+      stuck: () => {
+        this.killedBecause = `did not answer its health checks for ${o.restartAfterMs} ms and was killed to be started again`;
+        log(`engine ${this.name} ${this.killedBecause}`);
+        proc.signal("SIGKILL");
+      },
+    });
+    this.liveness.start();
+  }
+
+  private answers(): Promise<boolean> {
+    return this.checkHealth(AbortSignal.timeout(2000)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Resolves when the health endpoint answers 200 before `signal` aborts; rejects saying why not. */
+  private async checkHealth(signal: AbortSignal): Promise<void> {
+    let response: Response;
     try {
-      const response = await fetch(`${this.url}${path}`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      return response.ok;
-    } catch {
-      return false;
+      response = await fetch(`${this.url}${flavorPath(this.options.flavor.healthPath)}`, { signal });
+    } catch (error) {
+      // fetch's own message is "fetch failed"; the cause says what happened (ECONNREFUSED ...).
+      const cause = (error as Error).cause;
+      throw new Error(cause instanceof Error ? cause.message : (error as Error).message, { cause: error });
     }
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
   }
 
   private tail(): string {

@@ -171,7 +171,7 @@ function servesClass(slice: SitePlanSlice, site: string, inst: PlannedInstance, 
 
 function describe(engines: readonly Engine[], state: InstanceState): string {
   if (engines.length === 0) return state === "failed" ? "none running: its start failed" : "none running";
-  return engines.map((e) => `${launchKey(e.launch)} ${e.accepting || e.state !== "ready" ? e.state : "not accepting"}`).join(", ");
+  return engines.map((e) => `${launchKey(e.launch)} ${e.accepting || e.state !== "ready" ? e.state : e.unresponsive ? "not answering its health checks" : "not accepting"}`).join(", ");
 }
 
 const byKey = (a: Engine, b: Engine) => a.launch.instanceId.localeCompare(b.launch.instanceId) || a.launch.replica - b.launch.replica;

@@ -60,6 +60,7 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
       id: i.id,
       state: i.state,
       ...(i.covered ? { covered: true } : {}),
+      ...(i.unresponsive > 0 ? { unresponsive: i.unresponsive } : {}),
       // Waiting for admission as routing reads it: in the engines' queues and the site gateway's.
       waiting: Math.round(i.waiting + i.held),
       running: Math.round(i.running),

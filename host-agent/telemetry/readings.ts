@@ -23,6 +23,8 @@ export interface InstanceReading {
   /** Starting, and served meanwhile on the engines it replaces (`handoverReplicas`), whose queues it reports. */
   covered: boolean;
   replicas: number;
+  /** Replicas that run but do not answer their health checks (their queues are not read). */
+  unresponsive: number;
   /** Requests waiting in its engines' queues. */
   waiting: number;
   /** Requests for it that the site gateway holds in its own queue (replicas full, or the emergency ladder keeping the queue there). */
@@ -47,8 +49,9 @@ export async function readGpus(gpus: TrackedGpuBackend, types: readonly GpuType[
 }
 
 /**
- * Reads every instance: queue and KV use from its replicas' metrics (a replica that does not
- * answer counts as empty), or for a starting one that `handover` covers, from the engines standing
+ * Reads every instance: queue and KV use from its replicas' metrics (a replica whose read fails
+ * counts as empty; one that does not answer its health checks is not read, and is counted as
+ * `unresponsive`), or for a starting one that `handover` covers, from the engines standing
  * in for it; the requests the site gateway holds for it (`held`); served load and latencies from
  * the request log over (sinceMs, nowMs].
  */
@@ -59,7 +62,7 @@ export async function readInstances(states: ReadonlyMap<string, InstanceState>, 
     [...states].map(async ([id, state]) => {
       const replicas = byId.get(id) ?? [];
       const standIns = state === "starting" ? (o.handover?.(id) ?? []) : [];
-      const measured = standIns.length > 0 ? standIns : replicas.filter((e) => e.state === "ready" || e.state === "draining");
+      const measured = standIns.length > 0 ? standIns : replicas.filter((e) => (e.state === "ready" || e.state === "draining") && !e.unresponsive);
       const loads = await Promise.all(measured.map((e) => e.load().catch(() => ({ running: 0, waiting: 0, kvUse: 0 }))));
       const sum = (f: (l: { running: number; waiting: number; kvUse: number }) => number) => loads.reduce((s, l) => s + f(l), 0);
       return {
@@ -67,6 +70,7 @@ export async function readInstances(states: ReadonlyMap<string, InstanceState>, 
         state,
         covered: standIns.length > 0,
         replicas: replicas.length,
+        unresponsive: replicas.filter((e) => e.unresponsive).length,
         waiting: sum((l) => l.waiting),
         held: o.held?.(id) ?? 0,
         running: sum((l) => l.running),

@@ -127,14 +127,14 @@ describe("site ingress on a simulated site", () => {
   });
 });
 
-/** A fake edge with `plan` and an agent running fake vLLM processes (`engineEnv`) on two simulated GPUs, plan 1 applied. */
-async function processAgent(plan: ReturnType<typeof sliceBody>, engineEnv: NodeJS.ProcessEnv): Promise<{ edge: Awaited<ReturnType<typeof startFakeEdge>>; agent: Agent }> {
+/** A fake edge with `plan` and an agent running fake vLLM processes (`engineEnv`) on two simulated GPUs, plan 1 applied; `flags` add to its configuration. */
+async function processAgent(plan: ReturnType<typeof sliceBody>, engineEnv: NodeJS.ProcessEnv, o: { flags?: Record<string, string>; log?: (message: string) => void } = {}): Promise<{ edge: Awaited<ReturnType<typeof startFakeEdge>>; agent: Agent }> {
   const edge = await startFakeEdge(SITE, TOKEN);
   edge.state.plan = plan;
-  const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000" } });
+  const config = loadAgentConfig({ flags: { ...base, edge: edge.url, gpu: "nvml", engine: "vllm", engineCommand: FAKE_VLLM_COMMAND, enginePortBase: "0", stopGraceMs: "1000", ...o.flags } });
   const gpus = new SimulatedGpuBackend({ type: "H100-80GB", count: 2, now: () => Date.now() });
   await gpus.init();
-  const agent = await Agent.start(config, { gpus, engineEnv, log: () => undefined });
+  const agent = await Agent.start(config, { gpus, engineEnv, log: o.log ?? (() => undefined) });
   await applied(agent, 1, 10_000);
   return { edge, agent };
 }
@@ -244,5 +244,56 @@ describe("a plan change under traffic, with engine processes (make-before-break)
     expect(newStart).toBeGreaterThanOrEqual(0);
     expect(oldStop).toBeGreaterThan(newStart);
     expect([...agent.applier.engines.keys()]).toEqual(["new#0"]);
+  });
+});
+
+describe("an engine process that hangs (stopped, not ended)", () => {
+  const engines = fakeEngineLog();
+  const messages: string[] = [];
+  let edge: Awaited<ReturnType<typeof startFakeEdge>>;
+  let agent: Agent;
+  const model = "meta-llama/Llama-3.1-8B-Instruct";
+  let resume: () => void = () => undefined;
+
+  beforeAll(async () => {
+    const plan = sliceBody(1, SITE, [{ id: "a", model, gpus: [0], loadRps: { SM: 1 } }, { id: "b", model, gpus: [1], loadRps: { SM: 1 } }], { SM: [{ site: SITE, instance: "a", weight: 1 }] });
+    const flags = { engineLivenessMs: "100", engineLivenessTimeoutMs: "300", engineLivenessFailures: "3", engineUnresponsiveRestartMs: "0" };
+    ({ edge, agent } = await processAgent(plan, engines.env(), { flags, log: (m) => messages.push(m) }));
+  });
+  afterAll(async () => {
+    resume();
+    await agent?.stop();
+    await edge?.close();
+    engines.remove();
+  });
+
+  it("is reported failed and unresponsive, gets no requests (they go to another instance of the model), and comes back when it answers", async () => {
+    const pidOf = (instance: string) => engines.events().find((e) => e.event === "start" && e.cuda === (instance === "a" ? "0" : "1"))!.pid;
+    const stopped = pidOf("a");
+    process.kill(stopped, "SIGSTOP");
+    resume = () => void process.kill(stopped, "SIGCONT");
+    const reported = (id: string) => edge.state.heartbeats.at(-1)?.instances.find((i) => i.id === id);
+    await expect.poll(() => reported("a"), { timeout: 10_000, interval: 50 }).toMatchObject({ state: "failed", unresponsive: 1 });
+    expect(reported("b")).toMatchObject({ state: "ready" });
+    expect(reported("b")).not.toHaveProperty("unresponsive");
+
+    const t0 = Date.now();
+    const answer = await ingressFetch(`${agent.ingressUrl}/v1/chat/completions`, { method: "POST", headers: edgeHeaders("a"), body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("x-greenference-replica")).toBe("b#0");
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const status = (await agent.status()) as { engines: { instance: string; accepting: boolean; unresponsive: unknown }[] };
+    expect(status.engines.find((e) => e.instance === "a")).toMatchObject({ accepting: false, unresponsive: { sinceMs: expect.any(Number), reason: expect.stringContaining("no answer within 300 ms") } });
+    const unresponsive = async (id: string) => parsePrometheusText(await agent.metricsText()).find((m) => m.name === "greenference_engine_unresponsive_replicas" && m.labels.instance === id)?.value;
+    expect([await unresponsive("a"), await unresponsive("b")]).toEqual([1, 0]);
+
+    resume();
+    await expect.poll(() => reported("a"), { timeout: 10_000, interval: 50 }).toMatchObject({ state: "ready" });
+    expect(reported("a")).not.toHaveProperty("unresponsive");
+    expect(await unresponsive("a")).toBe(0);
+    expect(messages.filter((m) => m.includes("health checks"))).toEqual([
+      expect.stringMatching(/^engine vllm a#0 stopped answering its health checks \(3 checks in a row failed/),
+      expect.stringMatching(/^engine vllm a#0 answers its health checks again/),
+    ]);
   });
 });

@@ -37,6 +37,11 @@ export const InstanceTelemetry = z.object({
    * engines'.
    */
   covered: z.boolean().optional(),
+  /**
+   * Replicas whose engine runs but stopped answering its health checks (hung): they take no
+   * requests, and the instance is reported failed meanwhile. Absent when none (and from older agents).
+   */
+  unresponsive: z.number().int().positive().optional(),
   waiting: z.number().int().nonnegative(),
   running: z.number().int().nonnegative(),
   /** Fraction of KV-cache blocks in use. */
