@@ -15,16 +15,12 @@
 /* global setTimeout */
 import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { flagValue, listenAddress } from "./engine-argv.js";
 
 const env = process.env;
 const argv = process.argv.slice(2);
-const after = (flag, fallback) => {
-  const i = argv.indexOf(flag);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
-};
-const port = Number(after("--port", "8000"));
-const host = after("--host", "127.0.0.1");
-const servedName = after("--served-model-name", undefined);
+const { port, host } = listenAddress(argv);
+const servedName = flagValue(argv, "--served-model-name", undefined);
 const flavor = env.FAKE_ENGINE_FLAVOR ?? "vllm";
 const bootMs = Number(env.FAKE_ENGINE_BOOT_MS ?? 0);
 const delayMs = Number(env.FAKE_ENGINE_DELAY_MS ?? 0);

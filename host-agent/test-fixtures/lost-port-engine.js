@@ -9,14 +9,10 @@
 import { spawn } from "node:child_process";
 import { createServer, connect } from "node:net";
 import { fileURLToPath } from "node:url";
+import { listenAddress } from "./engine-argv.js";
 
 const argv = process.argv.slice(2);
-const after = (flag, fallback) => {
-  const i = argv.indexOf(flag);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
-};
-const port = Number(after("--port", "8000"));
-const host = after("--host", "127.0.0.1");
+const { port, host } = listenAddress(argv);
 
 if (argv[0] === "--stranger") {
   const answerMs = Number(process.env.STRANGER_ANSWER_MS ?? 600);
