@@ -42,12 +42,22 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return (await loaded.run(rest)) ?? 0;
   } catch (error) {
-    if (error instanceof CliError || (error instanceof Error && error.name === "DataError")) {
+    if (error instanceof CliError || (error instanceof Error && error.name === "DataError") || isSystemError(error)) {
       console.error(`greenference ${name}: ${error.message}`);
       return 1;
     }
     throw error;
   }
+}
+
+/**
+ * An error the operating system gave for a path the user named (an output that is a file, a
+ * directory that cannot be written): its message names the call and the path, which is all the
+ * user needs; a stack trace would only bury it.
+ */
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  const e = error as NodeJS.ErrnoException;
+  return error instanceof Error && typeof e.code === "string" && typeof e.syscall === "string";
 }
 
 /** The module a failed import could not find (relative to the package when inside it), or undefined for any other error. */

@@ -6,13 +6,21 @@ export interface Command {
   run(argv: string[]): Promise<number | void>;
 }
 
-/** Parses a command's flags strictly; unknown flags are a user error that names the flag. */
-export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, usage: string) {
+/**
+ * Parses a command's flags strictly; unknown flags are a user error that names the flag, and so
+ * are arguments past the `positionals` the command takes (a misspelt subcommand would otherwise
+ * run the command itself).
+ */
+export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, usage: string, o: { positionals?: number } = {}) {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: true });
   } catch (error) {
     throw new CliError(`${(error as Error).message}\n${usage}`);
   }
+  const extra = parsed.positionals.slice(o.positionals ?? 0);
+  if (extra.length > 0 && !(parsed.values as { help?: boolean }).help) throw new CliError(`unexpected argument '${extra[0]!.slice(0, 64)}'\n${usage}`);
+  return parsed;
 }
 
 /** Prints the result: a human view (unless --json), then always the JSON object as the last stdout line. */

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { CliError } from "../../lib/cli-error.ts";
 import { loadAzureTrace, loadGrid } from "../../host-agent/data/read-data-file.ts";
 import { localFleet, stackSitePowerW, windScaling } from "../../lib/stack/local-fleet.ts";
 import type { StackConfig } from "../../lib/stack/stack-config.ts";
@@ -72,7 +73,7 @@ export async function batchDay(config: StackConfig, startMs: number, hours: numb
   const sitesOver = (fromMs: number, hours: number): FleetSite[] =>
     series.map((x) => {
       const first = x.epochMs.indexOf(fromMs);
-      if (first < 0 || first + hours > x.epochMs.length) throw new RangeError(`${x.file} covers ${new Date(x.epochMs[0]!).toISOString()} to ${new Date(x.epochMs.at(-1)! + HOUR_MS).toISOString()}; the bench needs ${hours} hours from ${new Date(fromMs).toISOString()} (on the hour)`);
+      if (first < 0 || first + hours > x.epochMs.length) throw new CliError(`--start: ${x.file} covers ${new Date(x.epochMs[0]!).toISOString()} to ${new Date(x.epochMs.at(-1)! + HOUR_MS).toISOString()}; the bench needs ${hours} hours from ${new Date(fromMs).toISOString()} (on the hour)`);
       const hourly = (name: string, unit: string, values: number[]) => ({ name, unit, startS: 0, intervalS: 3600, values: values.slice(first, first + hours) });
       return { id: x.site.id as SiteId, gpu, gpus: x.site.gpus, power: hourly(`${x.site.id} power`, "W", x.power), carbon: hourly(`${x.site.id} intensity`, "gCO2/kWh", x.carbon) };
     });

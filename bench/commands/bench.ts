@@ -82,6 +82,7 @@ export const bench: Command = {
         quick: { type: "boolean", default: false },
       },
       usage,
+      { positionals: 1 },
     );
     if (values.help) return void console.log(usage);
     const name = positionals[0];

@@ -59,6 +59,7 @@ export const reproduce: Command = {
         json: { type: "boolean", default: false },
       },
       usage,
+      { positionals: 1 },
     );
     if (values.help) return void console.log(usage);
     const which = positionals[0];

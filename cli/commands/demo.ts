@@ -4,6 +4,7 @@ import { energyOptimalConfig } from "../../src/core/calibration/energy-optimal-c
 import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
 import { defaultClocks } from "../../src/core/profiling/virtual-profiler.ts";
 import { markdownTable } from "../../lib/report/markdown-table.ts";
+import { asCliError } from "../../lib/cli-error.ts";
 import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
 
 const usage = `usage: greenference demo [--model ID] [--gpu a100|h100] [--tokens-per-second N] [--seed N] [--json]
@@ -18,8 +19,8 @@ export const demo: Command = {
   async run(argv) {
     const { values } = parseFlags(argv, { model: { type: "string", default: "llama2-70b" }, gpu: { type: "string", default: "h100" }, "tokens-per-second": { type: "string", default: "2000" }, seed: { type: "string", default: "1" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);
-    const llm = llmSpec(values.model);
-    const gpu = gpuSpec(values.gpu);
+    const llm = asCliError(() => llmSpec(values.model));
+    const gpu = asCliError(() => gpuSpec(values.gpu));
     const tokensPerSecond = positiveInt(values["tokens-per-second"], "--tokens-per-second");
     const seed = positiveInt(values.seed, "--seed");
     const clocks = defaultClocks(gpu);

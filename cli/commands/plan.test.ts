@@ -103,4 +103,14 @@ describe("greenference plan --fleet", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.err.join("\n")).toContain("--policy must be one of");
   });
+
+  it("refuses an --rps that is no positive number and a --demand for a class the fleet lacks, naming the flag", async () => {
+    for (const rps of ["abc", "-5", "0", "Infinity"]) {
+      const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "heron", `--rps=${rps}`]);
+      expect(r.code).toBe(1);
+      expect(r.err.join("\n")).toContain(`--rps takes a positive number of requests per second, got '${rps}'`);
+    }
+    const unknownClass = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "heron", "--demand", "XX=3"]);
+    expect(unknownClass.err.join("\n")).toMatch(/--demand: docs\/fleets\/example.json has no class "XX"/);
+  });
 });

@@ -58,7 +58,9 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
   const carbon = o.carbon ? parseRates(o.carbon, "--carbon", "SITE=GCO2_PER_KWH pairs, e.g. grid-west=250") : {};
   const fleet = withFixedCarbon(await readJsonFile(file, Fleet), carbon);
   const forecasts = o.forecasts ? await readJsonFile(o.forecasts, z.array(Forecast).min(1)) : [];
-  const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, Number(o.rps) / fleet.classes.length]));
+  const demandRps = o.demand ? parseRates(o.demand, "--demand", "CLASS=RPS pairs, e.g. SS=3,MM=1.5") : Object.fromEntries(fleet.classes.map((c) => [c.id, totalRps(o.rps) / fleet.classes.length]));
+  const unknownClass = Object.keys(demandRps).find((id) => !fleet.classes.some((c) => c.id === id));
+  if (unknownClass !== undefined) throw new CliError(`--demand: ${file} has no class "${unknownClass.slice(0, 32)}" (its classes: ${fleet.classes.map((c) => c.id).join(", ")})`);
   // The slot the forecasts describe: from their latest issue time (a file read later is not stale for that).
   const nowMs = forecasts.length > 0 ? Math.max(...forecasts.map((f) => f.issuedAtMs)) : Date.now();
   const assembled = assemblePlanningInput({ fleet, plan: null, forecasts, measured: demandRps, profile: fleetVirtualProfile(fleet, seed), nowMs });
@@ -116,12 +118,19 @@ function planFor(kind: string, fleet: Fleet, input: PlanningInput, solver: LpSol
   return planWithPolicy(entry, { kind: entry.kind, weights: fleet.policy.kind === entry.kind ? fleet.policy.weights : entry.defaultWeights }, input, solver, fleet);
 }
 
+/** `--rps`: the fleet's whole demand, a positive number of requests per second. */
+function totalRps(text: string): number {
+  const n = Number(text);
+  if (!(n > 0 && Number.isFinite(n))) throw new CliError(`--rps takes a positive number of requests per second, got '${text.slice(0, 32)}'`);
+  return n;
+}
+
 function parseRates(text: string, flag: string, form: string): Record<string, number> {
   return Object.fromEntries(
     text.split(",").map((pair) => {
       const [id, value] = pair.split("=");
       const n = Number(value);
-      if (!id || value === undefined || value.trim() === "" || !(n >= 0)) throw new CliError(`${flag} takes ${form}; got "${pair}"`);
+      if (!id || value === undefined || value.trim() === "" || !(n >= 0 && Number.isFinite(n))) throw new CliError(`${flag} takes ${form}; got "${pair}"`);
       return [id.trim(), n];
     }),
   );

@@ -54,4 +54,28 @@ describe("greenference profile --virtual", () => {
     expect(real.code).toBe(1);
     expect(real.err.join("\n")).toContain("only --virtual");
   });
+
+  it("refuses TPs the model's weights do not fit (it wrote an empty table), and names those it leaves out", async () => {
+    const none = await runCli(["profile", "--virtual", "--model", "llama2-70b", "--gpu", "h100", "--tp", "1", "--loads", "0.5", "--requests", "10", "--out", mkdtempSync(join(tmpdir(), "gf-profile-"))]);
+    expect(none.code).toBe(1);
+    expect(none.err.join("\n")).toMatch(/--tp 1: llama2-70b's weights fit on no such number of H100-80GB GPUs/);
+    const some = await runCli(["profile", "--virtual", "--model", "llama2-70b", "--gpu", "h100", "--tp", "1,2", "--loads", "0.5", "--requests", "10", "--out", mkdtempSync(join(tmpdir(), "gf-profile-")), "--json"]);
+    expect(some.code).toBe(0);
+    expect(some.err.join("\n")).toMatch(/--tp 1 left out: llama2-70b's weights do not fit/);
+    expect(some.last().tps).toEqual([2]);
+  });
+
+  it("says what the system refused for an output path that is a file, with no stack trace", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "gf-profile-")), "a-file");
+    writeFileSync(file, "");
+    const r = await runCli(["profile", "--virtual", "--model", "llama3.1-8b", "--gpu", "a100", "--tp", "1", "--loads", "0.5", "--requests", "10", "--out", file]);
+    expect(r.code).toBe(1);
+    expect(r.err).toEqual([expect.stringMatching(/^greenference profile: EEXIST: file already exists, mkdir '.*a-file'$/)]);
+  });
+
+  it("takes no arguments besides its flags", async () => {
+    const r = await runCli(["profile", "--virtual", "extra"]);
+    expect(r.code).toBe(1);
+    expect(r.err.join("\n")).toMatch(/unexpected argument 'extra'/);
+  });
 });

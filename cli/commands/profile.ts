@@ -5,7 +5,7 @@ import { llmSpec } from "../../src/core/model/llm-specs.ts";
 import { classLengthsFromScheme, DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
-import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
+import { defaultClocks, virtualProfile, weightsFit } from "../../src/core/profiling/virtual-profiler.ts";
 import { asCliError, CliError } from "../../lib/cli-error.ts";
 import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
 
@@ -45,6 +45,9 @@ export const profile: Command = {
     const llm = asCliError(() => llmSpec(values.model!));
     const gpu = asCliError(() => gpuSpec(values.gpu!));
     const tps = values.tp.split(",").map((t) => positiveInt(t.trim(), "--tp"));
+    const unfit = tps.filter((tp) => !weightsFit(llm, gpu, tp));
+    if (unfit.length === tps.length) throw new CliError(`--tp ${values.tp}: ${llm.id}'s weights fit on no such number of ${gpu.type} GPUs; give a larger TP`);
+    if (unfit.length > 0) console.error(`greenference profile: --tp ${unfit.join(",")} left out: ${llm.id}'s weights do not fit on so few ${gpu.type} GPUs`);
     const loadFractions = values.loads.split(",").map((x) => {
       const n = Number(x);
       if (!(n > 0 && n <= 1)) throw new CliError(`--loads takes fractions in (0, 1], got '${x}'`);

@@ -9,6 +9,7 @@ import { isLost } from "../../lib/stack/request-outcome.ts";
 import { StackConfig } from "../../lib/stack/stack-config.ts";
 import { StackMonitor } from "../../lib/stack/stack-monitor.ts";
 import { startBanner } from "../../lib/stack/start-banner.ts";
+import { MAX_TIMER_MS } from "../../host-agent/util/timer-limit.ts";
 
 const SMOKE_DEFAULT_S = 60;
 
@@ -69,7 +70,7 @@ export const start: Command = {
     const parsed = StackConfig.safeParse({ ...fromFile, ...flags });
     if (!parsed.success) throw new CliError(`invalid stack configuration (fix the flag or the --config key named below): ${z.prettifyError(parsed.error)}`);
     const durationS = values.duration === undefined ? (values.smoke ? SMOKE_DEFAULT_S : null) : Number(values.duration);
-    if (durationS !== null && !(durationS > 0)) throw new CliError(`--duration must be a positive number of seconds, got '${values.duration}'`);
+    if (durationS !== null && !(durationS > 0 && durationS * 1000 <= MAX_TIMER_MS)) throw new CliError(`--duration must be a positive number of seconds up to ${Math.floor(MAX_TIMER_MS / 1000)}, got '${values.duration}'`);
 
     const verbose = values.verbose;
     const log = (line: string) => {
@@ -114,11 +115,14 @@ async function readConfigFile(path: string): Promise<Record<string, unknown>> {
   } catch (error) {
     throw new CliError(`cannot read --config ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as Record<string, unknown>;
+    value = JSON.parse(text);
   } catch (error) {
     throw new CliError(`--config ${path} is not JSON: ${(error as Error).message}`);
   }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new CliError(`--config ${path} must hold one JSON object of stack settings (keys as in lib/stack/stack-config.ts)`);
+  return value as Record<string, unknown>;
 }
 
 function smokeInputs(c: StackConfig, durationS: number) {

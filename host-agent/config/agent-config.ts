@@ -4,8 +4,10 @@ import { GpuBackendKind } from "../gpu/index.ts";
 import { SiteSchedulerKind } from "../../src/core/scheduling/site-queue.ts";
 import { EngineKind } from "../engines/engine.ts";
 import { DEFAULT_REPLICA_CONCURRENCY } from "../../src/core/scheduling/replica-concurrency.ts";
+import { MAX_TIMER_MS } from "../util/timer-limit.ts";
 
-const ms = (fallback: number) => z.number().int().positive().default(fallback);
+const timerMs = z.number().int().max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (Node's longest timer)`);
+const ms = (fallback: number) => timerMs.positive().default(fallback);
 const count = (fallback: number) => z.number().int().positive().default(fallback);
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, "host:port, e.g. 127.0.0.1:9400");
 
@@ -58,7 +60,7 @@ export const AgentConfig = z
     /** Failed health checks in a row after which an engine is unresponsive: it gets no new requests and its instance is reported failed until it answers. */
     engineLivenessFailures: count(3),
     /** How long an engine may stay unresponsive before it is killed and started again, ms; 0: never. */
-    engineUnresponsiveRestartMs: z.number().int().nonnegative().default(120_000),
+    engineUnresponsiveRestartMs: timerMs.nonnegative().default(120_000),
     /** host:port of the local API (status, /metrics, clock and plan control); off when absent. */
     listen: hostPort.optional(),
     readToken: z.string().min(16, "at least 16 characters").optional(),
@@ -119,7 +121,7 @@ export const AgentConfig = z
      */
     stateDir: z.string().min(1).optional(),
     /** How long engines an earlier run left may wait to be adopted by a launch of the plan before they are ended, ms; 0 ends them at start. */
-    engineAdoptWindowMs: z.number().int().nonnegative().default(120_000),
+    engineAdoptWindowMs: timerMs.nonnegative().default(120_000),
     /** How long an engine may send nothing once its answer began before the gateway ends it (an error event for a stream). */
     gatewayIdleTimeoutMs: ms(60_000),
     /** Request bytes the gateway holds at once (bodies being read, queued, in flight); past it a request is refused (503). */

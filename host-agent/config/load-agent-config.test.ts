@@ -122,4 +122,8 @@ describe("loadAgentConfig", () => {
     const config = loadAgentConfig({ flags: { ...base, listen: "127.0.0.1:0", readToken: "r".repeat(16), controlToken: "c".repeat(16) } });
     expect(redactedConfig(config)).toMatchObject({ token: "<redacted>", readToken: "<redacted>", controlToken: "<redacted>", listen: "127.0.0.1:0" });
   });
+  it("refuses a period past Node's longest timer, which would fire at once, over and over", () => {
+    expect(configErrorOf({ file: file(base), flags: { heartbeatMs: "3000000000" } })).toMatch(/heartbeatMs \(--heartbeat-ms\): at most 2147483647 ms/);
+    expect(configErrorOf({ file: file(base), flags: { engineAdoptWindowMs: "1e15" } })).toMatch(/engineAdoptWindowMs \(--engine-adopt-window-ms\): at most 2147483647 ms/);
+  });
 });

@@ -18,3 +18,17 @@ describe("smallStackConfig", () => {
     expect(() => smallStackConfig({ engineSpeed: -1 })).toThrow();
   });
 });
+
+describe("StackConfig", () => {
+  it("refuses a misspelt key (it would run on the default silently) and a model the performance model does not know", () => {
+    const errorOf = (raw: unknown) => {
+      const parsed = StackConfig.safeParse(raw);
+      return parsed.success ? "parsed" : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    };
+    expect(errorOf({ loadRPS: 50 })).toMatch(/Unrecognized key: "loadRPS"/);
+    expect(errorOf({ sites: [{ kind: "grid", id: "g", region: "CISO", gpu: 2 }] })).toMatch(/Unrecognized key: "gpu"/);
+    expect(errorOf({ model: "gpt-9" })).toMatch(/^model: unknown model 'gpt-9'/);
+    expect(errorOf({ model: "qwen2.5", variants: ["7b", "70b"] })).toMatch(/^model: unknown model 'qwen2.5'/);
+    expect(errorOf({ model: "qwen2.5", variants: ["7b", "14b"] })).toBe("parsed");
+  });
+});

@@ -1,11 +1,12 @@
 import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
 import { z } from "zod";
+import { variantLlmSpec } from "../../src/core/model/llm-specs.ts";
 import { POLICIES } from "../../src/core/policies/registry.ts";
 import { PolicyKind } from "../../src/core/schemas/fleet.ts";
 
 /** One simulated site of the local stack: a wind farm (its region's WND series) or a grid connection. */
 export const StackSite = z.discriminatedUnion("kind", [
-  z.object({
+  z.strictObject({
     kind: z.literal("wind"),
     id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
     /** Balancing authority whose WND column (<dataDir>/grid-2022/<region>-2022H1.csv) drives the envelope. */
@@ -14,7 +15,7 @@ export const StackSite = z.discriminatedUnion("kind", [
     /** The farm is right-sized so this percentile of its generation runs every GPU flat out (Heron). */
     rightSizingPercentile: z.number().min(1).max(99).default(20),
   }),
-  z.object({
+  z.strictObject({
     kind: z.literal("grid"),
     id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
     /** Balancing authority whose avg_CI column the local carbon provider serves for this site. */
@@ -36,7 +37,7 @@ const MIG_DEFAULTS = { gpuType: "A100-80GB", model: "qwen2.5", variants: ["7b", 
  * file. `--config FILE` (JSON) and flags override it; a policy that uses MIG gets `MIG_DEFAULTS`
  * for what they leave out.
  */
-export const StackConfig = z.preprocess((raw) => withPolicyDefaults(raw), z.object({
+export const StackConfig = z.preprocess((raw) => withPolicyDefaults(raw), z.strictObject({
   /** The data folder (grid series, the Azure trace): the package's own data/ unless given. */
   dataDir: z.string().min(1).default(defaultDataDir),
   /** Port of `wrangler dev`; 0 picks a free one. */
@@ -88,6 +89,16 @@ export const StackConfig = z.preprocess((raw) => withPolicyDefaults(raw), z.obje
   siteIdleTimeoutS: z.number().positive().max(600).default(60),
   /** Folder for wrangler's local state and the cached profile table; a fresh one per run when absent. */
   stateDir: z.string().min(1).optional(),
+}).superRefine((c, ctx) => {
+  // The stack profiles every variant on the performance model, so each must be one it knows.
+  for (const variant of c.variants) {
+    try {
+      variantLlmSpec(c.model, variant);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", path: ["model"], message: (error as Error).message });
+      return;
+    }
+  }
 }));
 export type StackConfig = z.infer<typeof StackConfig>;
 

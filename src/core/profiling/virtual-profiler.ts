@@ -41,6 +41,11 @@ export interface VirtualProfileOptions {
   onPoint?: (done: number, total: number) => void;
 }
 
+/** Whether `llm`'s weights fit in the memory of `tp` GPUs of `gpu` (a TP they do not fit is not profiled). */
+export function weightsFit(llm: LlmSpec, gpu: GpuSpec, tp: number): boolean {
+  return llm.totalParams * llm.bytesPerParam < tp * gpu.memoryGb * 1e9;
+}
+
 /** Seven clocks evenly spaced from 800 MHz to the GPU's max (DESIGN.md: 800..1980 on H100, ..1410 on A100). */
 export function defaultClocks(gpu: GpuSpec, count = 7, lowMhz = 800): number[] {
   const step = (gpu.maxMhz - lowMhz) / (count - 1);
@@ -58,7 +63,7 @@ export function defaultClocks(gpu: GpuSpec, count = 7, lowMhz = 800): number[] {
 export function virtualProfile(o: VirtualProfileOptions): ProfileTable {
   const rows: ProfileRow[] = [];
   const scheduling = o.scheduling ?? "prefill-first";
-  const tps = o.tps.filter((tp) => o.llm.totalParams * o.llm.bytesPerParam < tp * o.gpu.memoryGb * 1e9);
+  const tps = o.tps.filter((tp) => weightsFit(o.llm, o.gpu, tp));
   const total = tps.length * o.clocksMhz.length * o.classes.length * o.loadFractions.length;
   const root = seededRng(o.seed);
   let done = 0;
