@@ -33,6 +33,16 @@ describe("greenference agent gpu-check", () => {
     expect(r.last().problems).toEqual(expect.arrayContaining([expect.stringMatching(/^gpu 0 powerUsageW: .*power\.draw as \[N\/A\]/), expect.stringMatching(/^gpu 1 totalEnergyJ: /)]));
   });
 
+  it("with --json says in its JSON line that the GPUs could not be opened (no NVML, no nvidia-smi)", async () => {
+    const r = await runCli(["agent", "gpu-check", "--gpu", "nvidia-smi", "--nvidia-smi", "/nonexistent/nvidia-smi", "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.last()).toMatchObject({ ok: false, devices: 0, problems: [expect.stringMatching(/^cannot open the GPUs: /)] });
+    const human = await runCli(["agent", "gpu-check", "--gpu", "nvidia-smi", "--nvidia-smi", "/nonexistent/nvidia-smi"]);
+    expect(human.code).toBe(1);
+    expect(human.out).toEqual([]);
+    expect(human.err.join("\n")).toMatch(/cannot open the GPUs: /);
+  });
+
   it("checks simulated GPUs, and refuses an unknown backend", async () => {
     const r = await runCli(["agent", "gpu-check", "--gpu", "sim", "--sim-gpus", "1", "--energy-window-ms", "10"]);
     expect(r.code).toBe(0);

@@ -40,16 +40,21 @@ export const agentGpuCheck: Command = {
     if (!kind.success) throw new CliError(`--gpu must be nvml, nvidia-smi or sim, got '${values.gpu}'`);
     const served = new Map<GpuOp, ServedRecord>();
     const startedMs = Date.now();
-    const gpu = await openGpuBackend({
+    const opened = await openGpuBackend({
       preferred: kind.data,
       ...(values["nvml-library"] ? { nvml: { libraryPath: values["nvml-library"] } } : {}),
       ...(values["nvidia-smi"] ? { nvidiaSmi: { path: values["nvidia-smi"] } } : {}),
       sim: { type: values["sim-gpu-type"], count: positiveInt(values["sim-gpus"], "--sim-gpus"), now: () => Date.now() - startedMs },
       onServed: (record) => void served.set(record.op, record),
       log: (message) => console.error(`greenference agent gpu-check: ${message}`),
-    }).catch((error: unknown) => {
-      throw new CliError(`cannot open the GPUs: ${(error as Error).message}`);
-    });
+    }).catch((error: unknown) => new CliError(`cannot open the GPUs: ${(error as Error).message}`));
+    if (opened instanceof CliError) {
+      if (!values.json) throw opened;
+      // With --json the result is the last stdout line whatever happened: here, no GPU to read.
+      printResult({ ok: false, backend: null, devices: 0, reads: [], problems: [opened.message] }, true);
+      return 1;
+    }
+    const gpu = opened;
     try {
       const check = await checkGpus(gpu, { energyWindowMs: positiveInt(values["energy-window-ms"], "--energy-window-ms"), sleep: (ms) => sleep(ms), servedBy: (op) => served.get(op) });
       printResult({ ...check, ok: check.problems.length === 0 }, values.json, () => humanView(check));
