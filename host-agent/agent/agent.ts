@@ -102,7 +102,7 @@ export class Agent {
       report: (r) => this.edge.reportApplied(r),
       keep: (slice, source) => recovery.plans.save(slice, source),
       drainTimeoutMs: config.drainTimeoutMs,
-      retry: { ...backoff, maxAttempts: config.applyAttempts },
+      retry: { ...backoff, maxAttempts: config.applyAttempts, afterGiveUpMs: config.applyRetryAfterGiveUpMs },
       log: this.log,
     });
     this.heartbeats = new HeartbeatLoop({ intervalMs: config.heartbeatMs, build: () => this.telemetry(), send: (t) => this.edge.heartbeat(t), backoff, log: this.log });

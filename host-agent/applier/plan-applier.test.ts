@@ -68,7 +68,7 @@ class FakeDriver implements EngineDriver {
   }
 }
 
-async function setup(maxAttempts = 3, { migModeChangeNeedsReset = false } = {}) {
+async function setup(maxAttempts = 3, { migModeChangeNeedsReset = false, afterGiveUpMs = 0 } = {}) {
   const driver = new FakeDriver();
   const hardware = new SimulatedGpuBackend({ type: "H100-80GB", count: 4, now: () => 0, migModeChangeNeedsReset });
   const gpus = new TrackedGpuBackend(
@@ -84,7 +84,7 @@ async function setup(maxAttempts = 3, { migModeChangeNeedsReset = false } = {}) 
   await gpus.init();
   await hardware.lockGraphicsClocks(2, 800, 800); // left low by an agent that died mid-change
   const reports: AppliedReport[] = [];
-  const applier = new PlanApplier({ site: "wind-a", gpus, gpuCount: 4, driver, report: async (r) => void reports.push(r), drainTimeoutMs: 1000, retry: { baseMs: 10, maxMs: 40, maxAttempts } });
+  const applier = new PlanApplier({ site: "wind-a", gpus, gpuCount: 4, driver, report: async (r) => void reports.push(r), drainTimeoutMs: 1000, retry: { baseMs: 10, maxMs: 40, maxAttempts, afterGiveUpMs } });
   await applier.start();
   const settled = () => expect.poll(() => applier.status().phase === "idle" || applier.status().phase === "failed", { timeout: 2000, interval: 5 }).toBe(true);
   return { driver, gpus, hardware, applier, reports, settled };
@@ -189,6 +189,16 @@ describe("PlanApplier", () => {
     expect([0, 1, 2, 3].map((i) => gpus.lockOf(i))).toEqual([null, null, null, null]);
     expect(reports.at(-1)).toMatchObject({ planVersion: 5, ok: false, message: expect.stringMatching(/^gave up on plan 5 after 2 attempts .* GPU clocks reset$/) });
     expect(applier.instanceStates()).toEqual(new Map([["big", "ready"], ["small", "failed"]]));
+  });
+
+  it("tries a plan it gave up on again afterGiveUpMs later, and applies it once the cause has gone", async () => {
+    const { driver, applier, reports, settled } = await setup(2, { afterGiveUpMs: 150 });
+    driver.failStarts.set("small#0", 2); // both attempts of the first round fail, then the GPU is free again
+    applier.offer(sliceBody(7, "wind-a", twoInstances), "edge");
+    await settled();
+    expect(applier.status()).toMatchObject({ phase: "failed", appliedVersion: null });
+    await expect.poll(() => applier.status(), { timeout: 3000, interval: 10 }).toMatchObject({ phase: "idle", appliedVersion: 7 });
+    expect(reports.at(-1)).toMatchObject({ planVersion: 7, ok: true });
   });
 
   it("takes a GPU an agent left carved out of MIG mode before it starts an engine on the GPU whole", async () => {

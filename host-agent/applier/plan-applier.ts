@@ -19,7 +19,8 @@ export interface PlanApplierOptions {
   /** Keeps each plan taken up from the edge or the local API where a restart finds it (`PlanStore`). */
   keep?: (slice: SitePlanSlice, source: Exclude<PlanSource, "stored">) => void;
   drainTimeoutMs: number;
-  retry: Backoff & { maxAttempts: number };
+  /** `afterGiveUpMs`: how long after giving up on a plan it is tried again, whole (0: never). */
+  retry: Backoff & { maxAttempts: number; afterGiveUpMs?: number };
   log?: (message: string) => void;
 }
 
@@ -45,7 +46,8 @@ export type OfferResult = { accepted: true; version: number } | { accepted: fals
  * refused and reported, and the current configuration stays. A valid one is applied by `applyOnce`
  * passes; a pass with failures is reported and retried with exponential backoff, and after
  * `maxAttempts` the applier gives up and resets every GPU's clocks, so no GPU stays locked low for
- * a plan that is not running. A newer plan, `reapply` or an engine that dies starts a new round.
+ * a plan that is not running. A newer plan, `reapply`, an engine that dies, or `afterGiveUpMs` past
+ * a give-up (the cause may have gone: a GPU freed, a driver back) starts a new round.
  *
  * @example
  * const applier = new PlanApplier({ site, gpus, gpuCount: 8, driver, drainTimeoutMs: 60_000, retry: { baseMs: 1000, maxMs: 30_000, maxAttempts: 5 } });
@@ -183,6 +185,7 @@ export class PlanApplier {
         const message = `gave up on plan ${version} after ${attempt} attempts (${this.state.lastError}); GPU clocks reset${resetFailures.length ? ` except: ${resetFailures.join("; ")}` : ""}`;
         this.log(message);
         if (target.source === "edge") this.send(version, false, message);
+        this.retryLater(target);
         return;
       }
       const delay = backoffMs(retry, attempt);
@@ -191,6 +194,18 @@ export class PlanApplier {
       await this.wakeup.wait(delay);
       if (this.dirty) return;
     }
+  }
+
+  /** A new round for `target` `afterGiveUpMs` from now, unless another plan has come meanwhile. */
+  private retryLater(target: DesiredState): void {
+    const afterMs = this.options.retry.afterGiveUpMs ?? 0;
+    if (afterMs <= 0) return;
+    const timer = setTimeout(() => {
+      if (this.stopped || this.desired !== target || this.state.phase !== "failed") return;
+      this.log(`trying plan ${target.slice.version} again, ${afterMs} ms after giving up on it`);
+      this.kick();
+    }, afterMs);
+    timer.unref();
   }
 
   private engineExited(engine: Engine, reason: string): void {

@@ -74,6 +74,8 @@ export const AgentConfig = z
     retryBaseMs: ms(1_000),
     retryMaxMs: ms(60_000),
     applyAttempts: z.number().int().positive().default(5),
+    /** How long after giving up on a plan (its attempts all failed) the agent tries it again, ms; 0: only when a new plan comes. */
+    applyRetryAfterGiveUpMs: timerMs.nonnegative().default(300_000),
     /** Site power = GPU power x this, for sites without a meter (Heron's DGX overhead). */
     serverOverhead: z.number().min(1).default(1.82),
     /** SLO the local clock controllers hold instances to: this multiple of a request's isolated latency on the instance... */
@@ -168,6 +170,7 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "retryBaseMs",
   "retryMaxMs",
   "applyAttempts",
+  "applyRetryAfterGiveUpMs",
   "serverOverhead",
   "sloMultiple",
   "sloTtftMs",
