@@ -98,7 +98,7 @@ describe("greenference reproduce", () => {
     for (const args of [["reproduce", "vidur"], ["reproduce"], ["reproduce", "heron", "dynamollm"], ["reproduce", "heron", "--seed", "0"]]) {
       const r = await runCli([...args, "--out", join(dir, "out"), "--results", join(dir, "RESULTS.md")]);
       expect(r.code).toBe(1);
-      expect(r.err.join("\n")).toMatch(/name one seed, all or sweep|--seed must be a positive integer/);
+      expect(r.err.join("\n")).toMatch(/name one seed, all or sweep|unexpected argument 'dynamollm'|--seed must be a positive integer/);
     }
     expect(readdirSync(dir)).toEqual([]);
   });
