@@ -86,6 +86,12 @@ export interface Engine {
    */
   readonly unresponsive?: Unresponsive;
   /**
+   * Aborts, its reason saying why, when it stops answering its health checks: the site gateway then
+   * ends the requests it has in flight there rather than wait for the restart. A fresh, unaborted
+   * one once it answers again. Absent where `unresponsive` is.
+   */
+  readonly stoppedAnswering?: AbortSignal;
+  /**
    * Whether it records each request it finishes in the agent's request log itself, as the
    * simulated engine does (with the request's energy); the site gateway records the others'.
    */

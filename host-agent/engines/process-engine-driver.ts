@@ -86,6 +86,9 @@ class PooledEngine implements Engine {
   get unresponsive() {
     return this.engine?.unresponsive;
   }
+  get stoppedAnswering() {
+    return this.engine?.stoppedAnswering;
+  }
 
   async start(): Promise<void> {
     if (this.engine) throw new EngineError(`${this.launch.instanceId} is already started`);

@@ -257,16 +257,22 @@ describe("ProcessEngine that hangs (alive, not answering)", () => {
     const { make, log } = driverWith({}, vllmFlavor, { liveness, log: (m) => messages.push(m) });
     const engine = make();
     await engine.start();
+    const inFlight = engine.stoppedAnswering!;
+    expect(inFlight.aborted).toBe(false);
     const resume = hang(log.events()[0]!.pid);
     try {
       await expect.poll(() => engine.unresponsive, { timeout: 5000, interval: 20 }).toEqual({ sinceMs: expect.any(Number), reason: "3 checks in a row failed, the last: no answer within 150 ms" });
       expect(engine.accepting).toBe(false);
       expect(engine.state).toBe("ready");
+      // What the gateway ends the requests in flight there by.
+      expect(inFlight.aborted).toBe(true);
+      expect((inFlight.reason as Error).message).toBe("it stopped answering its health checks (3 checks in a row failed, the last: no answer within 150 ms)");
     } finally {
       resume();
     }
     await expect.poll(() => engine.accepting, { timeout: 5000, interval: 20 }).toBe(true);
     expect(engine.unresponsive).toBeUndefined();
+    expect(engine.stoppedAnswering!.aborted).toBe(false);
     expect(messages).toEqual([
       "engine vllm llama-tp2#0 stopped answering its health checks (3 checks in a row failed, the last: no answer within 150 ms); it gets no new requests and is reported failed until it answers",
       expect.stringMatching(/^engine vllm llama-tp2#0 answers its health checks again, after \d+ s without$/),

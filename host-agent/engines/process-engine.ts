@@ -60,6 +60,8 @@ export class ProcessEngine implements Engine {
   /** Takes requests unless draining or stopped; the gateway also skips it while it does not answer. */
   private admitting = false;
   private liveness: LivenessWatch | undefined;
+  /** Aborted when the engine stops answering its health checks (`stoppedAnswering`). */
+  private answering = new AbortController();
   /** Why the agent killed it, when it did (a hung engine, to start it again). */
   private killedBecause: string | undefined;
 
@@ -81,6 +83,10 @@ export class ProcessEngine implements Engine {
   /** Set while it is up but does not answer its health checks (`liveness`). */
   get unresponsive(): Unresponsive | undefined {
     return this.liveness?.unresponsive;
+  }
+
+  get stoppedAnswering(): AbortSignal {
+    return this.answering.signal;
   }
 
   /** How it takes part in the gateway's KV handoff: a prefill or decode replica started with the handoff's words does, as its engine does. */
@@ -253,17 +259,24 @@ export class ProcessEngine implements Engine {
 
   /**
    * Checks the ready engine's health endpoint from now on: one that stops answering (hung, not
-   * ended) takes no new requests and is reported, and after `restartAfterMs` is killed, so the
-   * applier starts it again as it does an engine that ended.
+   * ended) takes no new requests, its requests in flight are ended (`stoppedAnswering`), it is
+   * reported, and after `restartAfterMs` it is killed, so the applier starts it again as it does
+   * an engine that ended.
    */
   private watchLiveness(proc: EngineProcess): void {
     const o = this.options.liveness;
     if (!o) return;
     const log = this.options.log ?? (() => undefined);
+    this.answering = new AbortController();
     this.liveness = new LivenessWatch((signal) => this.checkHealth(signal), o, {
       changed: (now, was) => {
-        if (now) log(`engine ${this.name} stopped answering its health checks (${now.reason}); it gets no new requests and is reported failed until it answers`);
-        else log(`engine ${this.name} answers its health checks again, after ${Math.round((Date.now() - was!.sinceMs) / 1000)} s without`);
+        if (now) {
+          log(`engine ${this.name} stopped answering its health checks (${now.reason}); it gets no new requests and is reported failed until it answers`);
+          this.answering.abort(new Error(`it stopped answering its health checks (${now.reason})`));
+        } else {
+          log(`engine ${this.name} answers its health checks again, after ${Math.round((Date.now() - was!.sinceMs) / 1000)} s without`);
+          this.answering = new AbortController();
+        }
       },
       stuck: () => {
         this.killedBecause = `did not answer its health checks for ${o.restartAfterMs} ms and was killed to be started again`;

@@ -42,12 +42,13 @@ export function bootstrapPrefillBody(body: Buffer, at: KvBootstrap): Buffer {
 
 /**
  * Asks a prefill engine (`url`: its completions route) to prefill a request for a remote decode
- * and reads where the KV waits from its answer. Any failure (no answer within `timeoutMs`, an
- * error status, an answer without a usable `kv_transfer_params`) is a reason, so the caller can
- * have the decode engine serve the request whole instead.
+ * and reads where the KV waits from its answer. Any failure (no answer within `timeoutMs`, `signal`
+ * aborted, an error status, an answer without a usable `kv_transfer_params`) is a reason, so the
+ * caller can have the decode engine serve the request whole instead.
  */
-export async function prefillForRemoteDecode(url: string, body: Buffer, timeoutMs: number): Promise<PrefillOutcome> {
-  const answered = await askPrefillEngine(url, prefillBody(body), AbortSignal.timeout(timeoutMs));
+export async function prefillForRemoteDecode(url: string, body: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<PrefillOutcome> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const answered = await askPrefillEngine(url, prefillBody(body), signal ? AbortSignal.any([signal, timeout]) : timeout);
   if (!answered.ok) return answered;
   const params = KvReadyParams.safeParse(answered.answer.kv_transfer_params);
   if (!params.success) return { ok: false, reason: `prefill engine's answer has no usable kv_transfer_params (${params.error.issues[0]?.message ?? "missing"}): does it run a KV connector?` };
@@ -58,7 +59,7 @@ export async function prefillForRemoteDecode(url: string, body: Buffer, timeoutM
  * Sends an SGLang prefill engine its half of a request whose decode engine gets the other half at
  * the same time (the pair meets in the bootstrap room `at` names), and reads what the prefill
  * cost. Fails when there is no answer within `timeoutMs`, on an error status, or when `signal`
- * says the decode half ended first.
+ * aborts (the decode half ended first, or the prefill engine stopped answering).
  */
 export async function prefillAlongside(url: string, body: Buffer, at: KvBootstrap, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; energyJ: number | undefined } | { ok: false; reason: string }> {
   const answered = await askPrefillEngine(url, bootstrapPrefillBody(body, at), AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]));

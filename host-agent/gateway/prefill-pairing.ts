@@ -89,7 +89,8 @@ export class PrefillPairing {
     const key = launchKey(e.launch);
     this.o.slots.hold(key);
     const metered = this.o.meter && !e.recordsRequests ? this.o.meter.begin(e.launch.gpus, r.inputTokens, false) : undefined;
-    const outcome = await prefillForRemoteDecode(`${e.url}${r.path}`, withServedName(r.body, r.model, servedNameOf(e.launch)), this.o.timeoutMs);
+    // A prefill replica that stops answering its health checks fails the prefill at once.
+    const outcome = await prefillForRemoteDecode(`${e.url}${r.path}`, withServedName(r.body, r.model, servedNameOf(e.launch)), this.o.timeoutMs, e.stoppedAnswering);
     this.o.slots.release(key);
     if (!outcome.ok) {
       metered?.abandon();
@@ -109,7 +110,8 @@ export class PrefillPairing {
     const ended = new AbortController();
     this.o.slots.hold(key);
     const metered = this.o.meter && !e.recordsRequests ? this.o.meter.begin(e.launch.gpus, r.inputTokens, false) : undefined;
-    const energyJ = prefillAlongside(`${e.url}${r.path}`, withServedName(r.body, r.model, servedNameOf(e.launch)), at, this.o.timeoutMs, ended.signal).then(async (outcome) => {
+    const stop = e.stoppedAnswering ? AbortSignal.any([ended.signal, e.stoppedAnswering]) : ended.signal;
+    const energyJ = prefillAlongside(`${e.url}${r.path}`, withServedName(r.body, r.model, servedNameOf(e.launch)), at, this.o.timeoutMs, stop).then(async (outcome) => {
       this.o.slots.release(key);
       if (!outcome.ok) {
         metered?.abandon();

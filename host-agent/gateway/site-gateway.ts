@@ -299,7 +299,10 @@ export class SiteGateway {
     return { group: `idle:${p.query.model}:${ofClass.length > 0 ? p.query.classId : "*"}`, replicas, decode: false, rerouted: `every replica of instance ${p.query.instance} has requests waiting: joined ${ids} of ${of}, with none waiting` };
   }
 
-  /** One attempt at `engine`; a failure before its answer began goes back to the queue for another replica, once. */
+  /**
+   * One attempt at `engine`; a failure before its answer began (the engine failed, or stopped
+   * answering its health checks) goes back to the queue for another replica, once.
+   */
   private async send(p: Pending, engine: Engine, target: Target, rule: string | undefined): Promise<void> {
     const key = launchKey(engine.launch);
     const instance = engine.launch.instanceId;
@@ -322,7 +325,10 @@ export class SiteGateway {
     const measured = meterAttempt({ tracker: this.options.requests, meter: this.options.meter, tracked: p.tracked, inputTokens: p.inputTokens, streams: p.streams }, engine, prefilled);
     const body = withServedName(p.body, p.query.model, servedNameOf(engine.launch));
     const sent = prefilled?.fields ? decodeBody(body, prefilled.fields) : body;
-    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, sent, p.res, extra, { idleMs: this.idleMs, observe: measured.observe, rewrite: measured.rewrite, abort: prefilled?.failed });
+    // A replica that stops answering its health checks ends the attempt as a failed engine does:
+    // retried elsewhere before its answer began, the client's answer ended after.
+    const abort = anyOf(prefilled?.failed, engine.stoppedAnswering);
+    const outcome = await forwardToEngine(`${engine.url}${p.path}`, p.headers, sent, p.res, extra, { idleMs: this.idleMs, observe: measured.observe, rewrite: measured.rewrite, abort });
     if (outcome.kind === "answered") measured.answered(outcome.status);
     else measured.abandon();
     // A prefill still waiting for its SGLang decode partner would wait in vain.
@@ -439,6 +445,12 @@ export class SiteGateway {
 function resolveOthers(view: SiteView, p: Pending): boolean {
   const target = resolveTarget(view, p.query);
   return !("status" in target) && target.replicas.some((e) => !p.tried.has(launchKey(e.launch)));
+}
+
+/** Aborts when any of `signals` does; undefined when none is given. */
+function anyOf(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const given = signals.filter((s) => s !== undefined);
+  return given.length > 1 ? AbortSignal.any(given) : given[0];
 }
 
 function describeQuery(q: TargetQuery): string {
