@@ -36,8 +36,8 @@ export class EcoFreqIterationController implements FrequencyController {
 
 export interface EcoFreqMetricsOptions {
   eco: EcoFreq;
-  /** The replica's queue and KV use now, from its engine's metrics. */
-  load: () => Promise<EngineLoad>;
+  /** The replica's queue and KV use now, from its engine's metrics; undefined when they cannot be read (`Engine.load`'s hold ran out). */
+  load: () => Promise<EngineLoad | undefined>;
   /**
    * Requests for its instance waiting in the site gateway's queue: the gateway holds back what is
    * over a replica's concurrency, so the engine's own queue can be empty while requests wait.
@@ -54,11 +54,12 @@ export interface EcoFreqMetricsOptions {
  * ms rather than every iteration) from the engine's Prometheus metrics. Requests waiting (in the
  * engine or in the site gateway's queue for its instance): the max clock; otherwise the decode
  * branch of Algorithm 1 on the running batch (N_req = running, N_kv = KV use x capacity); an empty
- * engine gets the lowest level. The metrics say nothing of a single
+ * engine gets the lowest level. While its metrics cannot be read, the max clock too: an unknown queue
+ * may be a long one, and the SLO is what EcoFreq must not miss. The metrics say nothing of a single
  * iteration's phase or duration, so there is no prefill branch and no online adaptation here.
  *
  * @example
- * const c = new EcoFreqMetricsController(scope, { eco, load: () => engine.load(), kvCapacityTokens: kvCapacityTokens(llm, gpu, 1), periodMs: 200 });
+ * const c = new EcoFreqMetricsController(scope, { eco, load: () => engine.load().catch(() => undefined), kvCapacityTokens: kvCapacityTokens(llm, gpu, 1), periodMs: 200 });
  * await c.tick();
  */
 export class EcoFreqMetricsController implements LocalController {
@@ -76,8 +77,9 @@ export class EcoFreqMetricsController implements LocalController {
   async tick(): Promise<void> {
     const { eco } = this.o;
     const load = await this.o.load();
-    const waiting = load.waiting + (this.o.queued?.() ?? 0);
-    const mhz = waiting > 0 ? eco.freqsMhz.at(-1)! : load.running === 0 ? eco.freqsMhz[0]! : eco.decodeFreq(load.running, load.kvUse * this.o.kvCapacityTokens);
+    // An unknown queue may be a long one: the top clock, as for requests waiting.
+    const waiting = load ? load.waiting + (this.o.queued?.() ?? 0) : Infinity;
+    const mhz = !load || waiting > 0 ? eco.freqsMhz.at(-1)! : load.running === 0 ? eco.freqsMhz[0]! : eco.decodeFreq(load.running, load.kvUse * this.o.kvCapacityTokens);
     if (!this.scope.isCurrent()) return;
     this.mhz = await applyClock(this.scope, mhz);
   }

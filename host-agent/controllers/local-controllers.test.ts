@@ -32,7 +32,7 @@ async function site(o: { requests?: RequestTracker; perIteration?: boolean } = {
     for (const launch of view.current.launches) {
       const key = launchKey(launch);
       loads.set(key, { running: 0, waiting: 0, kvUse: 0 });
-      engines.set(key, { kind: "vllm", launch, state: "ready", url: "http://127.0.0.1:1", accepting: true, recordsRequests: false, load: async () => loads.get(key)!, start: async () => {}, drain: async () => ({ drained: true, running: 0 }), stop: async () => {}, setClock: () => {} });
+      engines.set(key, { kind: "vllm", launch, state: "ready", url: "http://127.0.0.1:1", accepting: true, recordsRequests: false, load: async () => loads.get(key) ?? Promise.reject(new Error(`${key}: cannot read metrics`)), start: async () => {}, drain: async () => ({ drained: true, running: 0 }), stop: async () => {}, setClock: () => {} });
     }
     Object.assign(status, { desiredVersion: version, appliedVersion: version, phase: "idle" });
   };
@@ -121,6 +121,17 @@ describe("LocalControllers on engines without a per-iteration hook (vLLM / SGLan
     await expect.poll(() => [gpus.lockOf(0)?.maxMhz, gpus.lockOf(1)?.maxMhz], { timeout: 2000, interval: 10 }).toEqual([1395, 1980]);
     loads.set("eco#0", { running: 4, waiting: 3, kvUse: 0.01 });
     await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1980);
+  });
+
+  it("runs EcoFreq at the top of its bounds while a replica's queue is unknown (its metrics cannot be read), not at the clock of its last reading", async () => {
+    const { gpus, loads, apply, controllers } = await site();
+    apply(1, [{ id: "eco", gpus: [0], clock: ECO }]);
+    await controllers.supervise();
+    await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1395);
+    loads.delete("eco#0");
+    await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1980);
+    loads.set("eco#0", { running: 0, waiting: 0, kvUse: 0 });
+    await expect.poll(() => gpus.lockOf(0)?.maxMhz, { timeout: 2000, interval: 10 }).toBe(1395);
   });
 
   it("starts nothing while a plan is being applied, and stops a controller whose setting changed before it can lock again", async () => {

@@ -244,7 +244,8 @@ export class LocalControllers {
     const load = async () => {
       const engine = this.o.applier().engines.get(launchKey({ instanceId: inst.id, replica }));
       if (!engine || engine.state !== "ready") throw new Error(`replica ${replica} of ${inst.id} is not ready`);
-      return engine.load();
+      // Unknown once a failed read no longer stands on the last good one: EcoFreq then runs at the top.
+      return engine.load().catch(() => undefined);
     };
     const { requests } = this.o;
     const queued = requests ? { queued: () => requests.queuedFor(inst.id) } : {};

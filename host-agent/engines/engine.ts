@@ -58,6 +58,8 @@ export interface EngineLoad {
   running: number;
   waiting: number;
   kvUse: number;
+  /** Set when the read failed and this is the last good reading, this many ms old (`LoadHold`); absent for a fresh one. */
+  heldMs?: number;
 }
 
 /** What `drain` achieved: whether the engine ran empty before the timeout. */
@@ -105,6 +107,11 @@ export interface Engine {
   /** Where a `bootstrap` prefill replica's bootstrap server listens, for its decode partners to find the KV. */
   readonly kvBootstrap?: { host: string; port: number };
   start(): Promise<void>;
+  /**
+   * Its queue and cache now. A failed read gives the last good reading (`heldMs` set) for up to
+   * `ENGINE_LOAD_HOLD_MS`, then rejects: the reading is unknown, and each caller decides what is
+   * safe without it.
+   */
   load(): Promise<EngineLoad>;
   drain(timeoutMs: number): Promise<DrainResult>;
   /** Stops the engine (a real process: SIGTERM, then SIGKILL after a grace period). Idempotent. */

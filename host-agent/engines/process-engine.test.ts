@@ -16,7 +16,7 @@ const launch: EngineLaunch = { instanceId: "llama-tp2", replica: 0, model: "llam
 const started: Engine[] = [];
 const logs: ReturnType<typeof fakeEngineLog>[] = [];
 
-function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overrides: Partial<Pick<ProcessDriverOptions, "startTimeoutMs" | "stopGraceMs" | "liveness" | "log">> = {}) {
+function driverWith(env: Record<string, string> = {}, flavor = vllmFlavor, overrides: Partial<Pick<ProcessDriverOptions, "startTimeoutMs" | "stopGraceMs" | "liveness" | "loadHoldMs" | "log">> = {}) {
   const log = fakeEngineLog();
   logs.push(log);
   const files = new EngineFiles(join(log.dir, "engines"));
@@ -110,6 +110,15 @@ describe("ProcessEngine against the fake engine", () => {
     const inFlight = fetch(`${sglang.url}/v1/chat/completions`, { method: "POST", body: "{}" });
     await expect.poll(() => sglang.load(), { timeout: 1000, interval: 20 }).toEqual({ running: 1, waiting: 5, kvUse: 0.1 });
     await inFlight;
+  });
+
+  it("answers a failed metrics read with the last good reading, not an empty queue, for up to its hold; then says it cannot read them", async () => {
+    const engine = driverWith({ FAKE_ENGINE_WAITING: "3", FAKE_ENGINE_METRICS_OK: "1" }, vllmFlavor, { loadHoldMs: 300 }).make();
+    await engine.start();
+    expect(await engine.load()).toEqual({ running: 0, waiting: 3, kvUse: 0 });
+    expect(await engine.load()).toEqual({ running: 0, waiting: 3, kvUse: 0, heldMs: expect.any(Number) });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await expect(engine.load()).rejects.toThrow(/^vllm llama-tp2#0: cannot read metrics: HTTP 500; its last good reading is \d+ ms old$/);
   });
 
   it("drain stops admitting, waits for running to reach 0, then stop sends SIGTERM", async () => {

@@ -9,6 +9,7 @@ import { expandCommand } from "./command-template.ts";
 import type { EngineFiles, EnginePidRecord } from "./engine-files.ts";
 import { KV_SIDE_CHANNEL_BLOCK, type EngineFlavor } from "./engine-flavors.ts";
 import { adoptEngineProcess, spawnEngineProcess, type EngineProcess } from "./engine-process.ts";
+import { LoadHold } from "./load-hold.ts";
 import { LivenessWatch, type LivenessOptions, type Unresponsive } from "./liveness.ts";
 import { EngineError, EngineLaunch, launchKey, servedNameOf, weightsOf, type DrainResult, type Engine, type EngineExitListener, type EngineLoad } from "./engine.ts";
 import { readLastLines } from "./output-tail.ts";
@@ -32,6 +33,8 @@ export interface ProcessEngineOptions {
   stopGraceMs: number;
   /** Health (while starting), drain and (adopted engines) exit polling period. Default 250 ms. */
   pollMs?: number;
+  /** How long a failed metrics read stands on the last good one, ms. Default `ENGINE_LOAD_HOLD_MS`. */
+  loadHoldMs?: number;
   /** How a ready engine's health endpoint is checked for an engine that hangs; not checked when absent. */
   liveness?: LivenessOptions;
   onExit: EngineExitListener;
@@ -60,6 +63,7 @@ export class ProcessEngine implements Engine {
   /** Takes requests unless draining or stopped; the gateway also skips it while it does not answer. */
   private admitting = false;
   private liveness: LivenessWatch | undefined;
+  private readonly loads: LoadHold;
   /** Aborted when the engine stops answering its health checks (`stoppedAnswering`). */
   private answering = new AbortController();
   /** Why the agent killed it, when it did (a hung engine, to start it again). */
@@ -70,6 +74,7 @@ export class ProcessEngine implements Engine {
     private readonly options: ProcessEngineOptions,
   ) {
     this.kind = options.flavor.kind;
+    this.loads = new LoadHold(options.loadHoldMs);
   }
 
   get url(): string {
@@ -160,7 +165,12 @@ export class ProcessEngine implements Engine {
     await this.attach(adoptEngineProcess(record.pid, record.processStartTime, this.options.pollMs ?? 250));
   }
 
-  async load(): Promise<EngineLoad> {
+  /** From its Prometheus metrics; a failed read stands on the last good one for a while (`LoadHold`). */
+  load(): Promise<EngineLoad> {
+    return this.loads.read(() => this.readMetrics());
+  }
+
+  private async readMetrics(): Promise<EngineLoad> {
     let text: string;
     try {
       const response = await fetch(`${this.url}${this.options.flavor.metricsPath}`, { signal: AbortSignal.timeout(5000) });
@@ -180,7 +190,8 @@ export class ProcessEngine implements Engine {
     for (;;) {
       if (!this.process || this.process.hasExited) return { drained: true, running: 0 };
       try {
-        const load = await this.load();
+        // Only a fresh read says it ran empty.
+        const load = await this.readMetrics();
         running = load.running + load.waiting;
       } catch {
         running = Math.max(running, 1);
@@ -218,6 +229,7 @@ export class ProcessEngine implements Engine {
   /** Waits for `proc` to answer its health check; fails if it ends first or takes too long. */
   private async attach(proc: EngineProcess): Promise<void> {
     this.process = proc;
+    this.loads.clear();
     this.state = "starting";
     this.stopping = false;
     this.killedBecause = undefined;

@@ -9,7 +9,7 @@ const read = (pacer: AdmissionPacer, key: string, waiting: number) => {
 };
 
 describe("AdmissionPacer", () => {
-  it("paces nothing before a read has answered, or after one failed", () => {
+  it("paces nothing before a read has answered, or once the engine is forgotten (gone)", () => {
     const pacer = new AdmissionPacer();
     expect(pacer.credit("a")).toBeUndefined();
     pacer.readBegins("a");
@@ -18,6 +18,30 @@ describe("AdmissionPacer", () => {
     expect(pacer.credit("a")).toBe(1);
     pacer.forget("a");
     expect(pacer.credit("a")).toBeUndefined();
+  });
+
+  it("keeps the credit left over a failed read, its period running on to the next read; sends nothing while the queue is unknown", () => {
+    const pacer = new AdmissionPacer();
+    read(pacer, "a", 2);
+    for (let i = 0; i < 2; i++) pacer.sent("a");
+    read(pacer, "a", 1);
+    // 2 waited, 2 were sent, 1 waits: 3 admitted, 2 more may go.
+    expect(pacer.credit("a")).toBe(2);
+    pacer.sent("a");
+    pacer.readBegins("a");
+    pacer.readFailed("a");
+    expect(pacer.credit("a")).toBe(1);
+    pacer.sent("a");
+    // The next read closes the whole stretch: 1 waited, 2 were sent, 1 waits -> 2 admitted.
+    read(pacer, "a", 1);
+    expect(pacer.credit("a")).toBe(1);
+    pacer.blind("a");
+    expect(pacer.credit("a")).toBe(0);
+    read(pacer, "a", 0);
+    expect(pacer.credit("a")).toBeGreaterThan(0);
+    // Blind before any read too: nothing known is not room.
+    pacer.blind("b");
+    expect(pacer.credit("b")).toBe(0);
   });
 
   it("allows per period what the engine admitted in the one before, less what still waits; twice that and one more when none waits", () => {

@@ -8,6 +8,8 @@ interface Paced {
   sentInPeriod: number;
   /** Requests the gateway may still send before the next read. */
   credit: number;
+  /** Nothing is known of its queue now (its read failed past the engine's hold, or is overdue): no credit until a read answers. */
+  blind: boolean;
 }
 
 /**
@@ -16,8 +18,10 @@ interface Paced {
  * (where it cannot). Each read of the engine's queue gauge closes a period: the engine admitted
  * what waited at the read before plus what was sent in between, less what waits now. Until the
  * next read the gateway may send that many less what still waits; when none waits, twice that and
- * one more, so a replica with room finds it within a few reads. An engine whose read failed, or
- * before its first read, is not paced.
+ * one more, so a replica with room finds it within a few reads. A read that failed closes no
+ * period: the credit left stands until one answers. An engine whose queue is unknown (`blind`) is
+ * sent nothing more until a read answers, as it may have a long queue; one before its first read
+ * is not paced.
  *
  * @example
  * const pacer = new AdmissionPacer();
@@ -32,7 +36,7 @@ export class AdmissionPacer {
   /** A read of `key`'s gauge begins: what was sent up to now belongs to the period it closes. */
   readBegins(key: string): void {
     const p = this.engines.get(key);
-    if (!p) return void this.engines.set(key, { waiting: undefined, sentSinceRead: 0, sentInPeriod: 0, credit: Infinity });
+    if (!p) return void this.engines.set(key, { waiting: undefined, sentSinceRead: 0, sentInPeriod: 0, credit: Infinity, blind: false });
     p.sentInPeriod = p.sentSinceRead;
     p.sentSinceRead = 0;
   }
@@ -44,9 +48,25 @@ export class AdmissionPacer {
     const admitted = p.waiting === undefined ? 0 : Math.max(0, p.waiting + p.sentInPeriod - waiting);
     p.credit = Math.max(0, (waiting > 0 ? admitted - waiting : 2 * admitted + 1) - p.sentSinceRead);
     p.waiting = waiting;
+    p.blind = false;
   }
 
-  /** `key`'s read failed, or it is gone: it is not paced until a read answers again. */
+  /** The read of `key` that began last failed: its period runs on to the next read that answers, and the credit left stands. */
+  readFailed(key: string): void {
+    const p = this.engines.get(key);
+    if (!p) return;
+    p.sentSinceRead += p.sentInPeriod;
+    p.sentInPeriod = 0;
+  }
+
+  /** Nothing is known of `key`'s queue now: it gets no credit until a read answers. */
+  blind(key: string): void {
+    const p = this.engines.get(key);
+    if (p) p.blind = true;
+    else this.engines.set(key, { waiting: undefined, sentSinceRead: 0, sentInPeriod: 0, credit: 0, blind: true });
+  }
+
+  /** `key` is gone (or takes no requests): it is not paced until a read answers again. */
   forget(key: string): void {
     this.engines.delete(key);
   }
@@ -59,9 +79,10 @@ export class AdmissionPacer {
     p.credit = Math.max(0, p.credit - 1);
   }
 
-  /** Requests `key` may still be sent before its next read; undefined when it is not paced. */
+  /** Requests `key` may still be sent before its next read: none while blind; undefined when it is not paced. */
   credit(key: string): number | undefined {
     const p = this.engines.get(key);
+    if (p?.blind) return 0;
     return p?.waiting === undefined ? undefined : p.credit;
   }
 

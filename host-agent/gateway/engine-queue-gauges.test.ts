@@ -10,11 +10,13 @@ const waiting = (n: number) => () => Promise.resolve({ running: 1, waiting: n, k
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("engine queue gauges", () => {
-  it("reads what each accepting engine has waiting; an engine that fails its read, or takes no requests, is unknown", async () => {
+  it("reads what each accepting engine has waiting; an engine that fails its read (past its hold), or takes no requests, is unknown", async () => {
     const [idle, busy, broken, drained] = [engine("a", waiting(0)), engine("b", waiting(3)), engine("c", () => Promise.reject(new Error("scrape failed"))), engine("d", waiting(0), false)];
     const gauges = new EngineQueueGauges({ engines: () => [idle, busy, broken, drained], wanted: () => true, periodMs: 60_000 });
     await gauges.refresh();
     expect([idle, busy, broken, drained].map((e) => gauges.waiting(e))).toEqual([0, 3, undefined, undefined]);
+    // Unknown is no room: the pace holds it at none rather than letting it go unpaced.
+    expect([idle, busy, broken, drained].map((e) => gauges.credit(e))).toEqual([1, 0, 0, undefined]);
     // A request sent after a read of none makes that read stale; a read of some still stands.
     gauges.sent(idle);
     gauges.sent(busy);
@@ -34,12 +36,25 @@ describe("engine queue gauges", () => {
     void gauges.refresh(); // b's read hangs from here
     await settle();
     expect([gauges.waiting(fast), gauges.waiting(hung)]).toEqual([0, 4]);
-    void gauges.refresh(); // b has not answered a period later: unknown
+    void gauges.refresh(); // b has not answered a period later: unknown, and sent nothing more
     await settle();
     expect([gauges.waiting(fast), gauges.waiting(hung)]).toEqual([0, undefined]);
+    expect(gauges.credit(hung)).toBe(0);
     answerHung!({ running: 1, waiting: 1, kvUse: 0.5 });
     await settle();
     expect(gauges.waiting(hung)).toBe(1);
+  });
+
+  it("takes a failed read the engine answers with its last good reading as no news: what was read and the pace stand", async () => {
+    const loads: EngineLoad[] = [{ running: 1, waiting: 0, kvUse: 0.5 }];
+    const e = engine("a", () => Promise.resolve(loads.shift() ?? { running: 1, waiting: 0, kvUse: 0.5, heldMs: 250 }));
+    const gauges = new EngineQueueGauges({ engines: () => [e], wanted: () => true, periodMs: 60_000 });
+    await gauges.refresh();
+    expect([gauges.waiting(e), gauges.credit(e)]).toEqual([0, 1]);
+    gauges.sent(e);
+    await gauges.refresh();
+    // Taken as news, the held 0 would say the request sent since was admitted, and earn 3 more.
+    expect([gauges.waiting(e), gauges.credit(e)]).toEqual([undefined, 0]);
   });
 
   it("does not take a read of none that began before a request was sent", async () => {

@@ -15,9 +15,11 @@ export interface EngineQueueGaugesOptions {
  * gateway can tell which replicas have a queue without a call per request. A replica the gateway
  * has just sent a request to counts as unknown until a read that began after it: a read of 0 says
  * nothing of what was sent after it, and one stale read must not draw a whole burst to one
- * replica. Each engine is read on its own, so one whose metrics hang holds no other's reads; it
- * counts as unknown once its read is a period overdue. The same reads pace what the gateway sends
- * each engine to what it admits (`credit`, `AdmissionPacer`).
+ * replica. A failed read the engine answers with its last good reading (`Engine.load`'s hold)
+ * changes nothing here; one it cannot makes the replica unknown. Each engine is read on its own, so
+ * one whose metrics hang holds no other's reads; it counts as unknown once its read is a period
+ * overdue. The same reads pace what the gateway sends each engine to what it admits (`credit`,
+ * `AdmissionPacer`); a replica whose queue is unknown gets no credit until a read answers.
  *
  * @example
  * const gauges = new EngineQueueGauges({ engines: () => view.engines(), wanted: () => true, periodMs: 250 });
@@ -49,8 +51,8 @@ export class EngineQueueGauges {
 
   /**
    * Reads every accepting engine whose last read has answered; one still unanswered becomes
-   * unknown, as does one that fails its read or no longer takes requests. Resolves when this
-   * round's reads have answered.
+   * unknown, as does one whose read fails past the engine's hold, or that no longer takes
+   * requests. Resolves when this round's reads have answered.
    */
   async refresh(): Promise<void> {
     if (!this.o.wanted()) {
@@ -69,30 +71,37 @@ export class EngineQueueGauges {
     const key = launchKey(engine.launch);
     if (this.reading.has(key)) {
       this.read.delete(key);
-      this.pacer.forget(key);
+      this.pacer.blind(key);
       return;
     }
     this.reading.add(key);
     this.pacer.readBegins(key);
     try {
-      const waiting = await engine.load().then((l) => l.waiting, () => undefined);
-      if (waiting === undefined) this.pacer.forget(key);
-      else this.pacer.readEnds(key, waiting);
-      const stale = this.sentDuringRead.has(key) && waiting === 0;
-      if (waiting === undefined || stale) this.read.delete(key);
-      else this.read.set(key, waiting);
+      const load = await engine.load().catch(() => undefined);
+      if (load?.heldMs !== undefined) {
+        // The read failed, and the engine stands on its last good one: what was read from that stands too.
+        this.pacer.readFailed(key);
+        return;
+      }
+      if (load === undefined) {
+        this.pacer.readFailed(key);
+        this.pacer.blind(key);
+      } else this.pacer.readEnds(key, load.waiting);
+      const stale = this.sentDuringRead.has(key) && load?.waiting === 0;
+      if (load === undefined || stale) this.read.delete(key);
+      else this.read.set(key, load.waiting);
     } finally {
       this.reading.delete(key);
       this.sentDuringRead.delete(key);
     }
   }
 
-  /** Requests waiting at `engine` as last read; undefined before its first read, after a failed or overdue one, or once a read of none was sent more. */
+  /** Requests waiting at `engine` as last read; undefined before its first read, after a failed (past the engine's hold) or overdue one, or once a read of none was sent more. */
   waiting(engine: Engine): number | undefined {
     return this.read.get(launchKey(engine.launch));
   }
 
-  /** Requests `engine` may still be sent before its next read, at the pace it admits them; undefined when not paced (see `AdmissionPacer`). */
+  /** Requests `engine` may still be sent before its next read, at the pace it admits them (none while its queue is unknown); undefined when not paced (see `AdmissionPacer`). */
   credit(engine: Engine): number | undefined {
     return this.pacer.credit(launchKey(engine.launch));
   }

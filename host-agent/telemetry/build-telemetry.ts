@@ -61,6 +61,7 @@ export function buildTelemetry(input: TelemetryInput): Telemetry {
       state: i.state,
       ...(i.covered ? { covered: true } : {}),
       ...(i.unresponsive > 0 ? { unresponsive: i.unresponsive } : {}),
+      ...(i.unread > 0 ? { unread: i.unread } : {}),
       // Waiting for admission as routing reads it: in the engines' queues and the site gateway's.
       waiting: Math.round(i.waiting + i.held),
       running: Math.round(i.running),

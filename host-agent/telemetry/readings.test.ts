@@ -37,4 +37,15 @@ describe("readInstances", () => {
     // 9 waiting is past the default threshold (8): the edge overflows the instance's class elsewhere.
     expect(siteStatusOf(telemetry, { healthy: true, lastSeenMs: 1_000 }).saturated).toEqual(["a"]);
   });
+
+  it("leaves a replica whose queue is unknown (its metrics cannot be read) out of the sums rather than counting it empty, and the edge then counts the instance saturated", async () => {
+    const [a0, a1] = await simEngines(["a", 0, 0], ["a", 1, 1]);
+    const unreadable = Object.assign(Object.create(a1!) as Engine, { load: () => Promise.reject(new Error("a#1: cannot read metrics: HTTP 500")) });
+    const readings = await readInstances(new Map([["a", "ready" as const]]), [withQueue(a0!, 2), unreadable], new RequestLog(), 0, 1_000);
+    expect(readings[0]).toMatchObject({ replicas: 2, unread: 1, waiting: 2, running: 4, kvUse: 0.5 });
+    const telemetry = buildTelemetry({ site: "wind-a", sentAtMs: 1_000, appliedPlanVersion: 1, gpus: [], instances: readings, pendingReconfigurations: 0 });
+    expect(telemetry.instances[0]).toMatchObject({ waiting: 2, unread: 1 });
+    // 2 waiting is under the threshold, but the unread replica's queue may be long.
+    expect(siteStatusOf(telemetry, { healthy: true, lastSeenMs: 1_000 }).saturated).toEqual(["a"]);
+  });
 });

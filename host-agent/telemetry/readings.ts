@@ -1,6 +1,6 @@
 import type { GpuType } from "../../src/core/schemas/ids.ts";
 import type { GpuHealth, InstanceState } from "../../src/core/schemas/telemetry.ts";
-import type { Engine } from "../engines/engine.ts";
+import type { Engine, EngineLoad } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
 import type { RequestLog, ServedSummary } from "./request-log.ts";
 
@@ -25,6 +25,8 @@ export interface InstanceReading {
   replicas: number;
   /** Replicas that run but do not answer their health checks (their queues are not read). */
   unresponsive: number;
+  /** Replicas read whose queue is unknown: their metrics could not be read past the engine's hold of its last reading (`Engine.load`); left out of the sums. */
+  unread: number;
   /** Requests waiting in its engines' queues. */
   waiting: number;
   /** Requests for it that the site gateway holds in its own queue (replicas full, or the emergency ladder keeping the queue there). */
@@ -49,11 +51,11 @@ export async function readGpus(gpus: TrackedGpuBackend, types: readonly GpuType[
 }
 
 /**
- * Reads every instance: queue and KV use from its replicas' metrics (a replica whose read fails
- * counts as empty; one that does not answer its health checks is not read, and is counted as
- * `unresponsive`), or for a starting one that `handover` covers, from the engines standing
- * in for it; the requests the site gateway holds for it (`held`); served load and latencies from
- * the request log over (sinceMs, nowMs].
+ * Reads every instance: queue and KV use from its replicas' metrics (a replica whose reading is
+ * unknown is left out and counted as `unread`, not as empty; one that does not answer its health
+ * checks is not read, and is counted as `unresponsive`), or for a starting one that `handover`
+ * covers, from the engines standing in for it; the requests the site gateway holds for it
+ * (`held`); served load and latencies from the request log over (sinceMs, nowMs].
  */
 export async function readInstances(states: ReadonlyMap<string, InstanceState>, engines: Iterable<Engine>, log: RequestLog, sinceMs: number, nowMs: number, o: { handover?: (id: string) => readonly Engine[]; held?: (id: string) => number } = {}): Promise<InstanceReading[]> {
   const byId = new Map<string, Engine[]>();
@@ -63,14 +65,16 @@ export async function readInstances(states: ReadonlyMap<string, InstanceState>, 
       const replicas = byId.get(id) ?? [];
       const standIns = state === "starting" ? (o.handover?.(id) ?? []) : [];
       const measured = standIns.length > 0 ? standIns : replicas.filter((e) => (e.state === "ready" || e.state === "draining") && !e.unresponsive);
-      const loads = await Promise.all(measured.map((e) => e.load().catch(() => ({ running: 0, waiting: 0, kvUse: 0 }))));
-      const sum = (f: (l: { running: number; waiting: number; kvUse: number }) => number) => loads.reduce((s, l) => s + f(l), 0);
+      const read = await Promise.all(measured.map((e) => e.load().catch(() => undefined)));
+      const loads = read.filter((l) => l !== undefined);
+      const sum = (f: (l: EngineLoad) => number) => loads.reduce((s, l) => s + f(l), 0);
       return {
         id,
         state,
         covered: standIns.length > 0,
         replicas: replicas.length,
         unresponsive: replicas.filter((e) => e.unresponsive).length,
+        unread: read.length - loads.length,
         waiting: sum((l) => l.waiting),
         held: o.held?.(id) ?? 0,
         running: sum((l) => l.running),

@@ -6,7 +6,8 @@
 // {event:"signal", signal}), prints one line to stdout as it starts, and serves:
 //   GET  /health               200 once FAKE_ENGINE_BOOT_MS (default 0) have passed
 //   GET  /metrics              vLLM or SGLang metric names (FAKE_ENGINE_FLAVOR=vllm|sglang); running =
-//                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0)
+//                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0); after
+//                              FAKE_ENGINE_METRICS_OK reads (default: no limit), HTTP 500
 //   POST /v1/chat/completions  answers after FAKE_ENGINE_DELAY_MS (default 0); with "stream": true, as
 //                              vLLM does: one SSE event per output token (max_tokens of them, default
 //                              4) every FAKE_ENGINE_TOKEN_MS (default 10), a usage event when
@@ -27,6 +28,7 @@ const delayMs = Number(env.FAKE_ENGINE_DELAY_MS ?? 0);
 const tokenMs = Number(env.FAKE_ENGINE_TOKEN_MS ?? 10);
 const startedAt = Date.now();
 let running = 0;
+let metricsReads = 0;
 
 const log = (event) => {
   if (env.FAKE_ENGINE_LOG) appendFileSync(env.FAKE_ENGINE_LOG, `${JSON.stringify({ pid: process.pid, ...event })}\n`);
@@ -54,6 +56,7 @@ const server = createServer((req, res) => {
   if (req.url === "/health") {
     res.writeHead(Date.now() - startedAt >= bootMs ? 200 : 503).end();
   } else if (req.url === "/metrics") {
+    if (env.FAKE_ENGINE_METRICS_OK !== undefined && metricsReads++ >= Number(env.FAKE_ENGINE_METRICS_OK)) return void res.writeHead(500).end("metrics failed");
     res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics());
   } else if (req.url === "/v1/chat/completions" && req.method === "POST") {
     running++;

@@ -71,7 +71,9 @@ export function siteStatusOf(
     const isCovered = i.state === "starting" && i.covered === true;
     if (i.state === "starting") starting.push(i.id);
     if (isCovered) covered.push(i.id);
-    if ((i.state === "ready" || isCovered) && (i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse)) saturated.push(i.id);
+    // A queue the site could not read may be a long one.
+    const full = i.waiting >= thresholds.waiting || i.kvUse >= thresholds.kvUse || (i.unread ?? 0) > 0;
+    if ((i.state === "ready" || isCovered) && full) saturated.push(i.id);
   }
   const reconfiguring = telemetry.pendingReconfigurations > 0 || starting.length > 0;
   const draw = { site: telemetry.site, watts: telemetry.sitePowerW, atMs: telemetry.sentAtMs, planVersion: telemetry.appliedPlanVersion };

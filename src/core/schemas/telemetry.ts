@@ -42,6 +42,13 @@ export const InstanceTelemetry = z.object({
    * requests, and the instance is reported failed meanwhile. Absent when none (and from older agents).
    */
   unresponsive: z.number().int().positive().optional(),
+  /**
+   * Replicas whose engine answers but whose metrics could not be read for a while (the agent's hold
+   * of their last reading ran out): left out of `waiting`, `running` and `kvUse`, and routing counts
+   * the instance as saturated, as an unknown queue may be a long one. Absent when none (and from
+   * older agents).
+   */
+  unread: z.number().int().positive().optional(),
   waiting: z.number().int().nonnegative(),
   running: z.number().int().nonnegative(),
   /** Fraction of KV-cache blocks in use. */
