@@ -111,6 +111,45 @@ describe("OrphanEngines: engines an earlier agent run left", () => {
     expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^ended vllm engine big#0 \\(pid ${old}, .*: SIGKILL after SIGTERM$`)));
   });
 
+  it("spawns nothing for a start stopped while it waits for an old engine on its GPUs to end", async () => {
+    const files = new EngineFiles(join(log.dir, "stopped-waiting"));
+    await driver(files, undefined, { FAKE_ENGINE_IGNORE_SIGTERM: "1" })(big);
+    const old = startsOf().at(-1)!.pid;
+    const startsBefore = startsOf().length;
+    const orphans = await recover(files, 1000);
+    const engine = new ProcessEngineDriver({ flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env(), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 2000, pollMs: 50 }).create({ ...small, gpus: [3] }, () => undefined);
+    started.push(engine);
+    const starting = engine.start();
+    await expect.poll(() => log.events().some((e) => e.pid === old && e.event === "signal"), { timeout: 5000, interval: 20 }).toBe(true);
+    const t0 = Date.now();
+    await engine.stop();
+    await expect(starting).rejects.toThrow("vllm small#0 was stopped while starting; no engine was started");
+    expect(Date.now() - t0).toBeLessThan(500);
+    // The old engine is still ended; once it has gone, no new one has started after it.
+    await expect.poll(() => runningInGroup(old), { timeout: 5000, interval: 50 }).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(startsOf()).toHaveLength(startsBefore);
+    expect(files.readPids().records).toEqual([]);
+  });
+
+  it("ends an engine it was adopting when stopped meanwhile, and starts none in its place", async () => {
+    const files = new EngineFiles(join(log.dir, "stopped-adopting"));
+    await driver(files)(small);
+    const old = startsOf().at(-1)!.pid;
+    const startsBefore = startsOf().length;
+    const orphans = await recover(files);
+    // Hung (SIGSTOP), it does not answer, so the adoption waits on its health check.
+    process.kill(old, "SIGSTOP");
+    const engine = new ProcessEngineDriver({ flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env(), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 300, pollMs: 50 }).create(small, () => undefined);
+    started.push(engine);
+    const starting = engine.start();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await engine.stop();
+    await expect(starting).rejects.toThrow("vllm small#0 was stopped while starting; no engine was started");
+    expect(runningInGroup(old)).toEqual([]);
+    expect(startsOf()).toHaveLength(startsBefore);
+  });
+
   it("ends those no launch adopts once the adoption window has passed", async () => {
     const files = new EngineFiles(join(log.dir, "window"));
     await driver(files)(small);

@@ -4,7 +4,8 @@ import type { EnginePidRecord } from "./engine-files.ts";
 import { EngineError, launchKey, sameLaunch, type DrainResult, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch, type EngineLoad } from "./engine.ts";
 import type { OrphanEngines } from "./orphan-engines.ts";
 import { PortPool } from "./port-pool.ts";
-import { kvHandoffProtocolOf, ProcessEngine, type ProcessEngineOptions } from "./process-engine.ts";
+import { abortable } from "../util/abortable.ts";
+import { kvHandoffProtocolOf, ProcessEngine, stoppedWhileStarting, type ProcessEngineOptions } from "./process-engine.ts";
 
 export interface ProcessDriverOptions extends Omit<ProcessEngineOptions, "port" | "onExit"> {
   /** First engine port; 0 picks free ports (tests). */
@@ -56,6 +57,8 @@ export class ProcessEngineDriver implements EngineDriver {
 class PooledEngine implements Engine {
   private engine: ProcessEngine | undefined;
   private port: number | undefined;
+  /** Set until its engine is made (or adopted): `stop` aborts the start, which then spawns nothing. */
+  private starting: AbortController | undefined;
 
   constructor(
     readonly launch: EngineLaunch,
@@ -91,15 +94,25 @@ class PooledEngine implements Engine {
   }
 
   async start(): Promise<void> {
-    if (this.engine) throw new EngineError(`${this.launch.instanceId} is already started`);
-    if (await this.adopt()) return;
-    await this.options.orphans?.endOverlapping(this.launch.gpus);
-    this.port = await this.ports.take();
-    this.engine = this.make(this.port);
+    if (this.engine || this.starting) throw new EngineError(`${this.launch.instanceId} is already started`);
+    const starting = (this.starting = new AbortController());
+    try {
+      if (await this.adopt(starting.signal)) return;
+      // Stopped while an old engine on its GPUs is ended: give up at once, spawning nothing.
+      if (this.options.orphans) await abortable(this.options.orphans.endOverlapping(this.launch.gpus), starting.signal);
+      this.port = await this.ports.take();
+      starting.signal.throwIfAborted();
+      this.engine = this.make(this.port);
+    } catch (error) {
+      this.releasePort();
+      throw error;
+    } finally {
+      this.starting = undefined;
+    }
     try {
       await this.engine.start();
     } catch (error) {
-      this.ports.release(this.port);
+      this.releasePort();
       throw error;
     }
   }
@@ -114,7 +127,13 @@ class PooledEngine implements Engine {
   }
 
   async stop(): Promise<void> {
+    this.starting?.abort(stoppedWhileStarting(`${this.kind} ${launchKey(this.launch)}`));
     await this.engine?.stop();
+    this.releasePort();
+  }
+
+  /** Gives its port back to the pool, once. */
+  private releasePort(): void {
     if (this.port !== undefined) this.ports.release(this.port);
     this.port = undefined;
   }
@@ -123,23 +142,23 @@ class PooledEngine implements Engine {
     this.engine?.setClock(clock);
   }
 
-  /** Adopts the earlier run's engine for this launch, if one runs; false when there is none or it does not answer. */
-  private async adopt(): Promise<boolean> {
+  /** Adopts the earlier run's engine for this launch, if one runs; false when there is none or it does not answer. A stop meanwhile ends it. */
+  private async adopt(signal: AbortSignal): Promise<boolean> {
     const record = this.options.orphans?.claim((r) => this.runsThisLaunch(r));
     if (!record) return false;
     const log = this.options.log ?? (() => undefined);
-    const engine = this.make(record.port);
-    this.ports.reserve(record.port);
+    const engine = (this.engine = this.make(record.port));
+    this.port = this.ports.reserve(record.port);
     try {
       await engine.adopt(record);
     } catch (error) {
-      this.ports.release(record.port);
+      this.engine = undefined;
+      this.releasePort();
+      signal.throwIfAborted();
       log(`could not adopt ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}); starting a new one: ${(error as Error).message}`);
       return false;
     }
     log(`adopted ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}, port ${record.port}) from an earlier run`);
-    this.engine = engine;
-    this.port = record.port;
     return true;
   }
 

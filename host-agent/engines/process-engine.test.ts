@@ -174,6 +174,22 @@ describe("ProcessEngine against the fake engine", () => {
     await expect(crashing.start()).rejects.toThrow(/exited with status 3 before becoming healthy; last output:\nCUDA out of memory$/);
   });
 
+  it("spawns nothing when stopped before its process starts, direct or pooled, and the start says why", async () => {
+    const { log, make, files } = driverWith();
+    const direct = new ProcessEngine(launch, { flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", port: await freePort("127.0.0.1"), env: log.env(), files, startTimeoutMs: 10_000, stopGraceMs: 2_000, pollMs: 50, onExit: () => undefined });
+    started.push(direct);
+    for (const engine of [direct, make()]) {
+      // The start is past its first await (the port check, the pool) when stop comes.
+      const starting = engine.start();
+      await engine.stop();
+      await expect(starting).rejects.toThrow("vllm llama-tp2#0 was stopped while starting; no engine was started");
+      expect(engine.state).toBe("stopped");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(log.events()).toEqual([]);
+    expect(files.readPids().records).toEqual([]);
+  });
+
   it("names its process in a pid file while it runs, and writes its output to a log beside it", async () => {
     const { make, files } = driverWith();
     const engine = make();

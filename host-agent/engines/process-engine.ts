@@ -68,6 +68,8 @@ export class ProcessEngine implements Engine {
   private answering = new AbortController();
   /** Why the agent killed it, when it did (a hung engine, to start it again). */
   private killedBecause: string | undefined;
+  /** Set while a start has not spawned its process yet: `stop` aborts it, so that none is spawned after. */
+  private starting: AbortController | undefined;
 
   constructor(
     readonly launch: EngineLaunch,
@@ -130,10 +132,17 @@ export class ProcessEngine implements Engine {
   }
 
   async start(): Promise<void> {
-    if (this.process) throw new EngineError(`${this.name} is already started`);
+    if (this.process || this.starting) throw new EngineError(`${this.name} is already started`);
     const { files, host, port } = this.options;
-    // Whatever listens there would answer the health checks while the engine fails to bind.
-    if (!(await portIsFree(host, port))) throw new EngineError(`${this.name}: port ${port} on ${host} is in use by another process`);
+    const starting = (this.starting = new AbortController());
+    try {
+      const free = await portIsFree(host, port);
+      starting.signal.throwIfAborted();
+      // Whatever listens there would answer the health checks while the engine fails to bind.
+      if (!free) throw new EngineError(`${this.name}: port ${port} on ${host} is in use by another process`);
+    } finally {
+      this.starting = undefined;
+    }
     const argv = this.argv;
     const logFd = files.openFreshLog(port);
     let proc: EngineProcess;
@@ -206,6 +215,7 @@ export class ProcessEngine implements Engine {
     const proc = this.process;
     this.admitting = false;
     this.liveness?.stop();
+    this.starting?.abort(stoppedWhileStarting(this.name));
     if (!proc) {
       if (this.state !== "failed") this.state = "stopped";
       return;
@@ -325,6 +335,9 @@ export class ProcessEngine implements Engine {
     return lines.length === 0 ? "" : `; last output:\n${lines.join("\n")}`;
   }
 }
+
+/** Why a start that `stop` cut short spawned no engine. */
+export const stoppedWhileStarting = (name: string) => new EngineError(`${name} was stopped while starting; no engine was started`);
 
 const flavorPath = (path: string) => (path.startsWith("/") ? path : `/${path}`);
 
