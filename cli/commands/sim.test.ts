@@ -57,4 +57,33 @@ describe("greenference sim", () => {
     expect(r.code).toBe(1);
     expect(r.err.join("\n")).toMatch(/workload covers 3540 s, but durationS is 7200/);
   });
+
+  const capacity = (o: Record<string, unknown>) => ({ policy: { kind: "capacity", cadenceS: 600, tp: 1, ...o } });
+  it.each([
+    { case: "a step longer than the run", o: { stepS: 100000 }, err: "stepS: a step of 100000 s is longer than the run (durationS 1800 s)" },
+    { case: "a step that runs past the end", o: { stepS: 700 }, err: "stepS: 700 s does not divide durationS (1800 s): the last step would run past the end" },
+    { case: "a TP the profile lacks", o: capacity({ tp: 2 }), err: "policy.tp: TP 2 is not in the profile (profile.tps: 1)" },
+    { case: "planner TPs the profile lacks", o: { policy: { kind: "planner", planner: { kind: "dynamollm", tps: [1, 4] } } }, err: "policy.planner.tps: TP 4 is not in the profile (profile.tps: 1)" },
+    { case: "a clock the profile lacks", o: capacity({ mhz: 1500 }), err: 'policy.mhz: 1500 MHz is not a profiled clock of A100-80GB (810, 900, 1005, 1110, 1200, 1305, 1410, or "max")' },
+    { case: "a TP no site has the GPUs for", o: { ...capacity({ tp: 4 }), profile: { tps: [4], loadFractions: [0.3], requestsPerPoint: 10 } }, err: "policy.tp: TP 4 needs 4 GPUs, but no site has that many (most: 2)", sites: 2 },
+    { case: "no class edges", o: { classPercentiles: [] }, err: "classPercentiles: Too small" },
+    { case: "class edges out of order", o: { classPercentiles: [66, 33] }, err: "classPercentiles: must increase, each value once" },
+    { case: "load fractions out of order", o: { profile: { tps: [1], loadFractions: [0.3, 0.1] } }, err: "profile.loadFractions: must increase, each value once" },
+    { case: "no TP to profile", o: { profile: { tps: [] } }, err: "profile.tps: Too small" },
+    { case: "an SLO no request can meet", o: { sloMultiple: 0.5 }, err: "sloMultiple: must be at least 1: below, no request can meet its SLO" },
+  ])("refuses a scenario that could serve nothing, in one line naming the field: $case", async ({ o, err, sites }) => {
+    const { file } = scenario(sites ? { ...o, sites: [{ id: "small", gpu: "a100", gpus: sites, power: { kind: "fixed", watts: 20000 }, carbon: { kind: "fixed", gPerKwh: 1 } }] } : o);
+    const r = await runCli(["sim", "--scenario", file]);
+    expect(r.code).toBe(1);
+    expect(r.err).toEqual([expect.stringContaining(`greenference sim: ${file}: ${err}`)]);
+    expect(r.err[0]).not.toContain("\n");
+  });
+
+  it("warns on stderr, exit 0, when requests arrived and none was served", async () => {
+    const { file } = scenario({ sites: [{ id: "dark", gpu: "a100", gpus: 16, power: { kind: "fixed", watts: 100 }, carbon: { kind: "fixed", gPerKwh: 1 } }] });
+    const r = await runCli(["sim", "--scenario", file, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.last()).toMatchObject({ served: 0 });
+    expect(r.err).toEqual([expect.stringMatching(/^greenference sim: warning: none of the \d+ requests that arrived was served \(\d+ dropped\): no instance could take them/)]);
+  });
 });

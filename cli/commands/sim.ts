@@ -39,9 +39,18 @@ export const sim: Command = {
       await writePlots(result, values.out);
     }
     printResult(brief, values.json, () => summary);
+    const idle = idleWarning(result);
+    if (idle) console.error(`greenference sim: warning: ${idle}`);
     return 0;
   },
 };
+
+/** What to warn of when the fleet served nothing of a workload that arrived, or nothing arrived. */
+function idleWarning(r: FleetResult): string | undefined {
+  if (r.arrived === 0) return "no request arrived during the run: the workload's rate (multiplier) is too low for its duration";
+  if (Math.round(r.served) === 0) return `none of the ${r.arrived} requests that arrived was served (${Math.round(r.dropped)} dropped): no instance could take them (check the policy and the sites' GPUs and power)`;
+  return undefined;
+}
 
 /** The figures the CLI prints as its last line (the full result, timeline included, goes to --out). */
 function briefResult(r: FleetResult) {

@@ -21,6 +21,7 @@ import { Scenario } from "../../src/core/sim/scenario/scenario.ts";
 import { schemeFromPercentiles } from "../../src/core/workload/class-scheme.ts";
 import { WORKLOAD_SHAPES, weekRateTemplate } from "../../src/core/workload/week-template.ts";
 import { asCliError, CliError } from "../../lib/cli-error.ts";
+import { checkPolicyFits } from "./check-policy-fits.ts";
 
 /**
  * Reads a scenario file and everything it names (paths relative to the file), and builds the
@@ -59,6 +60,7 @@ export async function loadScenario(path: string): Promise<{ scenario: Scenario; 
     sites.push({ id: s.id, gpu, gpus: s.gpus === "from-power" ? gpusFromPower(provisionedW, gpu, `sites[${i}]`) : s.gpus, power, carbon });
   }
   const policy = scenario.policy;
+  checkPolicyFits(policy, sites, path);
   const solver = javascriptLpSolver();
   const planner = policy.kind === "capacity" ? capacityPlanner({ cadenceS: policy.cadenceS, tp: policy.tp, mhz: policy.mhz, headroom: policy.headroom }) : registryFleetPlanner(policy.planner, solver, scheme, policy.cadenceS);
   const corrector = policy.kind === "planner" && policy.plannerS ? heronPlannerSCorrector(solver, scheme, policy.plannerS) : undefined;
