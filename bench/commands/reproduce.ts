@@ -1,5 +1,5 @@
 import { defaultDataDir } from "../../host-agent/data/default-data-dir.ts";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ExperimentRow, SEEDS, SeedName, type ReproduceOptions } from "../reproduce/experiment.ts";
 import { REPRODUCTIONS } from "../reproduce/seeds.ts";
@@ -9,6 +9,7 @@ import { resultsMarkdown, rowsTable, type SeedRun } from "./reproduce/results-ma
 import { sectionOf } from "./reproduce/results-section.ts";
 import { reproduceSweep, SWEEP_DEFAULTS } from "./reproduce/sweep-command.ts";
 import { readFile } from "node:fs/promises";
+import { makeDir } from "../../host-agent/util/make-dir.ts";
 
 const DEFAULTS = { data: defaultDataDir(), out: "out/reproduce", results: "docs/RESULTS.md", seed: "1" };
 
@@ -69,6 +70,9 @@ export const reproduce: Command = {
     if (positionals.length !== 1 || !which || !(which === "all" || SeedName.safeParse(which).success)) throw new CliError(`name one seed, all or sweep\n${usage}`);
     const seed = positiveInt(values.seed, "--seed");
     const names = which === "all" ? [...SEEDS] : [which as SeedName];
+    // Before the runs, so that an --out or --results that cannot be created fails at once.
+    await makeDir(values.out);
+    await makeDir(dirname(values.results));
 
     const flags = [
       ...(values.data !== DEFAULTS.data ? [`--data ${values.data}`] : []),
@@ -92,14 +96,12 @@ export const reproduce: Command = {
     }
 
     const command = ["npx greenference reproduce", which, ...flags].join(" ");
-    await mkdir(dirname(values.results), { recursive: true });
     // The sweep's section of the report is kept (`reproduce sweep` regenerates it).
     const sweepSection = sectionOf(await readFile(values.results, "utf8").catch(() => ""), "sweep");
     await writeFile(values.results, resultsMarkdown({ command, seed, runs }) + (sweepSection ? `\n${sweepSection}\n` : ""));
     const experiments = runs.flatMap((r) => r.result.rows);
     const headlines = experiments.filter((r) => r.headline).map((r) => ({ seed: r.seed, id: r.id, metric: r.metric, paper: r.paper, ours: r.ours, unit: r.unit, holds: r.holds, guards: r.guards }));
     const result = { simulated: true, command, seed, wall_s: Math.round((performance.now() - started) / 1e3), headlines, experiments };
-    await mkdir(values.out, { recursive: true });
     await writeFile(join(values.out, "results.json"), JSON.stringify({ ...result, inputs: Object.fromEntries(runs.map((r) => [r.seed, r.result.inputs])) }, null, 2));
     printResult(result, values.json, () => `${rowsTable(experiments)}\n\n${experiments.filter((r) => r.holds).length} of ${experiments.length} rows hold (simulated); report: ${values.results}, tables and plots: ${values.out}`);
     return 0;
@@ -107,7 +109,7 @@ export const reproduce: Command = {
 };
 
 async function writeSeedFiles(dir: string, result: { tables: { name: string; markdown: string }[]; plots: { name: string; svg: string }[] }): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   for (const t of result.tables) await writeFile(join(dir, `${t.name}.md`), t.markdown + "\n");
   for (const p of result.plots) await writeFile(join(dir, `${p.name}.svg`), p.svg);
 }

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
@@ -8,6 +8,7 @@ import { loadAzureTrace } from "../../host-agent/data/read-data-file.ts";
 import { defaultClocks, virtualProfile, weightsFit } from "../../src/core/profiling/virtual-profiler.ts";
 import { asCliError, CliError } from "../../lib/cli-error.ts";
 import { parseFlags, printResult, positiveInt, type Command } from "../../lib/command.ts";
+import { makeDir } from "../../host-agent/util/make-dir.ts";
 
 const usage = `usage: greenference profile --virtual --model ID --gpu a100|h100 --out DIR [--tp 2,4,8] [--loads 0.05,0.1,0.2,0.3,0.4,0.5] [--trace FILE] [--scheduling prefill-first|chunked] [--requests N] [--seed N] [--json]
 
@@ -57,6 +58,8 @@ export const profile: Command = {
     if (scheduling !== "prefill-first" && scheduling !== "chunked") throw new CliError(`--scheduling takes prefill-first or chunked, got '${scheduling}'`);
     const clocks = defaultClocks(gpu);
     const classes = values.trace ? await traceClasses(values.trace) : DYNAMOLLM_CLASS_LENGTHS;
+    // Before profiling, so that an --out that cannot be created fails at once.
+    await makeDir(values.out);
     const started = performance.now();
     const table = virtualProfile({
       llm,
@@ -73,7 +76,6 @@ export const profile: Command = {
       },
     });
     if (process.stderr.isTTY) process.stderr.write("\n");
-    await mkdir(values.out, { recursive: true });
     const file = join(values.out, `profile-${llm.id}-${gpu.type}.json`);
     await writeFile(file, JSON.stringify(table, null, 1));
     const result = {

@@ -86,4 +86,13 @@ describe("greenference sim", () => {
     expect(r.last()).toMatchObject({ served: 0 });
     expect(r.err).toEqual([expect.stringMatching(/^greenference sim: warning: none of the \d+ requests that arrived was served \(\d+ dropped\): no instance could take them/)]);
   });
+
+  it("refuses an --out it cannot create at once, before running, in one line", async () => {
+    const { file } = scenario();
+    const t0 = Date.now();
+    const r = await runCli(["sim", "--scenario", file, "--out", "/proc/x/out"]);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(r.code).toBe(1);
+    expect(r.err).toEqual(["greenference sim: cannot create /proc/x/out: /proc takes no new directories"]);
+  });
 });

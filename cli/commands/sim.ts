@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SingleBar, Presets } from "cli-progress";
 import { simulateFleet } from "../../src/core/sim/fleet/fleet-simulator.ts";
@@ -8,6 +8,7 @@ import { parseFlags, printResult, type Command } from "../../lib/command.ts";
 import { markdownTable } from "../../lib/report/markdown-table.ts";
 import { loadScenario } from "../sim/load-scenario.ts";
 import { writePlots } from "../../lib/report/plots.ts";
+import { makeDir } from "../../host-agent/util/make-dir.ts";
 
 const usage = `usage: greenference sim --scenario FILE [--out DIR] [--json]
 
@@ -21,6 +22,8 @@ export const sim: Command = {
     const { values } = parseFlags(argv, { scenario: { type: "string" }, out: { type: "string" }, json: { type: "boolean", default: false } }, usage);
     if (values.help) return void console.log(usage);
     if (!values.scenario) throw new CliError(`--scenario FILE is required\n${usage}`);
+    // Before the run, so that an --out that cannot be created fails at once.
+    if (values.out) await makeDir(values.out);
     const { scenario, config } = await loadScenario(values.scenario);
     const bar = process.stderr.isTTY ? new SingleBar({ format: "simulating [{bar}] {percentage}% | {value}/{total} s | eta {eta_formatted}", stream: process.stderr }, Presets.shades_classic) : undefined;
     bar?.start(config.durationS, 0);
@@ -33,7 +36,6 @@ export const sim: Command = {
     const summary = summaryTable(scenario.name, config.planner.name, result);
     const brief = briefResult(result);
     if (values.out) {
-      await mkdir(values.out, { recursive: true });
       await writeFile(join(values.out, "result.json"), JSON.stringify(result));
       await writeFile(join(values.out, "summary.md"), summary + "\n");
       await writePlots(result, values.out);

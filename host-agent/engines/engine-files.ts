@@ -1,8 +1,9 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import { EngineKind, EngineLaunch } from "./engine.ts";
+import { makeDirSync } from "../util/make-dir.ts";
 
 /**
  * What the agent writes down about each engine process it starts, so a later run can find it
@@ -34,7 +35,7 @@ export type EnginePidRecord = z.infer<typeof EnginePidRecord>;
  */
 export class EngineFiles {
   constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirSync(dir, 0o700);
   }
 
   logPath(port: number): string {

@@ -1,11 +1,13 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { readProcStat } from "../util/proc-stat.ts";
 import { openStateDir, StateDirError } from "./state-dir.ts";
 
+const AGENT_BIN = fileURLToPath(new URL("../../cli/bin.js", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "state-dir-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -45,6 +47,16 @@ describe("openStateDir", () => {
 
   it("says which dir it cannot create", () => {
     writeFileSync(join(root, "file"), "");
-    expect(() => openStateDir({ configured: join(root, "file", "state"), temporary: false, site: "wind-a" })).toThrow(/^cannot create the agent's state dir .*file\/state \(stateDir, --state-dir\): ENOTDIR/);
+    expect(() => openStateDir({ configured: join(root, "file", "state"), temporary: false, site: "wind-a" })).toThrow(/^cannot create the agent's state dir .*file\/state \(stateDir, --state-dir\): cannot create .*file\/state: .*file is not a directory$/);
+  });
+
+  it("refuses a state dir under /proc at once, in one line, from the agent's command line", () => {
+    // In a child process: the hang this guards against (recursive mkdir under /proc) would block this worker.
+    const t0 = Date.now();
+    const r = spawnSync(process.execPath, [AGENT_BIN, "agent", "--site", "s1", "--edge", "http://127.0.0.1:9", "--gpu", "sim", "--engine", "sim", "--state-dir", "/proc/x/state"], { encoding: "utf8", timeout: 20_000, env: { ...process.env, GREENFERENCE_TOKEN: "t" } });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe("greenference agent: cannot create the agent's state dir /proc/x/state (stateDir, --state-dir): cannot create /proc/x/state: /proc takes no new directories\n");
+    expect(Date.now() - t0).toBeLessThan(10_000);
   });
 });

@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import { isRunning, readProcStat } from "../util/proc-stat.ts";
+import { makeDirSync } from "../util/make-dir.ts";
 
 /** Where a real site's agent keeps its state unless `stateDir` says otherwise. */
 export const DEFAULT_STATE_DIR = "/var/lib/greenference-agent";
@@ -38,7 +39,7 @@ export function openStateDir(o: { configured: string | undefined; temporary: boo
   const temporary = o.configured === undefined && o.temporary;
   const dir = o.configured ?? (temporary ? mkdtempSync(join(tmpdir(), `greenference-agent-${o.site}-`)) : DEFAULT_STATE_DIR);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirSync(dir, 0o700);
   } catch (error) {
     throw new StateDirError(`cannot create the agent's state dir ${dir} (stateDir, --state-dir): ${(error as Error).message}`);
   }

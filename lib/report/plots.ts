@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as echarts from "echarts";
 import type { FleetResult } from "../../src/core/sim/fleet/fleet-result.ts";
+import { makeDir } from "../../host-agent/util/make-dir.ts";
 
 export type Series = { name: string; points: Array<[number, number]> };
 
@@ -48,7 +49,7 @@ function render(option: Record<string, unknown>): string {
  * intensity, served and dropped load over time, and the E2E latency CDF. Returns the file paths.
  */
 export async function writePlots(result: FleetResult, dir: string): Promise<string[]> {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const hours = result.timeline.tS.map((t) => t / 3600);
   const over = (ys: number[], scale = 1): Array<[number, number]> => ys.map((y, i) => [hours[i]!, y * scale]);
   const files: Record<string, string> = {};

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,7 @@ import { SeriesClock, valueAt } from "./series-clock.ts";
 import type { StackConfig, StackSite } from "./stack-config.ts";
 import { stackProfileTable } from "./stack-profile.ts";
 import { startWranglerDev } from "./wrangler-dev.ts";
+import { makeDir } from "../../host-agent/util/make-dir.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "cli", "bin.js");
@@ -248,7 +249,7 @@ export class LocalStack {
     const log = this.o.log;
     this.ownsStateDir = c.stateDir === undefined;
     this.stateDir = c.stateDir ?? (await mkdtemp(join(tmpdir(), "greenference-stack-")));
-    await mkdir(this.stateDir, { recursive: true });
+    await makeDir(this.stateDir);
     const data = (p: string) => (isAbsolute(p) ? p : resolve(ROOT, c.dataDir, p));
 
     log(`reading grid series and the trace from ${resolve(ROOT, c.dataDir)}`);

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gpuSpec } from "../../src/core/model/gpu-specs.ts";
@@ -8,6 +8,7 @@ import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.
 import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import { ProfileTable } from "../../src/core/schemas/profile.ts";
 import type { StackConfig } from "./stack-config.ts";
+import { makeDir } from "../../host-agent/util/make-dir.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -31,7 +32,7 @@ export async function stackProfileTable(c: Pick<StackConfig, "model" | "variants
     return { ...one, rows: one.rows.map((r) => ({ ...r, model: c.model, variant })) };
   });
   const table = { ...tables[0]!, rows: tables.flatMap((t) => t.rows) };
-  await mkdir(dirname(file), { recursive: true });
+  await makeDir(dirname(file));
   await writeFile(file, JSON.stringify(table));
   return table;
 }

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { appendFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { loadGrid, readDataFile } from "../../../host-agent/data/read-data-file.ts";
 import { parseAzureTrace } from "../../../src/core/data/azure-trace.ts";
@@ -9,6 +9,7 @@ import { defaultWindFiles } from "../heron-fleet.ts";
 import { REPRODUCTIONS } from "../seeds.ts";
 import { gridWindows } from "./grid-windows.ts";
 import { mixTraceCsv, WORKLOAD_MIXES } from "./workload-mixes.ts";
+import { makeDir } from "../../../host-agent/util/make-dir.ts";
 
 /** Seeds whose rows read the grid series (the others run once per mix and random seed, and stand for every window). */
 const READS_GRID: Record<SeedName, boolean> = { heron: true, dynamollm: true, clover: true, freesh: false, greenserve: false };
@@ -43,7 +44,7 @@ export async function runSweep(o: SweepOptions): Promise<{ windows: GridWindow[]
   const traceText = await readDataFile(o.trace);
   const trace = parseAzureTrace(traceText, o.trace);
   const mixDir = join(o.outDir, "mixes");
-  await mkdir(mixDir, { recursive: true });
+  await makeDir(mixDir);
   const out: CellRow[] = [];
   const progressFile = join(o.outDir, "cells.jsonl");
   await writeFile(progressFile, "");
