@@ -29,6 +29,8 @@ export interface HistoryCompaction extends ForecastCompaction {
 export interface PlanningContext {
   fleet: Fleet | null;
   plan: Plan | null;
+  /** The fleet's policy (kind or weights) changed after the plan in force was stored. */
+  policyChangedSincePlan: boolean;
   forecasts: Forecast[];
   metricTotals: Record<string, number>;
   demandSample: DemandSample | null;

@@ -4,7 +4,7 @@ import { modelIdentities } from "../src/core/model/model-identity.ts";
 import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
 import { buildRoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
 import type { SiteStatus } from "../src/core/routing/site-status.ts";
-import type { Fleet, Policy } from "../src/core/schemas/fleet.ts";
+import { samePolicy, type Fleet, type Policy } from "../src/core/schemas/fleet.ts";
 import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
@@ -14,7 +14,7 @@ import { ControlStores } from "./control-stores.ts";
 import type { CronOutcome, CronRun } from "./cron-run-store.ts";
 import type { SnapshotReply } from "./edge-snapshot.ts";
 import type { IngressSecretStatus } from "./ingress-secret-store.ts";
-import type { Outcome } from "./outcome.ts";
+import { failure, type Outcome } from "./outcome.ts";
 import { PLANNER_S_TIMER, type CorrectionRecord } from "./planner-s-loop.ts";
 import type { PlanSummary, SitePlanSlice, StoredDelta } from "./plan-store.ts";
 import type { ProfileSummary } from "./profile-store.ts";
@@ -55,19 +55,19 @@ export class ControlDO extends ControlStores {
 
   /** Validates and stores a new fleet, returning it with defaults filled; throws `InvalidFleetError` otherwise. */
   async setFleet(input: unknown): Promise<Fleet> {
-    const fleet = await this.fleets.set(input);
+    const fleet = await this.fleets.set(input, Date.now());
     await this.fleetChanged();
     return fleet;
   }
 
   /** Like setFleet, but a bad fleet comes back as a 400 outcome instead of an exception. */
   async putFleet(input: unknown): Promise<Outcome<Fleet>> {
-    return this.changedFleet(await this.fleets.put(input));
+    return this.changedFleet(await this.fleets.put(input, Date.now()));
   }
 
   /** Replaces the fleet's policy and objective weights. */
   async setPolicy(input: unknown): Promise<Outcome<Policy>> {
-    return this.changedFleet(await this.fleets.setPolicy(input));
+    return this.changedFleet(await this.fleets.setPolicy(input, Date.now()));
   }
 
   /** The current fleet, or null before one was set. */
@@ -80,8 +80,12 @@ export class ControlDO extends ControlStores {
   /**
    * Validates a plan against the schema and the fleet and makes it current if it is newer. A plan an
    * operator uploads (`fromOperator`) is served as written: Planner-S corrects only planners' plans.
+   * A planner's plan made under the policy `madeUnder` is refused (409) once the fleet's policy is
+   * another: the operator switched while it planned, and the plan of the policy now in force stays.
    */
-  async putPlan(input: unknown, o: { fromOperator?: boolean } = {}): Promise<Outcome<PlanSummary>> {
+  async putPlan(input: unknown, o: { fromOperator?: boolean; madeUnder?: Policy } = {}): Promise<Outcome<PlanSummary>> {
+    const policy = this.fleets.fleet?.policy;
+    if (o.madeUnder && policy && !samePolicy(o.madeUnder, policy)) return failure(409, `the fleet's policy changed to ${policy.kind} while the ${o.madeUnder.kind} planner planned; its plan is not published`);
     const outcome = await this.plans.put(input, this.fleets.fleet, Date.now());
     if (outcome.ok) {
       await this.plannerS.planStored(o.fromOperator === true, Date.now());
@@ -175,7 +179,11 @@ export class ControlDO extends ControlStores {
 
   /** Everything the long-horizon planner reads. */
   planningContext(): PlanningContext {
-    return { fleet: this.fleets.fleet, plan: this.plans.plan, forecasts: this.forecasts.store.all(), metricTotals: this.metrics.all, demandSample: this.demand.plannerSample };
+    const plan = this.plans.plan;
+    const storedAtMs = this.plans.history.find((s) => s.version === plan?.version)?.storedAtMs;
+    const changedAtMs = this.fleets.policyChangedAtMs;
+    const policyChangedSincePlan = plan !== null && changedAtMs !== null && storedAtMs !== undefined && storedAtMs < changedAtMs;
+    return { fleet: this.fleets.fleet, plan, policyChangedSincePlan, forecasts: this.forecasts.store.all(), metricTotals: this.metrics.all, demandSample: this.demand.plannerSample };
   }
 
   /**

@@ -17,12 +17,13 @@ export type PlannerRun = CronOutcome & { plan?: PlanSummary };
 const DUE_SLACK_MS = 30_000;
 
 /**
- * The fleet planner's run (every 5 minutes from the cron; `POST /admin/v1/replan` and the carbon
- * trigger `force` it): plans when the policy's cadence is due since the plan in force was made (or
- * there is none, or another policy made it), measures demand and each class's mean request from
+ * The fleet planner's run (every 5 minutes from the cron; `POST /admin/v1/replan`,
+ * `PUT /admin/v1/policy` and the carbon trigger `force` it): plans when the policy's cadence is due
+ * since the plan in force was made (or there is none, another policy made it, or the fleet's policy
+ * or weights changed after it was stored), measures demand and each class's mean request from
  * the edge's counters since the last run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
  * force), plans through the policy registry (`deps.policies`) and stores the plan through the plan
- * store (whose version rules apply). `skipped` says what is missing (fleet, profile table, demand)
+ * store (whose version rules apply; a plan made under a policy the fleet no longer has is refused). `skipped` says what is missing (fleet, profile table, demand)
  * or when the next run is due; a planner that throws or a plan the store refuses is an `error` and
  * the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
  */
@@ -32,7 +33,7 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
   if (!ctx.fleet) return { status: "skipped", message: "no fleet is configured" };
   const entry = deps.policies[ctx.fleet.policy.kind];
   const { name, cadenceMs } = entry.fleetPlanner;
-  const waitMs = o.force ? 0 : untilDue(ctx.plan, entry.kind, cadenceMs, nowMs, cadenceSpeedup(env));
+  const waitMs = o.force ? 0 : untilDue(ctx.plan, entry.kind, ctx.policyChangedSincePlan, cadenceMs, nowMs, cadenceSpeedup(env));
   if (waitMs > 0) return { status: "skipped", message: `${name}: the plan in force is ${ctx.plan!.version}; the next is due in ${(waitMs / 1000).toFixed(0)} s (every ${cadenceMs / 60_000} min)` };
 
   const sample = { atMs: nowMs, counts: classCounts(ctx.metricTotals), tokens: classTokenCounts(ctx.metricTotals) };
@@ -50,16 +51,16 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
   } catch (error) {
     return { status: "error", message: `${name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }
-  const stored = await control.putPlan({ ...plan, notes: [...plan.notes, ...assembled.notes] });
+  const stored = await control.putPlan({ ...plan, notes: [...plan.notes, ...assembled.notes] }, { madeUnder: ctx.fleet.policy });
   if (!stored.ok) return { status: "error", message: `${name}: plan version ${plan.version} was refused: ${stored.message}` };
   const shortfall = Object.entries(stored.value.shortfall).filter(([, rps]) => rps > 0);
   const short = shortfall.length > 0 ? `; shortfall ${shortfall.map(([c, rps]) => `${c} ${rps.toFixed(2)} req/s`).join(", ")}` : "";
   return { status: "ok", message: `${name}: plan version ${stored.value.version}, ${stored.value.instances} instance entries at ${stored.value.sites} sites${short}`, plan: stored.value };
 }
 
-/** Milliseconds (wall time) until the policy's next plan is due; 0 when it is. */
-function untilDue(plan: Plan | null, policy: string, cadenceMs: number, nowMs: number, speedup: number): number {
-  if (!plan || plan.policy !== policy) return 0;
+/** Milliseconds (wall time) until the policy's next plan is due; 0 when it is, and when another policy made the plan in force or the policy changed since. */
+function untilDue(plan: Plan | null, policy: string, policyChangedSincePlan: boolean, cadenceMs: number, nowMs: number, speedup: number): number {
+  if (!plan || plan.policy !== policy || policyChangedSincePlan) return 0;
   const elapsed = (nowMs - plan.createdAtMs) * speedup;
   return elapsed >= cadenceMs - DUE_SLACK_MS ? 0 : Math.ceil((cadenceMs - DUE_SLACK_MS - elapsed) / speedup);
 }

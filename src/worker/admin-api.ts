@@ -9,6 +9,7 @@ import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { renderPrometheus } from "./metrics.ts";
 import { internalError, openAiError } from "./openai-error.ts";
+import { switchPolicy } from "./policy-switch.ts";
 import { DEFAULT_INGRESS_OVERLAP_S, MAX_INGRESS_OVERLAP_S } from "../../durable-objects/ingress-secret-store.ts";
 import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "../edge/secrets.ts";
 
@@ -41,7 +42,8 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.get("/admin/v1/fleet", admin(async (_, env) => orNotFound(await controlStub(env).getFleet(), "fleet")));
   router.put("/admin/v1/fleet", admin((request, env) => mutate(request, (b) => controlStub(env).putFleet(b))));
   router.get("/admin/v1/policy", admin(async (_, env) => orNotFound((await controlStub(env).getFleet())?.policy ?? null, "fleet")));
-  router.put("/admin/v1/policy", admin((request, env) => mutate(request, (b) => controlStub(env).setPolicy(b))));
+  // A changed policy (kind or weights) is planned at once; the answer carries the planner's run.
+  router.put("/admin/v1/policy", admin((request, env) => mutate(request, (b) => switchPolicy(env, b))));
 
   router.get("/admin/v1/plan", admin(async (_, env) => orNotFound(await controlStub(env).getPlan(), "plan")));
   router.put("/admin/v1/plan", admin((request, env) => mutate(request, (b) => controlStub(env).putPlan(b, { fromOperator: true }))));

@@ -119,6 +119,11 @@ export type PolicyWeights = z.infer<typeof PolicyWeights>;
 export const Policy = z.object({ kind: PolicyKind, weights: PolicyWeights });
 export type Policy = z.infer<typeof Policy>;
 
+/** The same kind and the same weights (of parsed policies, which have every weight). */
+export function samePolicy(a: Policy, b: Policy): boolean {
+  return a.kind === b.kind && (["carbon", "energy", "latency", "accuracy"] as const).every((w) => a.weights[w] === b.weights[w]);
+}
+
 /**
  * The whole fleet as the operator configures it. Cross-field rules: unique site ids and GPU types per
  * site, unique models and (model, variant) pairs, every variant of a known model and every model with
