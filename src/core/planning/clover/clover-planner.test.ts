@@ -50,6 +50,16 @@ describe("Clover as a fleet planner", () => {
   it("gives the same plan for the same input", () => {
     expect(cloverPlanner(CloverPlannerConfig.parse({ kind: "clover" })).plan(input(), null as never).plan).toEqual(plan);
   });
+
+  it("fails, rather than plan nothing, where no variant of the model fits a whole GPU of any type the fleet has", () => {
+    // A 70B model on H100s (a fleet switched to Clover that it cannot serve): an empty plan would stop every engine.
+    const h100W = gpuSpecs["H100-80GB"].tdpW * SERVER_POWER_OVERHEAD;
+    const big = { ...input(), model: "llama3-70b", variant: "base", variants: [{ id: "base", quality: 1 }], sites: input().sites.map((s) => ({ ...s, gpus: [{ type: "H100-80GB" as const, count: 4 }], powerW: 4 * h100W })) };
+    expect(() => cloverPlanner(CloverPlannerConfig.parse({ kind: "clover" })).plan(PlanningInput.parse(big), null as never)).toThrow("clover cannot serve llama3-70b on this fleet: no variant of it (base) fits a whole H100-80GB");
+    // Sites without power still get an empty plan: that is the envelope, not the fleet.
+    const dark = { ...input(), sites: input().sites.map((s) => ({ ...s, powerW: 0 })) };
+    expect(cloverPlanner(CloverPlannerConfig.parse({ kind: "clover" })).plan(PlanningInput.parse(dark), null as never).plan.sites.flatMap((s) => s.instances)).toEqual([]);
+  });
 });
 
 describe("Clover's request shape", () => {

@@ -63,6 +63,7 @@ function planClover(input: PlanningInput, config: CloverPlannerConfig): PlannerR
   const notes: string[] = [];
   const shape = requestShape(input, config, notes);
   const variants = familyOf(input, notes);
+  refuseUnservable(input, variants, shape);
   const demandRps = input.classes.reduce((s, c) => s + c.demandRps, 0);
   const blocks = serviceBlocks(input, config.serviceGpus);
   const capacityOf = (b: (typeof blocks)[number]) => b.gpus * (wholeCapacity(variants, b.type, shape) ?? 0);
@@ -96,6 +97,18 @@ function planClover(input: PlanningInput, config: CloverPlannerConfig): PlannerR
   }
   const plan = migPlan(input, solved, { policy: "clover", notes, clock: (type) => ({ mode: "locked", mhz: gpuSpec(type).maxMhz }) });
   return { plan };
+}
+
+/**
+ * Throws where no variant fits a whole GPU of any type the fleet's sites have (a model too large
+ * for Clover's one-GPU services on this hardware): a plan of no instance would stop every engine
+ * of the fleet, where a failed run leaves the plan in force.
+ */
+function refuseUnservable(input: PlanningInput, variants: readonly CloverVariant[], shape: RequestShape): void {
+  const types = [...new Set(input.sites.flatMap((s) => s.gpus.map((g) => g.type)))];
+  if (types.some((t) => wholeCapacity(variants, t, shape) !== undefined)) return;
+  const offered = (input.variants ?? [{ id: input.variant }]).map((v) => v.id).join(", ");
+  throw new Error(`clover cannot serve ${input.model} on this fleet: no variant of it (${offered}) fits a whole ${types.join(" or ")}`);
 }
 
 /** The input's variants with the architecture each runs (lowest quality first); unknown ones are noted and left out. */
