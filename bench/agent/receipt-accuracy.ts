@@ -140,5 +140,6 @@ function urlEngine(launch: EngineLaunch, url: string): Engine {
     drain: async () => ({ drained: true, running: 0 }),
     stop: async () => undefined,
     setClock: () => undefined,
+    relabel: () => undefined,
   };
 }

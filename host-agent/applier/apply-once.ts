@@ -16,7 +16,8 @@ export interface ApplyContext {
 }
 
 /**
- * One idempotent pass towards `target`, in order: start the missing engines whose GPUs are free,
+ * One idempotent pass towards `target`, in order: keep the ready engines the plan runs unchanged
+ * under another label (`keepRelabelled`), start the missing engines whose GPUs are free,
  * drain the engines that go (gone from the plan, changed model/TP/GPUs, on a GPU whose MIG layout
  * changes, or failed) and stop them, end those an earlier agent run left on the GPUs whose MIG
  * layout changes (the driver destroys no MIG instance in use) and carve them, start the missing
@@ -29,6 +30,7 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
   const wanted = new Map(target.launches.map((l) => [launchKey(l), l]));
   const layouts = await migLayouts(target, ctx, failures);
   const reshaped = new Set([...layouts].filter(([, l]) => !l.same).map(([g]) => g));
+  keepRelabelled(wanted, reshaped, ctx);
   const going = [...ctx.engines].filter(([key, e]) => {
     const w = wanted.get(key);
     return !w || !sameLaunch(w, e.launch) || e.state === "failed" || e.state === "stopped" || e.launch.gpus.some((g) => reshaped.has(g));
@@ -84,6 +86,51 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
     if (clock) e.setClock(clock);
   }
   return failures;
+}
+
+/**
+ * Keeps the engines the plan runs unchanged under another label: a wanted launch with no engine
+ * of its own under its key (`sameLaunch`) takes a ready engine that would go (not wanted under its
+ * own key, or wanted there as another engine) and runs exactly that launch but for its instance id
+ * and replica (an engine serves any class; only the label differs: a policy switch names instances
+ * its own way, a re-plan gives an engine another class's id). The engine moves to the launch's key
+ * and takes its label, so it is neither drained nor started again: a 70B engine loads for minutes.
+ * Each engine is taken once; ids may swap. An engine still under a key that a kept one takes is
+ * going anyway, and waits out its drain and stop under a key of its own (`<key>~leaving`). Engines
+ * on GPUs whose MIG layout changes, failed, stopped, starting, draining or not answering are not kept.
+ */
+function keepRelabelled(wanted: ReadonlyMap<string, EngineLaunch>, reshaped: ReadonlySet<number>, ctx: ApplyContext): void {
+  const kept = (key: string, l: EngineLaunch) => {
+    const e = ctx.engines.get(key);
+    return e !== undefined && sameLaunch(l, e.launch);
+  };
+  const unmatched = [...wanted].filter(([key, l]) => !kept(key, l));
+  if (unmatched.length === 0) return;
+  const donors = [...ctx.engines].filter(([key, e]) => {
+    const own = wanted.get(key);
+    const goes = !own || !sameLaunch(own, e.launch);
+    return goes && e.state === "ready" && !e.unresponsive && !e.launch.gpus.some((g) => reshaped.has(g));
+  });
+  const moves: { from: string; to: string; launch: EngineLaunch; engine: Engine }[] = [];
+  for (const [to, launch] of unmatched) {
+    const i = donors.findIndex(([, e]) => sameLaunch(launch, e.launch));
+    if (i < 0) continue;
+    const [from, engine] = donors.splice(i, 1)[0]!;
+    moves.push({ from, to, launch, engine });
+  }
+  // Every kept engine leaves its key first, so that ids can swap.
+  for (const m of moves) ctx.engines.delete(m.from);
+  for (const m of moves) {
+    const occupant = ctx.engines.get(m.to);
+    if (occupant) {
+      let leaving = `${m.to}~leaving`;
+      for (let n = 2; ctx.engines.has(leaving); n++) leaving = `${m.to}~leaving${n}`;
+      ctx.engines.set(leaving, occupant);
+    }
+    m.engine.relabel(m.launch.instanceId, m.launch.replica);
+    ctx.engines.set(m.to, m.engine);
+    ctx.log(`kept engine ${m.from} as ${m.to}: the plan runs it unchanged under another label, so it is not restarted`);
+  }
 }
 
 /**

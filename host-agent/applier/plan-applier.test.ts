@@ -17,7 +17,7 @@ class FakeEngine implements Engine {
   url: string | undefined;
   clock: ClockSetting | undefined;
   constructor(
-    readonly launch: EngineLaunch,
+    public launch: EngineLaunch,
     private readonly driver: FakeDriver,
     readonly onExit: EngineExitListener,
   ) {}
@@ -49,6 +49,11 @@ class FakeEngine implements Engine {
   }
   setClock(clock: ClockSetting) {
     this.clock = clock;
+  }
+  relabel(instanceId: string, replica: number) {
+    const was = launchKey(this.launch);
+    this.launch = { ...this.launch, instanceId, replica };
+    this.driver.journal.push(`relabel ${was} as ${launchKey(this.launch)}`);
   }
 }
 
@@ -84,10 +89,11 @@ async function setup(maxAttempts = 3, { migModeChangeNeedsReset = false, afterGi
   await gpus.init();
   await hardware.lockGraphicsClocks(2, 800, 800); // left low by an agent that died mid-change
   const reports: AppliedReport[] = [];
-  const applier = new PlanApplier({ site: "wind-a", gpus, gpuCount: 4, driver, report: async (r) => void reports.push(r), drainTimeoutMs: 1000, retry: { baseMs: 10, maxMs: 40, maxAttempts, afterGiveUpMs } });
+  const logs: string[] = [];
+  const applier = new PlanApplier({ site: "wind-a", gpus, gpuCount: 4, driver, report: async (r) => void reports.push(r), drainTimeoutMs: 1000, retry: { baseMs: 10, maxMs: 40, maxAttempts, afterGiveUpMs }, log: (m) => void logs.push(m) });
   await applier.start();
   const settled = () => expect.poll(() => applier.status().phase === "idle" || applier.status().phase === "failed", { timeout: 2000, interval: 5 }).toBe(true);
-  return { driver, gpus, hardware, applier, reports, settled };
+  return { driver, gpus, hardware, applier, reports, settled, logs };
 }
 
 const twoInstances = [
@@ -157,7 +163,8 @@ describe("PlanApplier", () => {
     applier.offer(sliceBody(1, "wind-a", [{ id: "old", gpus: [0] }]), "edge");
     await settled();
     driver.journal.length = 0;
-    applier.offer(sliceBody(2, "wind-a", [{ id: "beside", gpus: [1] }, { id: "in-place", gpus: [0] }]), "edge");
+    // A model other than old's: the same engine under another id would be kept (see below).
+    applier.offer(sliceBody(2, "wind-a", [{ id: "beside", gpus: [1] }, { id: "in-place", gpus: [0], model: "llama3.1-70b" }]), "edge");
     await settled();
     // GPU 0 keeps the lock plan 1 gave it.
     expect(driver.journal).toEqual(["start beside#0", "drain old#0", "stop old#0", "start in-place#0", "lock 1 1200-1200"]);
@@ -255,5 +262,88 @@ describe("PlanApplier", () => {
     await expect.poll(() => driver.journal, { timeout: 2000, interval: 5 }).toEqual(["stop small#0", "start small#0"]);
     await settled();
     expect(applier.instanceStates().get("small")).toBe("ready");
+  });
+  describe("keeps an engine the next plan runs unchanged under another label", () => {
+    it("relabels it to the new instance id on the same GPUs: nothing stops or starts, and it answers under the new key", async () => {
+      const { driver, applier, reports, settled, logs } = await setup();
+      applier.offer(sliceBody(1, "wind-a", [{ id: "SS-tp2", gpus: [0, 1] }, { id: "small", gpus: [2] }]), "edge");
+      await settled();
+      const engine = applier.engines.get("SS-tp2#0")!;
+      driver.journal.length = 0;
+      applier.offer(sliceBody(2, "wind-a", [{ id: "ss-h100x2", gpus: [0, 1], clock: { mode: "locked", mhz: 1500 } }, { id: "small", gpus: [2] }]), "edge");
+      await settled();
+      expect(driver.journal).toEqual(["relabel SS-tp2#0 as ss-h100x2#0", "lock 0 1500-1500", "lock 1 1500-1500"]);
+      expect([...applier.engines.keys()].sort()).toEqual(["small#0", "ss-h100x2#0"]);
+      expect(applier.engines.get("ss-h100x2#0")).toBe(engine);
+      expect(engine).toMatchObject({ state: "ready", accepting: true, launch: { instanceId: "ss-h100x2", replica: 0, gpus: [0, 1] }, clock: { mode: "locked", mhz: 1500 } });
+      expect(applier.instanceStates()).toEqual(new Map([["ss-h100x2", "ready"], ["small", "ready"]]));
+      expect(reports.at(-1)).toMatchObject({ planVersion: 2, ok: true, instances: [{ id: "ss-h100x2", state: "ready", clockMhz: 1500 }, { id: "small", state: "ready" }] });
+      expect(logs.filter((m) => m.startsWith("kept engine"))).toEqual(["kept engine SS-tp2#0 as ss-h100x2#0: the plan runs it unchanged under another label, so it is not restarted"]);
+      driver.journal.length = 0;
+      applier.reapply();
+      await settled();
+      expect(driver.journal).toEqual([]);
+    });
+
+    it("swaps two ids (and replica numbers) between engines without a restart", async () => {
+      const { driver, applier, settled } = await setup();
+      applier.offer(sliceBody(1, "wind-a", [{ id: "a", gpus: [0] }, { id: "b", gpus: [1, 2], replicas: 2 }]), "edge");
+      await settled();
+      const [a0, b0, b1] = ["a#0", "b#0", "b#1"].map((k) => applier.engines.get(k));
+      driver.journal.length = 0;
+      applier.offer(sliceBody(2, "wind-a", [{ id: "a", gpus: [2, 1], replicas: 2 }, { id: "b", gpus: [0] }]), "edge");
+      await settled();
+      expect(driver.journal.filter((j) => !j.startsWith("lock"))).toEqual(["relabel b#1 as a#0", "relabel b#0 as a#1", "relabel a#0 as b#0"]);
+      expect(applier.engines.get("a#0")).toBe(b1);
+      expect(applier.engines.get("a#1")).toBe(b0);
+      expect(applier.engines.get("b#0")).toBe(a0);
+      expect([...applier.engines].map(([k, e]) => [k, launchKey(e.launch), e.launch.gpus, e.state])).toEqual(
+        expect.arrayContaining([
+          ["a#0", "a#0", [2], "ready"],
+          ["a#1", "a#1", [1], "ready"],
+          ["b#0", "b#0", [0], "ready"],
+        ]),
+      );
+      expect(applier.engines.size).toBe(3);
+    });
+
+    it("keeps an engine under the key of an instance that moves elsewhere, and stops the engine that held its new key", async () => {
+      const { driver, applier, settled } = await setup();
+      applier.offer(sliceBody(1, "wind-a", [{ id: "a", gpus: [0] }, { id: "b", gpus: [1, 2] }]), "edge");
+      await settled();
+      const a = applier.engines.get("a#0");
+      driver.journal.length = 0;
+      // b's engine on GPUs 1-2 goes; b is now what a ran on GPU 0; a starts anew on GPU 3.
+      applier.offer(sliceBody(2, "wind-a", [{ id: "b", gpus: [0] }, { id: "a", gpus: [3], tp: 1, model: "llama3.1-70b" }]), "edge");
+      await settled();
+      expect(driver.journal.filter((j) => !j.startsWith("lock") && !j.startsWith("reset"))).toEqual(["relabel a#0 as b#0", "start a#0", "drain b#0", "stop b#0"]);
+      expect(applier.engines.get("b#0")).toBe(a);
+      expect([...applier.engines.keys()].sort()).toEqual(["a#0", "b#0"]);
+      expect(applier.engines.get("a#0")!.launch).toMatchObject({ model: "llama3.1-70b", gpus: [3] });
+      expect(applier.instanceStates()).toEqual(new Map([["b", "ready"], ["a", "ready"]]));
+    });
+
+    it("restarts an engine whose new instance also changes its TP", async () => {
+      const { driver, applier, settled, logs } = await setup();
+      applier.offer(sliceBody(1, "wind-a", [{ id: "x", gpus: [0] }]), "edge");
+      await settled();
+      driver.journal.length = 0;
+      applier.offer(sliceBody(2, "wind-a", [{ id: "y", gpus: [0, 1], tp: 2 }]), "edge");
+      await settled();
+      expect(driver.journal.filter((j) => !j.startsWith("lock"))).toEqual(["drain x#0", "stop x#0", "start y#0"]);
+      expect(logs.some((m) => m.startsWith("kept engine"))).toBe(false);
+    });
+
+    it("starts a new engine rather than relabel one that failed", async () => {
+      const { driver, applier, settled } = await setup();
+      applier.offer(sliceBody(1, "wind-a", [{ id: "x", gpus: [0] }]), "edge");
+      await settled();
+      driver.engines[0]!.state = "failed";
+      driver.journal.length = 0;
+      applier.offer(sliceBody(2, "wind-a", [{ id: "y", gpus: [0] }]), "edge");
+      await settled();
+      expect(driver.journal).toEqual(["stop x#0", "start y#0"]);
+      expect(applier.engines.get("y#0")).toBe(driver.engines[1]);
+    });
   });
 });

@@ -32,7 +32,7 @@ async function site(o: { requests?: RequestTracker; perIteration?: boolean } = {
     for (const launch of view.current.launches) {
       const key = launchKey(launch);
       loads.set(key, { running: 0, waiting: 0, kvUse: 0 });
-      engines.set(key, { kind: "vllm", launch, state: "ready", url: "http://127.0.0.1:1", accepting: true, recordsRequests: false, load: async () => loads.get(key) ?? Promise.reject(new Error(`${key}: cannot read metrics`)), start: async () => {}, drain: async () => ({ drained: true, running: 0 }), stop: async () => {}, setClock: () => {} });
+      engines.set(key, { kind: "vllm", launch, state: "ready", url: "http://127.0.0.1:1", accepting: true, recordsRequests: false, load: async () => loads.get(key) ?? Promise.reject(new Error(`${key}: cannot read metrics`)), start: async () => {}, drain: async () => ({ drained: true, running: 0 }), stop: async () => {}, setClock: () => {}, relabel: () => {} });
     }
     Object.assign(status, { desiredVersion: version, appliedVersion: version, phase: "idle" });
   };

@@ -46,7 +46,7 @@ export const weightsOf = (l: Pick<EngineLaunch, "model" | "weights">): string =>
 /** Key of a replica in the applier's tables: `<instance id>#<replica>`. */
 export const launchKey = (l: Pick<EngineLaunch, "instanceId" | "replica">) => `${l.instanceId}#${l.replica}`;
 
-/** Two launches run the same engine (only the clock may differ between them). */
+/** Two launches run the same engine (only the clock, and the label, instance id and replica, may differ between them). */
 export function sameLaunch(a: EngineLaunch, b: EngineLaunch): boolean {
   const sameSlice = a.mig?.profile === b.mig?.profile && a.mig?.slot === b.mig?.slot;
   const sameIdentity = servedNameOf(a) === servedNameOf(b) && weightsOf(a) === weightsOf(b) && a.perfModel === b.perfModel;
@@ -121,6 +121,13 @@ export interface Engine {
    * applier; a simulated engine uses the setting to bound its per-iteration frequency hook.
    */
   setClock(clock: ClockSetting): void;
+  /**
+   * Takes another label: from now on it is replica `replica` of instance `instanceId` (its
+   * `launch` says so; nothing else of it changes, and nothing is restarted). The applier calls it
+   * when a new plan runs exactly this engine (`sameLaunch`) under another instance id or replica
+   * number. A process engine rewrites its pid file, so a later agent run adopts it under that label.
+   */
+  relabel(instanceId: string, replica: number): void;
 }
 
 /** Told when an engine stops on its own (crash, OOM kill) rather than through `stop`. */

@@ -44,7 +44,7 @@ export class ProcessEngineDriver implements EngineDriver {
   create(launch: EngineLaunch, onExit: EngineExitListener): Engine {
     // A port's slot in the pool places its side channels: with picked free ports (tests) there is none.
     const sideChannel = (port: number) => (this.options.portBase > 0 ? { kvSideChannel: { slot: port - this.options.portBase, base: this.options.kvSideChannelBase ?? 5600 } } : {});
-    return new PooledEngine(launch, this.options, this.ports, (port) => new ProcessEngine(launch, { ...this.options, port, onExit, ...sideChannel(port) }));
+    return new PooledEngine(launch, this.options, this.ports, (l, port) => new ProcessEngine(l, { ...this.options, port, onExit, ...sideChannel(port) }));
   }
 }
 
@@ -61,10 +61,10 @@ class PooledEngine implements Engine {
   private starting: AbortController | undefined;
 
   constructor(
-    readonly launch: EngineLaunch,
+    public launch: EngineLaunch,
     private readonly options: ProcessDriverOptions,
     private readonly ports: PortPool,
-    private readonly make: (port: number) => ProcessEngine,
+    private readonly make: (launch: EngineLaunch, port: number) => ProcessEngine,
   ) {}
 
   get kind() {
@@ -102,7 +102,7 @@ class PooledEngine implements Engine {
       if (this.options.orphans) await abortable(this.options.orphans.endOverlapping(this.launch.gpus), starting.signal);
       this.port = await this.ports.take();
       starting.signal.throwIfAborted();
-      this.engine = this.make(this.port);
+      this.engine = this.make(this.launch, this.port);
     } catch (error) {
       this.releasePort();
       throw error;
@@ -142,12 +142,18 @@ class PooledEngine implements Engine {
     this.engine?.setClock(clock);
   }
 
+  /** Runs on under another label; its process engine rewrites its pid file to match. */
+  relabel(instanceId: string, replica: number): void {
+    this.launch = { ...this.launch, instanceId, replica };
+    this.engine?.relabel(instanceId, replica);
+  }
+
   /** Adopts the earlier run's engine for this launch, if one runs; false when there is none or it does not answer. A stop meanwhile ends it. */
   private async adopt(signal: AbortSignal): Promise<boolean> {
     const record = this.options.orphans?.claim((r) => this.runsThisLaunch(r));
     if (!record) return false;
     const log = this.options.log ?? (() => undefined);
-    const engine = (this.engine = this.make(record.port));
+    const engine = (this.engine = this.make(this.launch, record.port));
     this.port = this.ports.reserve(record.port);
     try {
       await engine.adopt(record);
@@ -164,7 +170,7 @@ class PooledEngine implements Engine {
 
   private runsThisLaunch(r: EnginePidRecord): boolean {
     if (r.kind !== this.kind || r.host !== this.options.host || launchKey(r.launch) !== launchKey(this.launch) || !sameLaunch(r.launch, this.launch)) return false;
-    const argv = this.make(r.port).argv;
+    const argv = this.make(this.launch, r.port).argv;
     return argv.length === r.argv.length && argv.every((word, i) => word === r.argv[i]);
   }
 }

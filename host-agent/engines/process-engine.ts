@@ -70,9 +70,11 @@ export class ProcessEngine implements Engine {
   private killedBecause: string | undefined;
   /** Set while a start has not spawned its process yet: `stop` aborts it, so that none is spawned after. */
   private starting: AbortController | undefined;
+  /** What its pid file says, while it names the process (started or adopted). */
+  private record: EnginePidRecord | undefined;
 
   constructor(
-    readonly launch: EngineLaunch,
+    public launch: EngineLaunch,
     private readonly options: ProcessEngineOptions,
   ) {
     this.kind = options.flavor.kind;
@@ -153,7 +155,9 @@ export class ProcessEngine implements Engine {
     }
     if (proc.pid !== undefined) {
       try {
-        files.writePid({ pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: EngineLaunch.parse(this.launch), host: this.options.host, port, argv });
+        const record: EnginePidRecord = { pid: proc.pid, processStartTime: proc.startTime, startedAtMs: Date.now(), kind: this.kind, launch: EngineLaunch.parse(this.launch), host: this.options.host, port, argv };
+        files.writePid(record);
+        this.record = record;
       } catch (error) {
         // An engine no pid file names would outlive a crash unseen: do not run it.
         proc.signal("SIGKILL");
@@ -171,6 +175,7 @@ export class ProcessEngine implements Engine {
   async adopt(record: EnginePidRecord): Promise<void> {
     if (this.process) throw new EngineError(`${this.name} is already started`);
     if (record.processStartTime === null) throw new EngineError(`${this.name}: cannot adopt pid ${record.pid} without its start time`);
+    this.record = record;
     await this.attach(adoptEngineProcess(record.pid, record.processStartTime, this.options.pollMs ?? 250));
   }
 
@@ -232,6 +237,25 @@ export class ProcessEngine implements Engine {
 
   setClock(_clock: ClockSetting): void {}
 
+  /**
+   * Runs on as replica `replica` of `instanceId`. Its pid file is rewritten with that label (and the
+   * argv its process runs, as before), so an agent run after a crash adopts it under the label the
+   * plan now gives it. Where the file cannot be written it says so: a later run would then not
+   * adopt it, and would end it instead.
+   */
+  relabel(instanceId: string, replica: number): void {
+    const was = this.name;
+    this.launch = { ...this.launch, instanceId, replica };
+    if (!this.process || !this.record) return;
+    const record = { ...this.record, launch: EngineLaunch.parse(this.launch) };
+    try {
+      this.options.files.writePid(record);
+      this.record = record;
+    } catch (error) {
+      this.options.log?.(`engine ${was}, now ${this.name}: cannot rewrite its pid file (${(error as Error).message}); an agent restarted after a crash would not adopt it`);
+    }
+  }
+
   private get name(): string {
     return `${this.kind} ${launchKey(this.launch)}`;
   }
@@ -270,6 +294,7 @@ export class ProcessEngine implements Engine {
 
   private onProcessGone(reason: string): void {
     this.process = undefined;
+    this.record = undefined;
     this.admitting = false;
     this.liveness?.stop();
     this.options.files.removePid(this.options.port);

@@ -27,7 +27,7 @@ export class ScriptedReplica implements Engine {
   private readonly server;
 
   constructor(
-    readonly launch: EngineLaunch,
+    public launch: EngineLaunch,
     script: (req: IncomingMessage, res: ServerResponse, seen: SeenRequest) => void,
   ) {
     this.server = createServer((req, res) => {
@@ -65,6 +65,9 @@ export class ScriptedReplica implements Engine {
   }
 
   setClock(): void {}
+  relabel(instanceId: string, replica: number): void {
+    this.launch = { ...this.launch, instanceId, replica };
+  }
 }
 
 /** A launch of `instance` replica `replica`: llama3.1-8b on GPU `gpu`. */

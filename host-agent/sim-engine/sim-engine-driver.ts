@@ -83,7 +83,7 @@ class SimEngine implements Engine {
   private applied: string | undefined;
 
   constructor(
-    readonly launch: EngineLaunch,
+    public launch: EngineLaunch,
     private readonly llm: LlmSpec,
     private readonly options: SimDriverOptions,
   ) {}
@@ -149,6 +149,14 @@ class SimEngine implements Engine {
     this.engine = undefined;
     this.applied = undefined;
     this.state = "stopped";
+  }
+
+  /** Runs on as replica `replica` of `instanceId`: its requests are recorded there, and its frequency controller is made afresh for that instance. */
+  relabel(instanceId: string, replica: number): void {
+    this.launch = { ...this.launch, instanceId, replica };
+    if (this.server) this.server.instanceId = instanceId;
+    this.applied = undefined;
+    this.setClock(this.clock);
   }
 
   /** A changed setting gets a fresh controller; the same setting again keeps the running one (and its state). */

@@ -54,9 +54,14 @@ export class SimEngineServer {
   private readonly server: Server;
   private readonly model: string;
   private url: string | undefined;
+  /** The instance its requests are recorded under; an engine the applier relabels takes its new one. */
+  instanceId: string;
 
   constructor(private readonly options: SimEngineServerOptions) {
     this.model = options.servedModel ?? options.llm.id;
+    this.instanceId = options.instanceId ?? this.model;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the handler's context reads the label live
+    const server = this;
     const { engine } = options;
     const linkGBps = options.kvLinkGBps ?? DEFAULT_KV_LINK_GBPS;
     const ctx = {
@@ -64,7 +69,9 @@ export class SimEngineServer {
       model: this.model,
       maxContext: options.llm.maxContext,
       defaultMaxTokens: options.defaultMaxTokens ?? 256,
-      instanceId: options.instanceId ?? this.model,
+      get instanceId() {
+        return server.instanceId;
+      },
       accepting: () => this.accepting,
       requestLog: options.requestLog,
       nowMs: options.nowMs ?? (() => Date.now()),
@@ -76,7 +83,7 @@ export class SimEngineServer {
         keepForPull: (promptTokens: number) => {
           const room = ++this.lastRoom;
           this.rooms.prefilled(room, promptTokens, engine.parkKv(promptTokens));
-          return kvReadyAt(options.instanceId ?? this.model, this.url ?? "http://127.0.0.1:0", room);
+          return kvReadyAt(this.instanceId, this.url ?? "http://127.0.0.1:0", room);
         },
         take: (at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal) => this.awaitingKv(this.takeKv(at, promptTokens, waitMs, signal, linkGBps)),
       },

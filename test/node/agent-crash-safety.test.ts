@@ -163,6 +163,44 @@ describe("a host agent killed mid-run, started again", () => {
   });
 });
 
+describe("a host agent whose plan renames an instance it runs unchanged", () => {
+  it("keeps the same engine process serving under the new id, rewrites its pid file, and a run started after a crash adopts it under that id", async () => {
+    const s = setup();
+    edge.state.plan = sliceBody(1, SITE, [{ id: "SS-tp1", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
+    const first = await startAgent(s);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    const engine = s.engines.events().find((e) => e.event === "start")!;
+
+    // Another policy names the same engine (model, GPU, TP) its own way.
+    edge.state.plan = sliceBody(2, SITE, [{ id: "ss-h100x1", model, gpus: [1], clock: { mode: "locked", mhz: 1005 } }]);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true, instances: [{ id: "ss-h100x1", state: "ready" }] });
+    expect(first.out.stderr).toContain("kept engine SS-tp1#0 as ss-h100x1#0");
+    expect(s.engines.events().filter((e) => e.event !== "request")).toEqual([expect.objectContaining({ pid: engine.pid, event: "start" })]);
+    expect(s.gpus()).toBe("0 0 400000\n1005 1005 700000\n");
+    const status = (await statusOf(first)) as unknown as { engines: { instance: string; replica: number; url: string; state: string }[] };
+    expect(status.engines).toEqual([expect.objectContaining({ instance: "ss-h100x1", replica: 0, state: "ready" })]);
+    const answer = await fetch(`${status.engines[0]!.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    expect(answer.status).toBe(200);
+    await answer.text();
+    expect(s.engines.events().filter((e) => e.event === "request").map((e) => e.pid)).toEqual([engine.pid]);
+    const pidFiles = readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"));
+    expect(pidFiles).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(s.state, "engines", pidFiles[0]!), "utf8"))).toMatchObject({ pid: engine.pid, launch: { instanceId: "ss-h100x1", replica: 0, gpus: [1] }, argv: [process.execPath, expect.stringMatching(/fake-engine\.js$/), ...engine.argv!] });
+
+    first.child.kill("SIGKILL");
+    await first.exited;
+    edge.state.plan = sliceBody(3, SITE, [{ id: "ss-h100x1", model, gpus: [1], clock: { mode: "locked", mhz: 1005 } }]);
+    const second = await startAgent(s);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 3), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine ss-h100x1#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
+    expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(runningInGroup(engine.pid)).toEqual([]);
+  });
+});
+
 describe("a host agent killed while engines run on MIG slices, started again", () => {
   // The fake nvidia-smi refuses, as the real one, to destroy MIG instances a process uses.
   let smi: FakeNvidiaSmi;
