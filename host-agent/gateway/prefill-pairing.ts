@@ -30,11 +30,11 @@ export interface Unpaired {
   refused: string;
 }
 
-/** The gateway's count of requests in flight per replica, which prefills take slots of too. */
+/** The gateway's count of requests in flight per replica (the engine, whatever its label), which prefills take slots of too. */
 export interface ReplicaSlots {
-  busy(key: string): number;
-  hold(key: string): void;
-  release(key: string): void;
+  busy(e: Engine): number;
+  hold(e: Engine): void;
+  release(e: Engine): void;
 }
 
 export interface PrefillPairingOptions {
@@ -77,7 +77,7 @@ export class PrefillPairing {
   async pair(r: PairingRequest, decode: Engine): Promise<Prefilled | Unpaired> {
     const protocol = decode.kvHandoff;
     const replicas = prefillReplicas(this.o.view, r.model, protocol ?? "kv-transfer-params");
-    const free = replicas.map((e) => ({ e, busy: this.o.slots.busy(launchKey(e.launch)) })).filter((c) => c.busy < this.o.replicaConcurrency);
+    const free = replicas.map((e) => ({ e, busy: this.o.slots.busy(e) })).filter((c) => c.busy < this.o.replicaConcurrency);
     const partner = free.length === 0 ? undefined : free.reduce((a, b) => (b.busy < a.busy ? b : a)).e;
     const none = replicas.length === 0 ? `no prefill replica of ${r.model} here takes requests` : `every prefill replica of ${r.model} here is busy`;
     if (protocol === "bootstrap") return partner ? this.alongside(r, partner) : { refused: `${none}, and an SGLang decode replica serves nothing without one` };
@@ -87,11 +87,11 @@ export class PrefillPairing {
   /** vLLM's handoff: prefill on `e`, then the decode engine pulls the KV from where `e` says it waits. */
   private async first(r: PairingRequest, e: Engine): Promise<Prefilled> {
     const key = launchKey(e.launch);
-    this.o.slots.hold(key);
+    this.o.slots.hold(e);
     const metered = this.o.meter && !e.recordsRequests ? this.o.meter.begin(e.launch.gpus, r.inputTokens, false) : undefined;
     // A prefill replica that stops answering its health checks fails the prefill at once.
     const outcome = await prefillForRemoteDecode(`${e.url}${r.path}`, withServedName(r.body, r.model, servedNameOf(e.launch)), this.o.timeoutMs, e.stoppedAnswering);
-    this.o.slots.release(key);
+    this.o.slots.release(e);
     if (!outcome.ok) {
       metered?.abandon();
       this.o.log?.(`gateway: prefill on ${key} failed, the decode replica serves the request whole: ${outcome.reason}`);
@@ -108,11 +108,11 @@ export class PrefillPairing {
     const at: KvBootstrap = { bootstrap_host: e.kvBootstrap!.host, bootstrap_port: e.kvBootstrap!.port, bootstrap_room: randomInt(ROOMS) };
     const failed = new AbortController();
     const ended = new AbortController();
-    this.o.slots.hold(key);
+    this.o.slots.hold(e);
     const metered = this.o.meter && !e.recordsRequests ? this.o.meter.begin(e.launch.gpus, r.inputTokens, false) : undefined;
     const stop = e.stoppedAnswering ? AbortSignal.any([ended.signal, e.stoppedAnswering]) : ended.signal;
     const energyJ = prefillAlongside(`${e.url}${r.path}`, withServedName(r.body, r.model, servedNameOf(e.launch)), at, this.o.timeoutMs, stop).then(async (outcome) => {
-      this.o.slots.release(key);
+      this.o.slots.release(e);
       if (!outcome.ok) {
         metered?.abandon();
         if (!ended.signal.aborted) {

@@ -332,6 +332,21 @@ describe("site gateway: the site queue", () => {
     expect(metric("greenference_gateway_queue_length")).toBe(0);
   });
 
+  it("counts a request in flight at its engine after the applier relabels the engine, so the slot stays taken", async () => {
+    const { replica, gate, url, metric } = await oneSlot();
+    const first = chat(url, "a", { max_tokens: 1 });
+    await expect.poll(() => replica.seen.length).toBe(1);
+    // The next plan runs this engine unchanged as replica 1 of the same instance (the applier keeps it).
+    replica.relabel("a", 1);
+    const second = chat(url, "a", { max_tokens: 2 });
+    await expect.poll(() => metric("greenference_gateway_queue_length")).toBe(1);
+    expect(replica.seen.length).toBe(1);
+    expect(metric("greenference_gateway_requests_in_flight", { replica: "1" })).toBe(1);
+    gate.open();
+    expect((await Promise.all([first, second])).map((r) => r.status)).toEqual([200, 200]);
+    expect(replica.seen.map((s) => s.body.max_tokens)).toEqual([1, 2]);
+  });
+
   it("under LLF dispatches the waiting request with the least laxity first", async () => {
     const { replica, gate, url, metric } = await oneSlot({ scheduler: "llf" });
     const all = await saturate(url, replica, metric, [2000, 5, 900]);

@@ -124,7 +124,8 @@ export class SiteGateway {
   private readonly queue: SiteQueue<Pending>;
   private readonly turns = new ReplicaTurns();
   private readonly selectors = new Map<string, ReturnType<typeof decodeTargetSelector>>();
-  private readonly inFlight = new Map<string, { count: number; kvTokens: number }>();
+  /** Requests in flight per replica, keyed by the engine itself: the applier may relabel a kept engine while requests run on it. */
+  private readonly inFlight = new Map<Engine, { count: number; kvTokens: number }>();
   private readonly counts = { dispatched: new Map<string, number>(), rejected: new Map<RejectReason, number>(), rerouted: new Map<string, number>(), unauthorized: new Map<IngressRefusal, number>(), retries: 0, broken: 0, queueWaitS: 0 };
   private readonly held: ByteBudget;
   private readonly classes = new Set<string>();
@@ -140,7 +141,7 @@ export class SiteGateway {
     this.gauges = new EngineQueueGauges({ engines: () => options.view.engines(), wanted: () => options.view.slice()?.site?.balance === "join-idle" || options.requests?.keepsAnyQueue === true, periodMs: options.balanceReadMs ?? 250 });
     this.held = new ByteBudget(options.maxHeldBytes ?? 256 * 1024 * 1024);
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
-    const slots = { busy: (key: string) => this.inFlight.get(key)?.count ?? 0, hold: (key: string) => this.hold(key, 0), release: (key: string) => this.release(key, 0) };
+    const slots = { busy: (e: Engine) => this.inFlight.get(e)?.count ?? 0, hold: (e: Engine) => this.hold(e, 0), release: (e: Engine) => this.release(e, 0) };
     this.pairing = new PrefillPairing({ view: options.view, slots, replicaConcurrency: options.replicaConcurrency, meter: options.meter, timeoutMs: this.idleMs, log: options.log });
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
   }
@@ -164,7 +165,12 @@ export class SiteGateway {
   }
 
   metrics(): GatewayMetrics {
-    const inFlight = new Map([...this.inFlight].map(([key, f]) => [key, f.count]));
+    const inFlight = new Map<string, number>();
+    for (const [e, f] of this.inFlight) {
+      // A relabelled engine counts under its label now; an engine leaving under the same label adds to it.
+      const key = launchKey(e.launch);
+      inFlight.set(key, (inFlight.get(key) ?? 0) + f.count);
+    }
     const { handoffs, whole, failed } = this.pairing.counts;
     return { queueLength: this.queue.length, inFlight, ...this.counts, prefillHandoffs: handoffs, prefillWhole: whole, prefillFailed: failed };
   }
@@ -269,13 +275,13 @@ export class SiteGateway {
       const pack = this.options.view.slice()?.site?.decodeRouting === "pack";
       const selectorKey = `${target.group}|${decodeFreq.key}|${pack ? "pack" : "spread"}`;
       if (!this.selectors.has(selectorKey)) this.selectors.set(selectorKey, decodeTargetSelector(decodeFreq.freq, pack ? { pack: { tileRows: decodeFreq.tileRows } } : {}));
-      const loads = slots.map((s) => ({ key: s.key, free: s.free, running: this.inFlight.get(s.key)?.count ?? 0, kvTokens: this.inFlight.get(s.key)?.kvTokens ?? 0 }));
+      const loads = slots.map((s) => ({ key: s.key, free: s.free, running: this.inFlight.get(s.e)?.count ?? 0, kvTokens: this.inFlight.get(s.e)?.kvTokens ?? 0 }));
       const choice = this.selectors.get(selectorKey)!(p.inputTokens, loads);
       [key, rule] = [choice?.key, choice?.rule];
     } else key = this.turns.pick(target.group, slots);
     if (key === undefined) return undefined;
-    this.hold(key, p.inputTokens + 1);
     const engine = slots.find((s) => s.key === key)!.e;
+    this.hold(engine, p.inputTokens + 1);
     this.gauges.sent(engine);
     return { engine, target, ...(rule ? { rule } : {}) };
   }
@@ -318,7 +324,7 @@ export class SiteGateway {
     if (rule) extra[GATEWAY_HEADERS.decodeRule] = rule;
     const prefilled = target.decode && engine.kvHandoff ? await this.pairing.pair({ model: p.query.model, path: p.path, body: p.body, inputTokens: p.inputTokens }, engine) : undefined;
     if (prefilled && "refused" in prefilled) {
-      this.release(key, p.inputTokens + 1);
+      this.release(engine, p.inputTokens + 1);
       return this.retryOrReject(p, key, `replica ${key} cannot serve the request: ${prefilled.refused}`, 503, "no_replica");
     }
     if (prefilled) extra[GATEWAY_HEADERS.prefill] = prefilled.said;
@@ -333,7 +339,7 @@ export class SiteGateway {
     else measured.abandon();
     // A prefill still waiting for its SGLang decode partner would wait in vain.
     if (outcome.kind !== "answered" || outcome.status >= 400) prefilled?.cancel();
-    this.release(key, p.inputTokens + 1);
+    this.release(engine, p.inputTokens + 1);
     if (outcome.kind === "failed") return this.retryOrReject(p, key, `replica ${key} failed before answering: ${outcome.reason}`, 502, "upstream_failed");
     if (outcome.kind === "broken") {
       this.counts.broken++;
@@ -367,21 +373,21 @@ export class SiteGateway {
    * re-steers and squashes, and not inside the engine, where it cannot.
    */
   private freeSlots(e: Engine): number {
-    const free = this.options.replicaConcurrency - (this.inFlight.get(launchKey(e.launch))?.count ?? 0);
+    const free = this.options.replicaConcurrency - (this.inFlight.get(e)?.count ?? 0);
     const paced = this.options.requests?.keepsQueue(e.launch.instanceId) ? this.gauges.credit(e) : undefined;
     return Math.min(free, paced ?? Infinity);
   }
 
   /** Counts a request in flight at a replica, with the KV tokens it holds there. */
-  private hold(key: string, kvTokens: number): void {
-    const slot = this.inFlight.get(key) ?? { count: 0, kvTokens: 0 };
-    this.inFlight.set(key, { count: slot.count + 1, kvTokens: slot.kvTokens + kvTokens });
+  private hold(e: Engine, kvTokens: number): void {
+    const slot = this.inFlight.get(e) ?? { count: 0, kvTokens: 0 };
+    this.inFlight.set(e, { count: slot.count + 1, kvTokens: slot.kvTokens + kvTokens });
   }
 
-  private release(key: string, kvTokens: number): void {
-    const slot = this.inFlight.get(key)!;
-    if (slot.count > 1) this.inFlight.set(key, { count: slot.count - 1, kvTokens: slot.kvTokens - kvTokens });
-    else this.inFlight.delete(key);
+  private release(e: Engine, kvTokens: number): void {
+    const slot = this.inFlight.get(e)!;
+    if (slot.count > 1) this.inFlight.set(e, { count: slot.count - 1, kvTokens: slot.kvTokens - kvTokens });
+    else this.inFlight.delete(e);
   }
 
   private get idleMs(): number {
