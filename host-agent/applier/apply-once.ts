@@ -1,5 +1,7 @@
 import { launchKey, sameLaunch, type Engine, type EngineDriver, type EngineExitListener, type EngineLaunch } from "../engines/engine.ts";
 import type { TrackedGpuBackend } from "../gpu-state/tracked-gpu-backend.ts";
+import { clockBounds } from "../../src/core/model/clock-grid.ts";
+import type { ClockSetting } from "../../src/core/schemas/plan.ts";
 import type { DesiredState } from "./desired-state.ts";
 import { deviceForSlot, migDevicesOf, migModeOf, reshape, sameLayout, type MigLayout } from "./mig-layout.ts";
 
@@ -47,6 +49,7 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
   const onHeldGpus = missing.filter((m) => !startsFirst(m));
 
   if (ctx.stopping()) return [...failures, "stopped before starting engines"];
+  await drainAtTop(going.map(([, e]) => e), ctx, failures);
   await startAll(onFreeGpus, target, ctx, failures, (l) => l.mig && deviceForSlot(layouts.get(l.gpus[0]!)?.devices ?? [], target.mig.get(l.gpus[0]!) ?? [], l.mig.slot));
   await Promise.all(
     going.map(async ([key, e]) => {
@@ -83,9 +86,40 @@ export async function applyOnce(target: DesiredState, ctx: ApplyContext): Promis
   }
   for (const e of ctx.engines.values()) {
     const clock = target.clockOf.get(e.launch.instanceId);
-    if (clock) e.setClock(clock);
+    if (clock) setClockOf(e, clock);
   }
   return failures;
+}
+
+/** The clock setting each engine was last given here (its plan's, until a new plan relabels or ends it). */
+const givenClock = new WeakMap<Engine, ClockSetting>();
+
+function setClockOf(e: Engine, clock: ClockSetting): void {
+  givenClock.set(e, clock);
+  e.setClock(clock);
+}
+
+/**
+ * Locks the GPUs of the engines about to drain at the top of the clock range their plan gave them:
+ * their controllers stop with the plan (MIAD may have left them at the lowest clock), and what they
+ * still serve has to finish within the drain timeout, within the power their plan was given. Not
+ * on MIG slices: a clock is the whole GPU's, and other slices stay.
+ */
+async function drainAtTop(going: readonly Engine[], ctx: ApplyContext, failures: string[]): Promise<void> {
+  for (const e of going) {
+    const clock = givenClock.get(e);
+    if (e.state !== "ready" || !clock || e.launch.mig) continue;
+    const top = clockBounds(clock).maxMhz;
+    for (const gpu of e.launch.gpus) {
+      const lock = ctx.gpus.lockOf(gpu);
+      if (lock?.minMhz === top && lock.maxMhz === top) continue;
+      try {
+        await ctx.gpus.lockGraphicsClocks(gpu, top, top);
+      } catch (error) {
+        failures.push(`lock GPU ${gpu} at ${top} MHz to drain ${launchKey(e.launch)}: ${(error as Error).message}`);
+      }
+    }
+  }
 }
 
 /**
@@ -192,7 +226,7 @@ async function startAll(launches: ReadonlyArray<[string, EngineLaunch]>, target:
       if (planned.mig && !device) return void failures.push(`start ${key}: no ${planned.mig.profile} MIG device for slot ${planned.mig.slot} of GPU ${planned.gpus[0]}`);
       const launch = device ? { ...planned, migDevice: device } : planned;
       const engine = ctx.driver.create(launch, ctx.onExit);
-      engine.setClock(target.clockOf.get(launch.instanceId)!);
+      setClockOf(engine, target.clockOf.get(launch.instanceId)!);
       ctx.engines.set(key, engine);
       try {
         await engine.start();

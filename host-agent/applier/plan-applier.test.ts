@@ -142,13 +142,16 @@ describe("PlanApplier", () => {
   });
 
   it("drains and stops what goes before starting what comes, then sets clocks", async () => {
-    const { driver, applier, settled } = await setup();
+    const { driver, gpus, applier, settled } = await setup();
     applier.offer(sliceBody(1, "wind-a", twoInstances), "edge");
     await settled();
+    // small's controller (EcoFreq between 1005 and 1590 MHz) has taken its GPU down.
+    await gpus.lockGraphicsClocks(2, 1005, 1005);
     driver.journal.length = 0;
     applier.offer(sliceBody(2, "wind-a", [{ id: "big", gpus: [0, 1, 2, 3], tp: 4, clock: { mode: "locked", mhz: 1500 } }]), "edge");
     await settled();
-    expect(driver.journal).toEqual(["drain big#0", "drain small#0", "stop big#0", "stop small#0", "start big#0", "lock 0 1500-1500", "lock 1 1500-1500", "lock 2 1500-1500", "lock 3 1500-1500"]);
+    // What goes drains at the top of its plan's range (big is locked there already).
+    expect(driver.journal).toEqual(["lock 2 1590-1590", "drain big#0", "drain small#0", "stop big#0", "stop small#0", "start big#0", "lock 0 1500-1500", "lock 1 1500-1500", "lock 2 1500-1500", "lock 3 1500-1500"]);
     expect(applier.status()).toMatchObject({ appliedVersion: 2, desiredVersion: 2 });
 
     driver.journal.length = 0;
