@@ -121,7 +121,8 @@ export type Policy = z.infer<typeof Policy>;
 
 /** The same kind and the same weights (of parsed policies, which have every weight). */
 export function samePolicy(a: Policy, b: Policy): boolean {
-  return a.kind === b.kind && (["carbon", "energy", "latency", "accuracy"] as const).every((w) => a.weights[w] === b.weights[w]);
+  const weights = Object.keys(a.weights) as (keyof PolicyWeights)[];
+  return a.kind === b.kind && weights.length === Object.keys(b.weights).length && weights.every((w) => a.weights[w] === b.weights[w]);
 }
 
 /**
