@@ -19,7 +19,8 @@ Benchmarks; each prints its figures, the last line as JSON.
   sim   fleet simulator on a synthetic week of 4 Heron-sized sites, and engine-simulator speed
   edge  routing decision, Worker throughput, bundle size
   edge-start  the edge Worker's cold start in local workerd with HiGHS's WebAssembly module and with an empty one
-  agent host agent: EcoFreq decision, NVML FFI call (fake NVML library), telemetry cycle
+  agent host agent: EcoFreq decision, NVML FFI call (fake NVML library), telemetry cycle, streamed-token read,
+        receipt_error (per-request energy against the fake driver's truth), profiler rows per minute
   e2e   the local stack (wrangler dev, 3 agents) on a fleet policy (--policy: ${PolicyKind.options.join(", ")}; default
         greenference) under load, a site's power dropped mid-slot and one agent killed: plans and Planner-S corrections
         made, what the applied plans held, lost, retried, recovery, edge hop latency

@@ -21,6 +21,12 @@ export function siteIdleTimeoutMs(env: Env, fallbackMs: number): number {
   return Number.isFinite(s) && s > 0 ? s * 1000 : fallbackMs;
 }
 
+/** REQUEST_BODY_IDLE_TIMEOUT_S in milliseconds: how long a request body may go without a byte (10 s when unset or not a positive number). */
+export function bodyIdleTimeoutMs(env: Env): number {
+  const s = Number(env.REQUEST_BODY_IDLE_TIMEOUT_S);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : 10_000;
+}
+
 /** POWER_FORECAST_MAX_AGE_S in milliseconds: a site's power forecast older than this is stale (undefined, the planner's default, if it is not a positive number). */
 export function powerForecastMaxAgeMs(env: Env): number | undefined {
   const s = Number(env.POWER_FORECAST_MAX_AGE_S);

@@ -4,7 +4,7 @@ import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runPlannerLong } from "../../functions/planner-long.ts";
 import type { Outcome } from "../../durable-objects/outcome.ts";
 import { requireAdmin, requireReader } from "./auth.ts";
-import type { EdgeEnv } from "../edge/env.ts";
+import { bodyIdleTimeoutMs, type EdgeEnv } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { renderPrometheus } from "./metrics.ts";
@@ -29,8 +29,8 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     (handler: Handler) =>
     async (request: IRequest, env: EdgeEnv): Promise<Response> =>
       (await requireAdmin(request, env)) ?? handler(request, env).catch((error: unknown) => internalError(error, { explain: true }));
-  const mutate = async <T>(request: IRequest, apply: (body: unknown) => Promise<Outcome<T>>, status = 200): Promise<Response> => {
-    const body = await readJson(request, ADMIN_BODY_LIMIT);
+  const mutate = async <T>(request: IRequest, env: EdgeEnv, apply: (body: unknown) => Promise<Outcome<T>>, status = 200): Promise<Response> => {
+    const body = await readJson(request, ADMIN_BODY_LIMIT, bodyIdleTimeoutMs(env));
     if (!body.ok) return body.response;
     const outcome = await apply(body.value);
     if (!outcome.ok) return outcomeError(outcome);
@@ -40,16 +40,16 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   const orNotFound = (value: unknown, what: string) => (value === null ? openAiError(404, `no ${what} yet`, { code: "not_found" }) : Response.json(value));
 
   router.get("/admin/v1/fleet", admin(async (_, env) => orNotFound(await controlStub(env).getFleet(), "fleet")));
-  router.put("/admin/v1/fleet", admin((request, env) => mutate(request, (b) => controlStub(env).putFleet(b))));
+  router.put("/admin/v1/fleet", admin((request, env) => mutate(request, env, (b) => controlStub(env).putFleet(b))));
   router.get("/admin/v1/policy", admin(async (_, env) => orNotFound((await controlStub(env).getFleet())?.policy ?? null, "fleet")));
   // A changed policy (kind or weights) is planned at once; the answer carries the planner's run.
-  router.put("/admin/v1/policy", admin((request, env) => mutate(request, (b) => switchPolicy(env, b))));
+  router.put("/admin/v1/policy", admin((request, env) => mutate(request, env, (b) => switchPolicy(env, b))));
 
   router.get("/admin/v1/plan", admin(async (_, env) => orNotFound(await controlStub(env).getPlan(), "plan")));
-  router.put("/admin/v1/plan", admin((request, env) => mutate(request, (b) => controlStub(env).putPlan(b, { fromOperator: true }))));
+  router.put("/admin/v1/plan", admin((request, env) => mutate(request, env, (b) => controlStub(env).putPlan(b, { fromOperator: true }))));
   // The profile table the planners plan on (`greenference profile` writes one); GET answers its summary.
   router.get("/admin/v1/profile", admin(async (_, env) => orNotFound(await controlStub(env).profileSummary(), "profile table")));
-  router.put("/admin/v1/profile", admin((request, env) => mutate(request, (b) => controlStub(env).putProfile(b))));
+  router.put("/admin/v1/profile", admin((request, env) => mutate(request, env, (b) => controlStub(env).putProfile(b))));
   router.get("/admin/v1/plan/history", admin(async (_, env) => Response.json(await controlStub(env).planHistory())));
   router.get(
     "/admin/v1/plans/:version",
@@ -60,7 +60,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     }),
   );
   // A Forecast or a list of them (power per site, load per class, carbon or a replay series per site).
-  router.post("/admin/v1/forecasts", admin((request, env) => mutate(request, (b) => controlStub(env).putForecasts(b), 201)));
+  router.post("/admin/v1/forecasts", admin((request, env) => mutate(request, env, (b) => controlStub(env).putForecasts(b), 201)));
   // Runs the long-horizon planner now: 200 with the new plan's summary, 409 when it could not plan
   // (no fleet, planner, profile or demand), 500 when it failed; the run is logged as "replan".
   router.post(
@@ -133,7 +133,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     admin(async (request, env) => {
       const { id, key } = makeApiKey();
       const hash = await sha256Hex(key);
-      const response = await mutate(request, (b) => controlStub(env).createApiKey(id, hash, b), 201);
+      const response = await mutate(request, env, (b) => controlStub(env).createApiKey(id, hash, b), 201);
       if (!response.ok) return response;
       const { hash: _hash, ...record } = (await response.json()) as Record<string, unknown>;
       return Response.json({ ...record, key }, { status: 201 });
@@ -143,7 +143,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.put(
     "/admin/v1/keys/:id/carbon-budget",
     admin(async (request, env) => {
-      const response = await mutate(request, (b) => controlStub(env).setApiKeyCarbonBudget(request.params.id!, b));
+      const response = await mutate(request, env, (b) => controlStub(env).setApiKeyCarbonBudget(request.params.id!, b));
       if (!response.ok) return response;
       edge.cache.invalidate();
       const { hash: _hash, ...record } = (await response.json()) as Record<string, unknown>;

@@ -3,7 +3,7 @@ import { controlStub } from "../../durable-objects/control-do.ts";
 import { Forecast } from "../core/schemas/forecast.ts";
 import { planEtag } from "../core/schemas/plan-slice.ts";
 import { requireSite } from "./auth.ts";
-import { heartbeatTimeoutMs } from "../edge/env.ts";
+import { bodyIdleTimeoutMs, heartbeatTimeoutMs } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, parseBody, readJson } from "./json-body.ts";
 import { internalError, openAiError } from "./openai-error.ts";
@@ -36,7 +36,7 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
   router.post(
     "/agent/v1/sites/:site/register",
     guarded(async (request, env, site) => {
-      const body = await readJson(request, AGENT_BODY_LIMIT);
+      const body = await readJson(request, AGENT_BODY_LIMIT, bodyIdleTimeoutMs(env));
       if (!body.ok) return body.response;
       const outcome = await siteDo(env, site).register(body.value);
       if (!outcome.ok) return outcomeError(outcome);
@@ -48,7 +48,7 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
   router.post(
     "/agent/v1/sites/:site/heartbeat",
     guarded(async (request, env, site) => {
-      const body = await readJson(request, AGENT_BODY_LIMIT);
+      const body = await readJson(request, AGENT_BODY_LIMIT, bodyIdleTimeoutMs(env));
       if (!body.ok) return body.response;
       const claimed = (body.value as { site?: unknown } | null)?.site;
       if (typeof claimed === "string" && claimed !== site) {
@@ -77,7 +77,7 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
   router.post(
     "/agent/v1/sites/:site/applied",
     guarded(async (request, env, site) => {
-      const body = await readJson(request, AGENT_BODY_LIMIT);
+      const body = await readJson(request, AGENT_BODY_LIMIT, bodyIdleTimeoutMs(env));
       if (!body.ok) return body.response;
       const current = await controlStub(env).currentPlanVersion();
       const outcome = await siteDo(env, site).reportApplied(body.value, current);
@@ -88,7 +88,7 @@ export function addAgentRoutes(router: RouterType, edge: EdgeContext): void {
   router.post(
     "/agent/v1/sites/:site/power-forecast",
     guarded(async (request, env, site) => {
-      const body = await readJson(request, AGENT_BODY_LIMIT);
+      const body = await readJson(request, AGENT_BODY_LIMIT, bodyIdleTimeoutMs(env));
       if (!body.ok) return body.response;
       const parsed = parseBody(Forecast, body.value);
       if (!parsed.ok) return parsed.response;

@@ -12,7 +12,7 @@ import { SLO_HEADER } from "../core/schemas/slo-header.ts";
 import { authenticateCaller, hasLimits, rateLimit, settleTokens } from "./auth.ts";
 import { ANONYMOUS, type Identity } from "../edge/identity.ts";
 import { edgeRegions } from "./edge-region.ts";
-import { siteFailureHoldMs, siteIdleTimeoutMs } from "../edge/env.ts";
+import { bodyIdleTimeoutMs, siteFailureHoldMs, siteIdleTimeoutMs } from "../edge/env.ts";
 import type { FailingSites } from "./failing-sites.ts";
 import { parseBody, readJson } from "./json-body.ts";
 import type { EdgeMetrics } from "./metrics.ts";
@@ -91,7 +91,7 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   const state = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, state.snapshot.apiKeys);
   if (!caller.ok) return caller.response;
-  const raw = await readJson(request, edge.maxBodyBytes);
+  const raw = await readJson(request, edge.maxBodyBytes, bodyIdleTimeoutMs(env));
   if (!raw.ok) return raw.response;
   const parsed = parseBody(endpoint.schema, raw.value);
   if (!parsed.ok) return parsed.response;

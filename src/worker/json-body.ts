@@ -8,21 +8,21 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response
 
 /**
  * Reads a JSON body of at most `maxBytes`: 415 unless the Content-Type is application/json, 413
- * when it is longer (by Content-Length or while reading, keeping nothing past the limit), 400
- * when it is not UTF-8 JSON or nests deeper than MAX_JSON_DEPTH.
+ * when it is longer (by Content-Length or while reading, keeping nothing past the limit), 408 when
+ * it stalls (see readBounded), 400 when it ends early or is not UTF-8 JSON or nests deeper than
+ * MAX_JSON_DEPTH.
  *
  * @example
- * const body = await readJson(request, 1 << 20);
+ * const body = await readJson(request, 1 << 20, bodyIdleTimeoutMs(env));
  * if (!body.ok) return body.response;
  */
-export async function readJson(request: Request, maxBytes: number): Promise<Parsed<unknown>> {
-  const tooLarge = () => ({ ok: false as const, response: openAiError(413, `request body is larger than ${maxBytes} bytes`, { code: "request_too_large" }) });
+export async function readJson(request: Request, maxBytes: number, idleTimeoutMs: number): Promise<Parsed<unknown>> {
   if (!isJsonMediaType(request.headers.get("content-type"))) {
-    await drain(request.body, OVERSIZED_BODY_DRAIN_BYTES);
+    await drain(request.body, OVERSIZED_BODY_DRAIN_BYTES, idleTimeoutMs);
     return { ok: false, response: openAiError(415, "The request body must be JSON, sent with 'Content-Type: application/json'.", { code: "unsupported_media_type" }) };
   }
-  const bytes = await readBounded(request, maxBytes);
-  return bytes ? decodeJson(bytes) : tooLarge();
+  const body = await readBounded(request, maxBytes, idleTimeoutMs);
+  return body.ok ? decodeJson(body.bytes) : { ok: false, response: unreadBodyError(body, maxBytes) };
 }
 
 /**
@@ -33,36 +33,44 @@ export async function readJson(request: Request, maxBytes: number): Promise<Pars
  */
 export const OVERSIZED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
 
+/** A body read whole, or why not: longer than the limit, no byte for the idle timeout, or its connection broke mid-body. */
+export type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; why: "too_large" | "stalled" | "broken"; idleTimeoutMs: number };
+
+/** The error answer for a body that could not be read; `maxBytes` is the limit a too-large one passed. */
+export function unreadBodyError(body: Extract<BodyRead, { ok: false }>, maxBytes: number): Response {
+  if (body.why === "too_large") return openAiError(413, `request body is larger than ${maxBytes} bytes`, { code: "request_too_large" });
+  if (body.why === "stalled") return openAiError(408, `The request body stopped arriving: no byte for ${body.idleTimeoutMs / 1000} s. Send it again.`, { code: "request_timeout" });
+  return openAiError(400, "The request body ended before its end (the connection broke).", { code: "incomplete_body" });
+}
+
 /**
- * The body's bytes, or null when it is longer than `maxBytes` (by Content-Length or while
- * reading; nothing past the limit is kept, and an oversized body is read to its end, up to
- * OVERSIZED_BODY_DRAIN_BYTES, before the caller answers).
+ * Reads the body, keeping at most `maxBytes`: `too_large` when it is longer (by Content-Length or
+ * while reading; an oversized body is read to its end, up to OVERSIZED_BODY_DRAIN_BYTES, before the
+ * caller answers), `stalled` when no byte comes for `idleTimeoutMs` (a client that declares more
+ * than it sends would otherwise hold the invocation open; the body is cancelled), `broken` when the
+ * connection fails mid-body.
  */
-export async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array | null> {
+export async function readBounded(request: Request, maxBytes: number, idleTimeoutMs: number): Promise<BodyRead> {
+  const failed = (why: "too_large" | "stalled" | "broken"): BodyRead => ({ ok: false, why, idleTimeoutMs });
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) {
-    await drain(request.body, declared <= OVERSIZED_BODY_DRAIN_BYTES ? OVERSIZED_BODY_DRAIN_BYTES : 0);
-    return null;
-  }
-  if (declared >= 0 && request.body && !request.headers.has("transfer-encoding")) {
-    // A declared length within the limit: one native read of the whole body, which HTTP framing
-    // bounds to that length (checked again for a Request built in process with a wrong header).
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    return bytes.byteLength > maxBytes ? null : bytes;
+    await drain(request.body, declared <= OVERSIZED_BODY_DRAIN_BYTES ? OVERSIZED_BODY_DRAIN_BYTES : 0, idleTimeoutMs);
+    return failed("too_large");
   }
   const chunks: Uint8Array[] = [];
   let length = 0;
   if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      length += value.byteLength;
+      const read = await readWithin(reader, idleTimeoutMs);
+      if (read === "stalled" || read === "broken") return failed(read);
+      if (read.done) break;
+      length += read.value.byteLength;
       if (length > maxBytes) {
-        await drain(reader, OVERSIZED_BODY_DRAIN_BYTES - length);
-        return null;
+        await drain(reader, OVERSIZED_BODY_DRAIN_BYTES - length, idleTimeoutMs);
+        return failed("too_large");
       }
-      chunks.push(value);
+      chunks.push(read.value);
     }
   }
   const bytes = new Uint8Array(length);
@@ -71,19 +79,32 @@ export async function readBounded(request: Request, maxBytes: number): Promise<U
     bytes.set(c, offset);
     offset += c.byteLength;
   }
-  return bytes;
+  return { ok: true, bytes };
 }
 
-/** Reads and drops a body to its end, or cancels it once more than `upTo` bytes were dropped. */
-async function drain(body: ReadableStream<Uint8Array> | ReadableStreamDefaultReader<Uint8Array> | null, upTo: number): Promise<void> {
+/** One read of the body, or `stalled` (the body cancelled) when nothing comes within `idleTimeoutMs`, or `broken` when the read fails. */
+async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, idleTimeoutMs: number): Promise<ReadableStreamReadResult<Uint8Array> | "stalled" | "broken"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<"stalled">((resolve) => (timer = setTimeout(() => resolve("stalled"), idleTimeoutMs)));
+  try {
+    const read = await Promise.race([reader.read().catch(() => "broken" as const), stalled]);
+    if (read === "stalled") await reader.cancel().catch(() => undefined);
+    return read;
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+/** Reads and drops a body to its end, or cancels it once more than `upTo` bytes were dropped; stops where it stalls or breaks. */
+async function drain(body: ReadableStream<Uint8Array> | ReadableStreamDefaultReader<Uint8Array> | null, upTo: number, idleTimeoutMs: number): Promise<void> {
   if (!body) return;
   const reader = body instanceof ReadableStream ? body.getReader() : body;
   let dropped = 0;
   for (;;) {
     if (dropped > upTo) return void (await reader.cancel());
-    const { done, value } = await reader.read();
-    if (done) return;
-    dropped += value.byteLength;
+    const read = await readWithin(reader, idleTimeoutMs);
+    if (read === "stalled" || read === "broken" || read.done) return;
+    dropped += read.value.byteLength;
   }
 }
 

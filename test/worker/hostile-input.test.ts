@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { controlStub } from "../../durable-objects/control-do.ts";
-import { chatBody, Edge, errorOf, MODEL, plan, telemetry } from "./edge-fixture.ts";
+import { ADMIN_TOKEN, chatBody, Edge, errorOf, MODEL, plan, telemetry, testEnv } from "./edge-fixture.ts";
 
 let version = 600;
 let edge: Edge;
@@ -90,6 +90,31 @@ describe("hostile input at the edge: bodies", () => {
       const r = await rejected(edge.chat(chatBody({ [field]: value })));
       expect([r.status, r.error.param]).toEqual([400, field]);
     }
+  });
+});
+
+describe("hostile input at the edge: a body that stops arriving", () => {
+  /** A body that sends half a JSON object and then nothing, neither ending nor failing. */
+  const stalled = () =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"model":'));
+      },
+    });
+  const quickTimeout = { ...testEnv, REQUEST_BODY_IDLE_TIMEOUT_S: "0.2" };
+
+  it("answers 408 on the inference, admin and agent APIs once no byte came for REQUEST_BODY_IDLE_TIMEOUT_S, and stores nothing", async () => {
+    const fleetBefore = await (await edge.admin("GET", "/admin/v1/fleet")).text();
+    const token = ((await (await edge.admin("POST", "/admin/v1/sites/eu-a/token")).json()) as { token: string }).token;
+    for (const [path, method, headers] of [
+      ["/v1/chat/completions", "POST", json],
+      ["/admin/v1/fleet", "PUT", { ...json, authorization: `Bearer ${ADMIN_TOKEN}` }],
+      ["/agent/v1/sites/eu-a/heartbeat", "POST", { ...json, authorization: `Bearer ${token}` }],
+    ] as const) {
+      const r = await rejected(edge.fetch(path, { method, headers, body: stalled(), duplex: "half" } as RequestInit, quickTimeout));
+      expect([path, r.status, r.error.code]).toEqual([path, 408, "request_timeout"]);
+    }
+    expect(await (await edge.admin("GET", "/admin/v1/fleet")).text()).toBe(fleetBefore);
   });
 });
 

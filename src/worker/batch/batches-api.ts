@@ -2,6 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { batchStub } from "../../../durable-objects/batch-do.ts";
 import { deferralSlotMs } from "../../../durable-objects/deferral-do.ts";
 import { BATCH_LIMITS, CreateBatchRequest, type BatchObject } from "../../core/schemas/batch.ts";
+import { bodyIdleTimeoutMs } from "../../edge/env.ts";
 import type { EdgeContext } from "../inference.ts";
 import { parseBody, readJson } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
@@ -29,7 +30,7 @@ export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
   router.post("/v1/batches", async (request: IRequest, env: Env) => {
     const owner = await callerOwner(request, env, edge);
     if (owner instanceof Response) return owner;
-    const raw = await readJson(request, 64 * 1024);
+    const raw = await readJson(request, 64 * 1024, bodyIdleTimeoutMs(env));
     if (!raw.ok) return raw.response;
     const parsed = parseBody(CreateBatchRequest, raw.value);
     if (!parsed.ok) return parsed.response;

@@ -2,8 +2,9 @@ import type { IRequest, RouterType } from "itty-router";
 import { BATCH_LIMITS } from "../../core/schemas/batch.ts";
 import { authenticateCaller } from "../auth.ts";
 import { ANONYMOUS } from "../../edge/identity.ts";
+import { bodyIdleTimeoutMs } from "../../edge/env.ts";
 import type { EdgeContext } from "../inference.ts";
-import { readBounded } from "../json-body.ts";
+import { readBounded, unreadBodyError } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
 import { deleteFile, fileQuota, indexFile } from "../../edge/file-index.ts";
@@ -61,8 +62,10 @@ async function upload(request: Request, env: Env, owner: string): Promise<Respon
     await request.body?.cancel();
     return openAiError(415, "Upload a file as multipart/form-data with the fields 'purpose' and 'file'.", { code: "unsupported_media_type" });
   }
-  const bytes = await readBounded(request, BATCH_LIMITS.fileBytes + MULTIPART_OVERHEAD);
-  if (!bytes) return openAiError(413, `A batch file may have at most ${BATCH_LIMITS.fileBytes} bytes.`, { param: "file", code: "file_too_large" });
+  const body = await readBounded(request, BATCH_LIMITS.fileBytes + MULTIPART_OVERHEAD, bodyIdleTimeoutMs(env));
+  if (!body.ok && body.why === "too_large") return openAiError(413, `A batch file may have at most ${BATCH_LIMITS.fileBytes} bytes.`, { param: "file", code: "file_too_large" });
+  if (!body.ok) return unreadBodyError(body, BATCH_LIMITS.fileBytes);
+  const bytes = body.bytes;
   let form: FormData;
   try {
     form = await new Response(bytes, { headers: { "content-type": type } }).formData();
