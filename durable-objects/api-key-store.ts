@@ -3,7 +3,7 @@ import { CarbonBudget } from "../src/core/schemas/carbon-budget.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
 /** What an operator asks for when creating an API key. */
-export const NewApiKey = z.object({
+export const NewApiKey = z.strictObject({
   name: z.string().min(1).max(100),
   /** Requests per minute (token bucket of that size, refilled evenly); null for no limit. */
   requestsPerMinute: z.number().int().positive().max(1_000_000).nullable().default(null),

@@ -9,6 +9,7 @@ import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import type { ApiKeyRecord } from "./api-key-store.ts";
+import type { PolicyChange } from "./fleet-store.ts";
 import type { DashboardContext, DeferralSources, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
 import { ControlStores } from "./control-stores.ts";
 import type { CronOutcome, CronRun } from "./cron-run-store.ts";
@@ -23,7 +24,7 @@ import type { ProfileSummary } from "./profile-store.ts";
 export type * from "./control-contract.ts";
 export { CRON_RUNS_KEPT, CronOutcome } from "./cron-run-store.ts";
 export type { EdgeSnapshot } from "./edge-snapshot.ts";
-export { InvalidFleetError } from "./fleet-store.ts";
+export { InvalidFleetError, type PolicyChange } from "./fleet-store.ts";
 export { FORECASTS_PER_UPLOAD } from "./forecast-intake.ts";
 
 /** The name of the one global ControlDO. */
@@ -65,9 +66,14 @@ export class ControlDO extends ControlStores {
     return this.changedFleet(await this.fleets.put(input, Date.now()));
   }
 
-  /** Replaces the fleet's policy and objective weights. */
-  async setPolicy(input: unknown): Promise<Outcome<Policy>> {
+  /** Replaces the fleet's policy and objective weights, answering what it replaced. */
+  async setPolicy(input: unknown): Promise<Outcome<PolicyChange>> {
     return this.changedFleet(await this.fleets.setPolicy(input, Date.now()));
+  }
+
+  /** Undoes a policy change while the fleet is still as it left it (see FleetStore.restorePolicy); 409 otherwise. */
+  async restorePolicy(change: PolicyChange): Promise<Outcome<Policy>> {
+    return this.changedFleet(await this.fleets.restorePolicy(change));
   }
 
   /** The current fleet, or null before one was set. */

@@ -2,7 +2,7 @@ import { carbonTrigger } from "../src/core/forecast/carbon-trigger.ts";
 import type { Fleet } from "../src/core/schemas/fleet.ts";
 import type { ControlDO, CronOutcome } from "../durable-objects/control-do.ts";
 import type { CronDeps } from "./cron-deps.ts";
-import { runPlannerLong } from "./planner-long.ts";
+import { cronOutcome, runPlannerLong } from "./planner-long.ts";
 
 /**
  * The policy's carbon trigger after a forecast refresh (Clover's, for the policies whose registry
@@ -19,8 +19,7 @@ export async function runCarbonTrigger(env: Env, control: DurableObjectStub<Cont
   if (!decision.fire) return `carbon trigger: ${decision.reason}`;
   let outcome: CronOutcome;
   try {
-    const { plan: _plan, ...run } = await runPlannerLong(env, nowMs, deps, { force: true });
-    outcome = run;
+    outcome = cronOutcome(await runPlannerLong(env, nowMs, deps, { force: true }));
   } catch (error) {
     outcome = { status: "error", message: error instanceof Error ? error.message : String(error) };
   }

@@ -10,8 +10,19 @@ import type { PlanSummary } from "../durable-objects/plan-store.ts";
 import type { CronDeps } from "./cron-deps.ts";
 import { powerForecastMaxAgeMs } from "../src/edge/env.ts";
 
-/** A planner run's outcome, with the stored plan's summary when one was published. */
-export type PlannerRun = CronOutcome & { plan?: PlanSummary };
+/**
+ * A planner run's outcome, with the stored plan's summary when one was published. `unplannable`
+ * marks the one failure the fleet's policy is to blame for: its planner, given a complete input,
+ * threw (e.g. Clover with no model variant that fits a whole GPU of the fleet). Runs skipped for
+ * want of a fleet, profile, forecast or demand, or not yet due, a solver that did not load, and a
+ * plan the store refused do not carry it.
+ */
+export type PlannerRun = CronOutcome & { plan?: PlanSummary; unplannable?: true };
+
+/** A run as its history records it (cron runs, carbon trigger firings): status and message, no more. */
+export function cronOutcome(run: PlannerRun): CronOutcome {
+  return run.message === undefined ? { status: run.status } : { status: run.status, message: run.message };
+}
 
 /** Slack on a cadence, in cadence time: a run this close to due counts as due (cron times jitter). */
 const DUE_SLACK_MS = 30_000;
@@ -24,8 +35,8 @@ const DUE_SLACK_MS = 30_000;
  * the edge's counters since the last run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
  * force), plans through the policy registry (`deps.policies`) and stores the plan through the plan
  * store (whose version rules apply; a plan made under a policy the fleet no longer has is refused). `skipped` says what is missing (fleet, profile table, demand)
- * or when the next run is due; a planner that throws or a plan the store refuses is an `error` and
- * the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
+ * or when the next run is due; a planner that throws (`unplannable`), a solver that does not load
+ * or a plan the store refuses is an `error` and the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
  */
 export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o: { force?: boolean } = {}): Promise<PlannerRun> {
   const control = controlStub(env);
@@ -45,17 +56,26 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
   const assembled = assemblePlanningInput({ fleet: ctx.fleet, plan: ctx.plan, forecasts: ctx.forecasts, measured, meanRequests, profile, nowMs, powerForecastMaxAgeMs: powerForecastMaxAgeMs(env) });
   if (!assembled.ok) return { status: "skipped", message: `${name}: ${assembled.message}; the current plan stays` };
 
-  let plan;
+  let solver, plan;
   try {
-    plan = planWithPolicy(entry, ctx.fleet.policy, assembled.input, await deps.solver(), ctx.fleet).plan;
+    solver = await deps.solver();
   } catch (error) {
-    return { status: "error", message: `${name} failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { status: "error", message: `${name}: the solver did not load: ${messageOf(error)}` };
+  }
+  try {
+    plan = planWithPolicy(entry, ctx.fleet.policy, assembled.input, solver, ctx.fleet).plan;
+  } catch (error) {
+    return { status: "error", message: `${name} failed: ${messageOf(error)}`, unplannable: true };
   }
   const stored = await control.putPlan({ ...plan, notes: [...plan.notes, ...assembled.notes] }, { madeUnder: ctx.fleet.policy });
   if (!stored.ok) return { status: "error", message: `${name}: plan version ${plan.version} was refused: ${stored.message}` };
   const shortfall = Object.entries(stored.value.shortfall).filter(([, rps]) => rps > 0);
   const short = shortfall.length > 0 ? `; shortfall ${shortfall.map(([c, rps]) => `${c} ${rps.toFixed(2)} req/s`).join(", ")}` : "";
   return { status: "ok", message: `${name}: plan version ${stored.value.version}, ${stored.value.instances} instance entries at ${stored.value.sites} sites${short}`, plan: stored.value };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Milliseconds (wall time) until the policy's next plan is due; 0 when it is, and when another policy made the plan in force or the policy changed since. */

@@ -3,7 +3,7 @@ import { defaultCronDeps, type CronDeps } from "./cron-deps.ts";
 import { handlersForCron, type CronHandlerName } from "./cron-map.ts";
 import { refreshForecasts } from "./forecast-refresh.ts";
 import { compactHistory } from "./history-compaction.ts";
-import { runPlannerLong } from "./planner-long.ts";
+import { cronOutcome, runPlannerLong } from "./planner-long.ts";
 
 /** A scheduled handler: does its work and says how it went. Thrown errors are recorded as `error`. */
 export type CronHandler = (env: Env, scheduledTimeMs: number, deps: CronDeps) => Promise<CronOutcome>;
@@ -13,10 +13,7 @@ export const HANDLERS: Record<CronHandlerName, CronHandler> = {
   // Carbon forecasts per site from its source, persistence on failure; the policy's carbon trigger.
   "forecast-refresh": refreshForecasts,
   // The fleet policy's planner from the registry, when its cadence is due; the plan store's version rules apply.
-  "planner-long": async (env, t, deps) => {
-    const { plan: _plan, ...outcome } = await runPlannerLong(env, t, deps);
-    return outcome;
-  },
+  "planner-long": async (env, t, deps) => cronOutcome(await runPlannerLong(env, t, deps)),
   // Forecast, plan, cron-run and trigger history beyond retention.
   "history-compaction": (env, t) => compactHistory(env, t),
 };

@@ -1,7 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
-import { runPlannerLong } from "../../functions/planner-long.ts";
+import { cronOutcome, runPlannerLong } from "../../functions/planner-long.ts";
 import type { Outcome } from "../../durable-objects/outcome.ts";
 import { requireAdmin, requireReader } from "./auth.ts";
 import { bodyIdleTimeoutMs, type EdgeEnv } from "../edge/env.ts";
@@ -42,7 +42,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.get("/admin/v1/fleet", admin(async (_, env) => orNotFound(await controlStub(env).getFleet(), "fleet")));
   router.put("/admin/v1/fleet", admin((request, env) => mutate(request, env, (b) => controlStub(env).putFleet(b))));
   router.get("/admin/v1/policy", admin(async (_, env) => orNotFound((await controlStub(env).getFleet())?.policy ?? null, "fleet")));
-  // A changed policy (kind or weights) is planned at once; the answer carries the planner's run.
+  // A changed policy (kind or weights) is planned at once; the answer carries the planner's run. One its planner cannot plan is undone (422).
   router.put("/admin/v1/policy", admin((request, env) => mutate(request, env, (b) => switchPolicy(env, b))));
 
   router.get("/admin/v1/plan", admin(async (_, env) => orNotFound(await controlStub(env).getPlan(), "plan")));
@@ -68,8 +68,7 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     admin(async (_, env) => {
       const nowMs = Date.now();
       const run = await runPlannerLong(env, nowMs, defaultCronDeps(), { force: true });
-      const { plan: _plan, ...outcome } = run;
-      await controlStub(env).recordCronRun("replan", nowMs, outcome);
+      await controlStub(env).recordCronRun("replan", nowMs, cronOutcome(run));
       if (run.status === "skipped") return openAiError(409, run.message ?? "nothing to plan", { code: "replan_skipped" });
       if (run.status === "error") return openAiError(500, run.message ?? "the planner failed", { code: "replan_failed" });
       edge.cache.invalidate();

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Outcome } from "../../durable-objects/outcome.ts";
+import { issueParam, leadingIssue } from "../core/schemas/issue-param.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/schemas/json-limits.ts";
 import { openAiError } from "./openai-error.ts";
 
@@ -122,19 +123,20 @@ function decodeJson(bytes: Uint8Array): Parsed<unknown> {
   return { ok: true, value };
 }
 
-/** Parses with a zod schema; a failure is a 400 naming the first bad field in `param` (e.g. `messages[0].content`). */
+/** Parses with a zod schema; a failure is a 400 naming the first bad field (an unknown key first) in `param` (e.g. `messages[0].content`). */
 export function parseBody<S extends z.ZodType>(schema: S, value: unknown): Parsed<z.output<S>> {
   const result = schema.safeParse(value);
   if (result.success) return { ok: true, value: result.data };
-  const issue = result.error.issues[0]!;
-  const param = paramPath(issue.path);
+  const issue = leadingIssue(result.error)!;
+  const param = paramPath(issueParam(issue));
   const message = `Invalid value${param ? ` for '${param}'` : ""}: ${issue.message}`;
   return { ok: false, response: openAiError(400, message, { param: param || null, code: "invalid_value" }) };
 }
 
 /** A failed Durable Object outcome as an OpenAI-style error response. */
 export function outcomeError(outcome: Extract<Outcome<unknown>, { ok: false }>): Response {
-  return openAiError(outcome.status, outcome.message, { param: outcome.param ?? null, code: outcome.status === 409 ? "conflict" : outcome.status === 404 ? "not_found" : "invalid_value" });
+  const code = outcome.code ?? (outcome.status === 409 ? "conflict" : outcome.status === 404 ? "not_found" : "invalid_value");
+  return openAiError(outcome.status, outcome.message, { param: outcome.param ?? null, code });
 }
 
 function paramPath(path: readonly PropertyKey[]): string {

@@ -12,8 +12,8 @@ import { ClassScheme, RequestClass } from "./request-class.ts";
  * forecasts whose subject is the site's id (the operator's or the site agent's).
  */
 export const SeriesRef = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("file"), path: z.string().min(1), column: z.string().min(1).optional() }),
-  z.object({ kind: z.literal("forecast"), forecastId: z.string().min(1) }),
+  z.strictObject({ kind: z.literal("file"), path: z.string().min(1), column: z.string().min(1).optional() }),
+  z.strictObject({ kind: z.literal("forecast"), forecastId: z.string().min(1) }),
 ]);
 export type SeriesRef = z.infer<typeof SeriesRef>;
 
@@ -25,7 +25,7 @@ export const WIND_LIFECYCLE_G_PER_KWH = 11;
 
 /** A site's power envelope: a wind farm (Heron), a grid connection, or a fixed cap. */
 export const PowerSource = z.discriminatedUnion("kind", [
-  z.object({
+  z.strictObject({
     kind: z.literal("wind"),
     series: SeriesRef,
     peakMw: z.number().positive(),
@@ -33,13 +33,13 @@ export const PowerSource = z.discriminatedUnion("kind", [
     rightSizingPercentile: z.number().min(0).max(100),
     lifecycleGPerKwh: z.number().nonnegative().default(WIND_LIFECYCLE_G_PER_KWH),
   }),
-  z.object({
+  z.strictObject({
     kind: z.literal("grid"),
     /** Grid region or balancing authority, e.g. "CAISO_NORTH", "DE", "GB". */
     region: z.string().min(1),
     capW: z.number().positive().optional(),
   }),
-  z.object({ kind: z.literal("fixed"), capW: z.number().positive() }),
+  z.strictObject({ kind: z.literal("fixed"), capW: z.number().positive() }),
 ]);
 export type PowerSource = z.infer<typeof PowerSource>;
 
@@ -51,21 +51,21 @@ const signal = { signal: CarbonSignal.default("average") };
 
 /** Where a site's grid carbon intensity comes from. */
 export const CarbonSource = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("electricitymaps"), zone: z.string().min(1), ...signal }),
-  z.object({ kind: z.literal("watttime"), region: z.string().min(1), ...signal }),
+  z.strictObject({ kind: z.literal("electricitymaps"), zone: z.string().min(1), ...signal }),
+  z.strictObject({ kind: z.literal("watttime"), region: z.string().min(1), ...signal }),
   /** UK Carbon Intensity API region ids: 1..17 are DNO regions, 18..20 England, Scotland, Wales. */
-  z.object({ kind: z.literal("uk-carbon-intensity"), regionId: z.number().int().min(1).max(20), ...signal }),
-  z.object({ kind: z.literal("replay"), path: z.string().min(1), column: z.string().min(1), ...signal }),
-  z.object({ kind: z.literal("fixed"), gPerKwh: z.number().nonnegative(), ...signal }),
+  z.strictObject({ kind: z.literal("uk-carbon-intensity"), regionId: z.number().int().min(1).max(20), ...signal }),
+  z.strictObject({ kind: z.literal("replay"), path: z.string().min(1), column: z.string().min(1), ...signal }),
+  z.strictObject({ kind: z.literal("fixed"), gPerKwh: z.number().nonnegative(), ...signal }),
 ]);
 export type CarbonSource = z.infer<typeof CarbonSource>;
 
 /** One GPU site: where it is, what it has, what powers it and how its carbon is measured. */
-export const Site = z.object({
+export const Site = z.strictObject({
   id: SiteId,
   region: z.string().min(1),
   ingressUrl: z.url({ protocol: /^https?$/ }),
-  gpus: z.array(z.object({ type: GpuType, count: z.number().int().positive() })).min(1),
+  gpus: z.array(z.strictObject({ type: GpuType, count: z.number().int().positive() })).min(1),
   power: PowerSource,
   carbon: CarbonSource,
   /** Estimated round trip in ms from each edge region (e.g. a Cloudflare colo or continent code) to the site. */
@@ -81,7 +81,7 @@ export type Site = z.infer<typeof Site>;
  * the id by default when the model knows that id. A model the performance model does not know runs
  * on its measured profile (`greenference agent profile`).
  */
-export const Model = z.object({
+export const Model = z.strictObject({
   id: ModelId,
   description: z.string().optional(),
   servedName: z.string().min(1).max(256).optional(),
@@ -91,7 +91,7 @@ export const Model = z.object({
 export type Model = z.infer<typeof Model>;
 
 /** One servable variant of a model (a quantisation, a distillation, a size in a family). */
-export const ModelVariant = z.object({
+export const ModelVariant = z.strictObject({
   model: ModelId,
   id: VariantId,
   /** Quality in [0, 1]: a benchmark accuracy as a fraction or a normalised score (Clover's accuracy). */
@@ -107,7 +107,7 @@ export type PolicyKind = z.infer<typeof PolicyKind>;
 
 /** Objective weights; a weight left out is 0, and at least one must be positive. */
 export const PolicyWeights = z
-  .object({
+  .strictObject({
     carbon: z.number().nonnegative().default(0),
     energy: z.number().nonnegative().default(0),
     latency: z.number().nonnegative().default(0),
@@ -116,7 +116,7 @@ export const PolicyWeights = z
   .refine((w) => w.carbon + w.energy + w.latency + w.accuracy > 0, { message: "at least one weight must be positive" });
 export type PolicyWeights = z.infer<typeof PolicyWeights>;
 
-export const Policy = z.object({ kind: PolicyKind, weights: PolicyWeights });
+export const Policy = z.strictObject({ kind: PolicyKind, weights: PolicyWeights });
 export type Policy = z.infer<typeof Policy>;
 
 /** The same kind and the same weights (of parsed policies, which have every weight). */
@@ -126,7 +126,8 @@ export function samePolicy(a: Policy, b: Policy): boolean {
 }
 
 /**
- * The whole fleet as the operator configures it. Cross-field rules: unique site ids and GPU types per
+ * The whole fleet as the operator configures it; its objects are strict, so a misspelt key is an
+ * error naming it rather than a field silently left at its default. Cross-field rules: unique site ids and GPU types per
  * site, unique models and (model, variant) pairs, every variant of a known model and every model with
  * a variant, and exactly one class with an SLO for every class of the scheme.
  *
@@ -134,7 +135,7 @@ export function samePolicy(a: Policy, b: Policy): boolean {
  * const fleet = Fleet.parse(await request.json()); // throws a ZodError whose issues name the field
  */
 export const Fleet = z
-  .object({
+  .strictObject({
     sites: z.array(Site).min(1),
     models: z.array(Model).min(1),
     variants: z.array(ModelVariant).min(1),

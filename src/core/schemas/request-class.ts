@@ -8,7 +8,7 @@ import { ClassId } from "./ids.ts";
  * equal to an edge falls in the lower bin.
  */
 export const ClassScheme = z
-  .object({
+  .strictObject({
     name: z.string().min(1),
     inputEdges: z.array(z.number().int().positive()),
     outputEdges: z.array(z.number().int().positive()),
@@ -40,12 +40,13 @@ export const MeanRequest = z.object({ inputTokens: z.number().positive(), output
 export type MeanRequest = z.infer<typeof MeanRequest>;
 
 /** One request class: its bins in the scheme and its SLO. */
-export const RequestClass = z.object({
+export const RequestClass = z.strictObject({
   id: ClassId,
   inputBin: z.number().int().nonnegative(),
   outputBin: z.number().int().nonnegative(),
   tier: SloTier.default("interactive"),
-  slo: Slo,
+  // Strict here (a fleet's SLO), not in Slo itself, which also parses the SLO header sites read.
+  slo: Slo.strict(),
 });
 export type RequestClass = z.infer<typeof RequestClass>;
 

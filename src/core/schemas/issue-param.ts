@@ -1,0 +1,19 @@
+import type { z } from "zod";
+
+/**
+ * The issue an error reports first: an unknown key where there is one (a misspelt key, e.g.
+ * `weigths`, also leaves the field it meant missing, and the unknown key says why), else the
+ * first issue.
+ */
+export function leadingIssue(error: z.ZodError): z.core.$ZodIssue | undefined {
+  return error.issues.find((i) => i.code === "unrecognized_keys") ?? error.issues[0];
+}
+
+/**
+ * The path of the field a zod issue is about, for an error's `param`. An unknown key (a strict
+ * object's `unrecognized_keys`) is reported at the object that holds it, so its path is the
+ * object's (empty at the top level): the first unknown key is appended to name it.
+ */
+export function issueParam(issue: z.core.$ZodIssue): PropertyKey[] {
+  return issue.code === "unrecognized_keys" && issue.keys.length > 0 ? [...issue.path, issue.keys[0]!] : [...issue.path];
+}
