@@ -123,6 +123,11 @@ const dashboardPolicy = async () => {
   const r = await edge.fetch("/dashboard/v1/state", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return ((await r.json()) as { fleet: { policy: unknown } | null }).fleet?.policy;
 };
+/** The fleet revision in the routing snapshot's plan key (`revision:plan.version.revision`). */
+const fleetRevision = async () => {
+  const reply = await control.routingSnapshot();
+  return reply.changed ? Number(reply.snapshot.routing?.planKey.split(":")[0]) : NaN;
+};
 const cron = () => runScheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env, offline);
 
 describe("a switch to a policy that cannot plan the fleet is refused and undone", () => {
@@ -137,6 +142,7 @@ describe("a switch to a policy that cannot plan the fleet is refused and undone"
     expect(await policyNow()).toEqual(heron);
     const dashboardBefore = await dashboardPolicy();
     expect(dashboardBefore).toEqual(heron);
+    const revision = await fleetRevision();
 
     const r = await edge.admin("PUT", "/admin/v1/policy", { kind: "clover", weights: POLICIES.clover.defaultWeights });
     expect(r.status).toBe(422);
@@ -147,6 +153,8 @@ describe("a switch to a policy that cannot plan the fleet is refused and undone"
     expect(await policyNow()).toEqual(heron);
     expect(await dashboardPolicy()).toEqual(dashboardBefore);
     expect(await planInForce()).toEqual(before);
+    // The revision keys routing snapshots, which may have seen clover's: it moves on (stored, then undone), never back.
+    expect(await fleetRevision()).toBe(revision + 2);
     // The attempt is in the history for operators, marked undone.
     expect((await control.cronRuns())["policy-change"]?.[0]).toMatchObject({ status: "error", message: expect.stringContaining("the switch was undone, heron stays") });
     // The undone change is no change: the plan in force is heron's, a moment old, so the cron's next run finds nothing due.
