@@ -131,7 +131,9 @@ async function drainAtTop(going: readonly Engine[], ctx: ApplyContext, failures:
  * and takes its label, so it is neither drained nor started again: a 70B engine loads for minutes.
  * Each engine is taken once; ids may swap. An engine still under a key that a kept one takes is
  * going anyway, and waits out its drain and stop under a key of its own (`<key>~leaving`). Engines
- * on GPUs whose MIG layout changes, failed, stopped, starting, draining or not answering are not kept.
+ * on GPUs whose MIG layout changes, failed, stopped, starting, draining or not answering are not
+ * kept, nor one that would run another argv under the new label (`canTakeLabel`: a command using
+ * `{replica}`), which an agent restarted after a crash would not adopt under it either.
  */
 function keepRelabelled(wanted: ReadonlyMap<string, EngineLaunch>, reshaped: ReadonlySet<number>, ctx: ApplyContext): void {
   const kept = (key: string, l: EngineLaunch) => {
@@ -147,8 +149,12 @@ function keepRelabelled(wanted: ReadonlyMap<string, EngineLaunch>, reshaped: Rea
   });
   const moves: { from: string; to: string; launch: EngineLaunch; engine: Engine }[] = [];
   for (const [to, launch] of unmatched) {
-    const i = donors.findIndex(([, e]) => sameLaunch(launch, e.launch));
-    if (i < 0) continue;
+    const same = donors.filter(([, e]) => sameLaunch(launch, e.launch));
+    const i = donors.findIndex(([, e]) => sameLaunch(launch, e.launch) && (e.canTakeLabel?.(launch.instanceId, launch.replica) ?? true));
+    if (i < 0) {
+      for (const [from] of same) ctx.log(`not keeping engine ${from} as ${to}: its engine command depends on the replica number ({replica}), so it is restarted`);
+      continue;
+    }
     const [from, engine] = donors.splice(i, 1)[0]!;
     moves.push({ from, to, launch, engine });
   }

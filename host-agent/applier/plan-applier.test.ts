@@ -50,6 +50,10 @@ class FakeEngine implements Engine {
   setClock(clock: ClockSetting) {
     this.clock = clock;
   }
+  /** As a process engine whose command uses `{replica}`, when the driver says so. */
+  canTakeLabel(_instanceId: string, replica: number) {
+    return !this.driver.commandUsesReplica || replica === this.launch.replica;
+  }
   relabel(instanceId: string, replica: number) {
     const was = launchKey(this.launch);
     this.launch = { ...this.launch, instanceId, replica };
@@ -62,6 +66,7 @@ class FakeDriver implements EngineDriver {
   readonly recordsRequests = false;
   readonly journal: string[] = [];
   readonly failStarts = new Map<string, number>();
+  commandUsesReplica = false;
   readonly engines: FakeEngine[] = [];
   check(launch: EngineLaunch) {
     return launch.model === "unknown-model" ? `instance ${launch.instanceId}: no such model` : undefined;
@@ -335,6 +340,19 @@ describe("PlanApplier", () => {
       await settled();
       expect(driver.journal.filter((j) => !j.startsWith("lock"))).toEqual(["drain x#0", "stop x#0", "start y#0"]);
       expect(logs.some((m) => m.startsWith("kept engine"))).toBe(false);
+    });
+
+    it("restarts an engine whose command uses {replica} when the new label has another replica number, and keeps it under another id with the same number", async () => {
+      const { driver, applier, settled, logs } = await setup();
+      driver.commandUsesReplica = true;
+      applier.offer(sliceBody(1, "wind-a", [{ id: "a", gpus: [0, 1], replicas: 2 }]), "edge");
+      await settled();
+      driver.journal.length = 0;
+      applier.offer(sliceBody(2, "wind-a", [{ id: "b", gpus: [0] }, { id: "c", gpus: [1, 2], replicas: 2 }]), "edge");
+      await settled();
+      expect(driver.journal.filter((j) => !j.startsWith("lock") && !j.startsWith("reset"))).toEqual(["relabel a#0 as b#0", "start c#1", "drain a#1", "stop a#1", "start c#0"]);
+      expect(logs).toContainEqual("not keeping engine a#1 as c#0: its engine command depends on the replica number ({replica}), so it is restarted");
+      expect([...applier.engines.keys()].sort()).toEqual(["b#0", "c#0", "c#1"]);
     });
 
     it("starts a new engine rather than relabel one that failed", async () => {

@@ -3,8 +3,11 @@ import { EngineError } from "./engine.ts";
 /**
  * Values a command template may use: `{weights}` (what the engine loads), `{served}` (the name it
  * serves), `{model}` (the fleet's API id), `{tp}`, `{port}`, `{host}`, `{variant}`, `{gpus}`,
- * `{role}` (`mixed`, `prefill` or `decode`) and `{kvport}` (the first of the replica's own KV
- * handoff side-channel ports; 0 where it has none).
+ * `{role}` (`mixed`, `prefill` or `decode`), `{kvport}` (the first of the replica's own KV
+ * handoff side-channel ports; 0 where it has none) and `{replica}` (the replica's number within its
+ * instance). `{replica}` is the one value a plan's label gives: an engine whose command uses it
+ * runs another argv under another replica number, so it is restarted, not kept, when a plan
+ * renumbers it (see `ProcessEngine.canTakeLabel`).
  */
 export interface TemplateValues {
   model: string;
@@ -18,6 +21,7 @@ export interface TemplateValues {
   gpus: string;
   role: string;
   kvport: number;
+  replica: number;
 }
 
 const PLACEHOLDER = /\{([a-z]+)\}/g;
@@ -28,7 +32,7 @@ const PLACEHOLDER = /\{([a-z]+)\}/g;
  * each word, so a value can never add arguments. An unknown placeholder is an error.
  *
  * @example
- * expandCommand("vllm serve {weights} --served-model-name {served} --port {port}", { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 1, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0", role: "mixed", kvport: 0 });
+ * expandCommand("vllm serve {weights} --served-model-name {served} --port {port}", { model: "llama-8b", weights: "meta-llama/Llama-3.1-8B", served: "llama-8b", tp: 1, port: 8100, host: "127.0.0.1", variant: "base", gpus: "0", role: "mixed", kvport: 0, replica: 0 });
  * // ["vllm", "serve", "meta-llama/Llama-3.1-8B", "--served-model-name", "llama-8b", "--port", "8100"]
  */
 export function expandCommand(template: string, values: TemplateValues): string[] {

@@ -128,6 +128,12 @@ export interface Engine {
    * number. A process engine rewrites its pid file, so a later agent run adopts it under that label.
    */
   relabel(instanceId: string, replica: number): void;
+  /**
+   * Whether it can take that label and still run exactly as it does: false for a process engine
+   * whose command uses `{replica}` and the number changes (it would run another argv), so the
+   * applier restarts it rather than keep it. Absent: any label.
+   */
+  canTakeLabel?(instanceId: string, replica: number): boolean;
 }
 
 /** Told when an engine stops on its own (crash, OOM kill) rather than through `stop`. */

@@ -18,8 +18,8 @@ const log = fakeEngineLog();
 const started: Engine[] = [];
 const messages: string[] = [];
 
-function driver(files: EngineFiles, orphans?: OrphanEngines, env: Record<string, string> = {}) {
-  const d = new ProcessEngineDriver({ flavor: vllmFlavor, command: FAKE_VLLM_COMMAND, host: "127.0.0.1", portBase: 0, env: log.env(env), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
+function driver(files: EngineFiles, orphans?: OrphanEngines, env: Record<string, string> = {}, command = FAKE_VLLM_COMMAND) {
+  const d = new ProcessEngineDriver({ flavor: vllmFlavor, command, host: "127.0.0.1", portBase: 0, env: log.env(env), files, orphans, startTimeoutMs: 10_000, stopGraceMs: 2000, pollMs: 50, log: (m) => messages.push(m) });
   return async (launch: EngineLaunch) => {
     const engine = d.create(launch, () => undefined);
     started.push(engine);
@@ -88,6 +88,62 @@ describe("OrphanEngines: engines an earlier agent run left", () => {
     expect(adopted.url).toBe(before.url);
     expect(startsOf(pid)).toHaveLength(1);
     expect(messages).toContainEqual(`adopted vllm engine sliced#1 (pid ${pid}, port ${new URL(before.url!).port}) from an earlier run`);
+  });
+
+  // The earlier run died before it applied a plan that renamed the engine: its pid file has the old label.
+  it("adopts an engine under another label when the launch matches it but for that label, and rewrites its pid file", async () => {
+    const files = new EngineFiles(join(log.dir, "relabelled"));
+    const before = await driver(files)(big);
+    const pid = startsOf().at(-1)!.pid;
+    const port = new URL(before.url!).port;
+
+    const orphans = await recover(files);
+    const adopted = await driver(files, orphans)({ ...big, instanceId: "ll70-h100x2", replica: 3 });
+    expect(adopted.url).toBe(before.url);
+    expect(adopted.state).toBe("ready");
+    expect(startsOf(pid)).toHaveLength(1);
+    expect(runningInGroup(pid)).toContain(pid);
+    expect(messages).toContainEqual(`adopted vllm engine ll70-h100x2#3 (pid ${pid}, port ${port}) from an earlier run, where it ran as big#0`);
+    expect(files.readPids().records).toEqual([expect.objectContaining({ pid, launch: { ...big, instanceId: "ll70-h100x2", replica: 3 } })]);
+    // A run after another crash (this one's engine left running) adopts it under the new label.
+    const again = await driver(files, await recover(files))({ ...big, instanceId: "ll70-h100x2", replica: 3 });
+    expect(again.url).toBe(before.url);
+    expect(messages).toContainEqual(`adopted vllm engine ll70-h100x2#3 (pid ${pid}, port ${port}) from an earlier run`);
+    expect(startsOf(pid)).toHaveLength(1);
+  });
+
+  it.each([
+    { case: "another model", launch: { ...small, instanceId: "other", model: "Qwen/Qwen2.5-7B-Instruct" } },
+    { case: "other weights", launch: { ...small, instanceId: "other", weights: "/models/llama-8b-ft" } },
+    { case: "another role", launch: { ...small, instanceId: "other", role: "prefill" as const } },
+    { case: "another GPU", launch: { ...small, instanceId: "other", gpus: [1] } },
+  ])("does not adopt one under another label that differs in more than the label: $case", async ({ launch }) => {
+    const files = new EngineFiles(join(log.dir, `not-relabelled-${launch.model}-${launch.role}-${launch.gpus}-${launch.weights}`.replace(/\//g, "_")));
+    await driver(files)(small);
+    const pid = startsOf().at(-1)!.pid;
+    const orphans = await recover(files);
+    await driver(files, orphans)(launch);
+    await orphans.endAll();
+    expect(runningInGroup(pid)).toEqual([]);
+    expect(messages.filter((m) => m.startsWith("adopted"))).toEqual([]);
+    expect(startsOf().at(-1)!.pid).not.toBe(pid);
+  });
+
+  it("adopts an engine whose command uses {replica} under another instance id, but not under another replica number (it would run another argv)", async () => {
+    const files = new EngineFiles(join(log.dir, "replica-template"));
+    const command = `${FAKE_VLLM_COMMAND} --log-file /tmp/engine-{replica}.log`;
+    await driver(files, undefined, {}, command)(small);
+    const pid = startsOf().at(-1)!.pid;
+    await driver(files, await recover(files), {}, command)({ ...small, instanceId: "renamed" });
+    expect(startsOf(pid)).toHaveLength(1);
+    expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^adopted vllm engine renamed#0 \\(pid ${pid}, .* where it ran as small#0$`)));
+
+    const orphans = await recover(files);
+    const renumbered = await driver(files, orphans, {}, command)({ ...small, instanceId: "renamed", replica: 1 });
+    expect(runningInGroup(pid)).toEqual([]);
+    expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^ended vllm engine renamed#0 \\(pid ${pid}, .*\\(its GPUs are wanted by a launch it does not match\\): SIGTERM$`)));
+    expect(startsOf().at(-1)!.argv).toContain("/tmp/engine-1.log");
+    expect(renumbered.state).toBe("ready");
   });
 
   // The old engine ignores SIGTERM (as vLLM can take long to shut down), so it lives the whole grace period.

@@ -5,7 +5,7 @@ import { EngineError, launchKey, sameLaunch, type DrainResult, type Engine, type
 import type { OrphanEngines } from "./orphan-engines.ts";
 import { PortPool } from "./port-pool.ts";
 import { abortable } from "../util/abortable.ts";
-import { kvHandoffProtocolOf, ProcessEngine, stoppedWhileStarting, type ProcessEngineOptions } from "./process-engine.ts";
+import { kvHandoffProtocolOf, ProcessEngine, sameArgv, stoppedWhileStarting, type ProcessEngineOptions } from "./process-engine.ts";
 
 export interface ProcessDriverOptions extends Omit<ProcessEngineOptions, "port" | "onExit"> {
   /** First engine port; 0 picks free ports (tests). */
@@ -50,8 +50,10 @@ export class ProcessEngineDriver implements EngineDriver {
 
 /**
  * A process engine that takes its port from the pool at start and gives it back at stop. At start
- * it adopts an engine an earlier run left if one runs exactly this launch (same kind, instance,
- * replica, model, TP, GPUs, MIG slice, role and argv on its port); otherwise it first ends the earlier
+ * it adopts an engine an earlier run left if one runs this launch (same kind, model, TP, GPUs, MIG
+ * slice, role and argv on its port): one under this launch's label first, else one under another
+ * label (`sameLaunch`, as the applier keeps a relabelled engine: the earlier run died before it
+ * applied a plan that renamed it), which takes this label. Otherwise it first ends the earlier
  * run's engines on its GPUs, which would hold their memory.
  */
 class PooledEngine implements Engine {
@@ -142,6 +144,10 @@ class PooledEngine implements Engine {
     this.engine?.setClock(clock);
   }
 
+  canTakeLabel(instanceId: string, replica: number): boolean {
+    return this.engine?.canTakeLabel(instanceId, replica) ?? true;
+  }
+
   /** Runs on under another label; its process engine rewrites its pid file to match. */
   relabel(instanceId: string, replica: number): void {
     this.launch = { ...this.launch, instanceId, replica };
@@ -150,7 +156,8 @@ class PooledEngine implements Engine {
 
   /** Adopts the earlier run's engine for this launch, if one runs; false when there is none or it does not answer. A stop meanwhile ends it. */
   private async adopt(signal: AbortSignal): Promise<boolean> {
-    const record = this.options.orphans?.claim((r) => this.runsThisLaunch(r));
+    const orphans = this.options.orphans;
+    const record = orphans?.claim((r) => this.runsThisLaunch(r) && launchKey(r.launch) === launchKey(this.launch)) ?? orphans?.claim((r) => this.runsThisLaunch(r));
     if (!record) return false;
     const log = this.options.log ?? (() => undefined);
     const engine = (this.engine = this.make(this.launch, record.port));
@@ -164,13 +171,14 @@ class PooledEngine implements Engine {
       log(`could not adopt ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}); starting a new one: ${(error as Error).message}`);
       return false;
     }
-    log(`adopted ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}, port ${record.port}) from an earlier run`);
+    const was = launchKey(record.launch) === launchKey(this.launch) ? "" : `, where it ran as ${launchKey(record.launch)}`;
+    log(`adopted ${this.kind} engine ${launchKey(this.launch)} (pid ${record.pid}, port ${record.port}) from an earlier run${was}`);
     return true;
   }
 
+  /** Whether `r`'s engine runs this launch, but perhaps for its label: the argv this launch expands to on its port must be the one it runs (a command using `{replica}` differs by replica). */
   private runsThisLaunch(r: EnginePidRecord): boolean {
-    if (r.kind !== this.kind || r.host !== this.options.host || launchKey(r.launch) !== launchKey(this.launch) || !sameLaunch(r.launch, this.launch)) return false;
-    const argv = this.make(this.launch, r.port).argv;
-    return argv.length === r.argv.length && argv.every((word, i) => word === r.argv[i]);
+    if (r.kind !== this.kind || r.host !== this.options.host || !sameLaunch(r.launch, this.launch)) return false;
+    return sameArgv(this.make(this.launch, r.port).argv, r.argv);
   }
 }

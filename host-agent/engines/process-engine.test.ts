@@ -35,6 +35,19 @@ afterEach(async () => {
   for (const log of logs.splice(0)) log.remove();
 });
 
+describe("ProcessEngine's command under another label", () => {
+  it("takes any label while its command does not use {replica}, and only its own replica number while it does", () => {
+    const log = fakeEngineLog();
+    logs.push(log);
+    const engine = (command: string) => new ProcessEngine(launch, { flavor: vllmFlavor, command, host: "127.0.0.1", port: 8100, env: {}, files: new EngineFiles(join(log.dir, "engines")), startTimeoutMs: 1, stopGraceMs: 1, onExit: () => undefined });
+    expect(engine(FAKE_VLLM_COMMAND).canTakeLabel("ll70-h100x2", 3)).toBe(true);
+    const perReplica = engine(`${FAKE_VLLM_COMMAND} --log-file /var/log/vllm-{replica}.log`);
+    expect(perReplica.argv.at(-1)).toBe("/var/log/vllm-0.log");
+    expect(perReplica.canTakeLabel("ll70-h100x2", 0)).toBe(true);
+    expect(perReplica.canTakeLabel("llama-tp2", 1)).toBe(false);
+  });
+});
+
 describe("ProcessEngine's command for a prefill or decode replica", () => {
   /** `kvHandoffArgs` null: the handoff is off. */
   const argvOf = (role: EngineLaunch["role"], kvHandoffArgs: string | null | undefined = vllmFlavor.kvHandoffArgs, flavor = vllmFlavor) => {

@@ -123,9 +123,19 @@ export class ProcessEngine implements Engine {
 
   /** The argv this engine runs (or would run) on its port. */
   get argv(): string[] {
+    return this.argvOf(this.launch);
+  }
+
+  private argvOf(l: EngineLaunch): string[] {
     const { flavor, host, port } = this.options;
-    const template = `${this.options.command ?? flavor.defaultCommand} ${kvHandoffWords(this.launch, this.options)}`;
-    return expandCommand(template, { ...this.launch, weights: weightsOf(this.launch), served: servedNameOf(this.launch), port, host, gpus: this.launch.gpus.join(","), kvport: this.kvPort });
+    const template = `${this.options.command ?? flavor.defaultCommand} ${kvHandoffWords(l, this.options)}`;
+    const values = { model: l.model, weights: weightsOf(l), served: servedNameOf(l), tp: l.tp, port, host, variant: l.variant, gpus: l.gpus.join(","), role: l.role, kvport: this.kvPort, replica: l.replica };
+    return expandCommand(template, values);
+  }
+
+  /** Whether it would run the same argv as replica `replica` of `instanceId`: not where its command uses `{replica}` and the number changes. */
+  canTakeLabel(instanceId: string, replica: number): boolean {
+    return sameArgv(this.argvOf({ ...this.launch, instanceId, replica }), this.argv);
   }
 
   /** Last lines the engine wrote (stdout and stderr), for error messages. */
@@ -176,6 +186,8 @@ export class ProcessEngine implements Engine {
     if (this.process) throw new EngineError(`${this.name} is already started`);
     if (record.processStartTime === null) throw new EngineError(`${this.name}: cannot adopt pid ${record.pid} without its start time`);
     this.record = record;
+    // Adopted under another label (a crash came before the rename): its pid file names it by this one from now on.
+    if (launchKey(record.launch) !== launchKey(this.launch)) this.rewritePid(record.launch);
     await this.attach(adoptEngineProcess(record.pid, record.processStartTime, this.options.pollMs ?? 250));
   }
 
@@ -244,15 +256,20 @@ export class ProcessEngine implements Engine {
    * adopt it, and would end it instead.
    */
   relabel(instanceId: string, replica: number): void {
-    const was = this.name;
+    const was = this.launch;
     this.launch = { ...this.launch, instanceId, replica };
-    if (!this.process || !this.record) return;
+    if (this.process) this.rewritePid(was);
+  }
+
+  /** Rewrites its pid file with its launch as it is now (its label), or says why it could not. */
+  private rewritePid(was: EngineLaunch): void {
+    if (!this.record) return;
     const record = { ...this.record, launch: EngineLaunch.parse(this.launch) };
     try {
       this.options.files.writePid(record);
       this.record = record;
     } catch (error) {
-      this.options.log?.(`engine ${was}, now ${this.name}: cannot rewrite its pid file (${(error as Error).message}); an agent restarted after a crash would not adopt it`);
+      this.options.log?.(`engine ${this.kind} ${launchKey(was)}, now ${this.name}: cannot rewrite its pid file (${(error as Error).message}); an agent restarted after a crash would not adopt it`);
     }
   }
 
@@ -360,6 +377,9 @@ export class ProcessEngine implements Engine {
     return lines.length === 0 ? "" : `; last output:\n${lines.join("\n")}`;
   }
 }
+
+/** Whether two argvs are word for word the same. */
+export const sameArgv = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((word, i) => word === b[i]);
 
 /** Why a start that `stop` cut short spawned no engine. */
 export const stoppedWhileStarting = (name: string) => new EngineError(`${name} was stopped while starting; no engine was started`);

@@ -201,6 +201,33 @@ describe("a host agent whose plan renames an instance it runs unchanged", () => 
   });
 });
 
+describe("a host agent killed before it applied a plan that renames an instance it runs unchanged", () => {
+  it("adopts the engine under the new id on restart, rewriting its pid file, rather than end it and start another", async () => {
+    const s = setup();
+    edge.state.plan = sliceBody(1, SITE, [{ id: "SS-tp1", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
+    const first = await startAgent(s);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    const engine = s.engines.events().find((e) => e.event === "start")!;
+    // The crash comes before the rename: the pid file still names the engine by its old label.
+    first.child.kill("SIGKILL");
+    await first.exited;
+
+    edge.state.plan = sliceBody(2, SITE, [{ id: "ss-h100x1", model, gpus: [1], clock: { mode: "locked", mhz: 1005 } }]);
+    const second = await startAgent(s);
+    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true, instances: [{ id: "ss-h100x1", state: "ready" }] });
+    expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine ss-h100x1#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run, where it ran as SS-tp1#0`));
+    expect(second.out.stderr).not.toMatch(/ended vllm engine/);
+    expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
+    expect(runningInGroup(engine.pid)).toContain(engine.pid);
+    const pidFiles = readdirSync(join(s.state, "engines")).filter((f) => f.endsWith(".json"));
+    expect(pidFiles.map((f) => JSON.parse(readFileSync(join(s.state, "engines", f), "utf8")))).toEqual([expect.objectContaining({ pid: engine.pid, launch: expect.objectContaining({ instanceId: "ss-h100x1", replica: 0 }) })]);
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(runningInGroup(engine.pid)).toEqual([]);
+  });
+});
+
 describe("a host agent killed while engines run on MIG slices, started again", () => {
   // The fake nvidia-smi refuses, as the real one, to destroy MIG instances a process uses.
   let smi: FakeNvidiaSmi;
