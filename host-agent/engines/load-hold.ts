@@ -19,10 +19,14 @@ export const ENGINE_LOAD_HOLD_MS = 10_000;
  */
 export class LoadHold {
   private last: { load: EngineLoad; atMs: number } | undefined;
+  /** When the reading became unknown (a failed read past the hold), while it is. */
+  private unreadSinceMs: number | undefined;
 
   constructor(
     private readonly holdMs = ENGINE_LOAD_HOLD_MS,
     private readonly nowMs: () => number = Date.now,
+    /** Told once when the reading becomes unknown and once when a read succeeds again, not at every failed read (callers read every 250 ms). */
+    private readonly stretch?: { unread(error: Error): void; readAgain(unreadMs: number): void },
   ) {}
 
   /** What `read` answers, remembered; when it fails, the last good reading with its age (`heldMs`) while younger than `holdMs`, else the failure, saying how old that reading is. */
@@ -30,17 +34,25 @@ export class LoadHold {
     try {
       const load = await read();
       this.last = { load, atMs: this.nowMs() };
+      if (this.unreadSinceMs !== undefined) this.stretch?.readAgain(this.last.atMs - this.unreadSinceMs);
+      this.unreadSinceMs = undefined;
       return load;
     } catch (error) {
       const ageMs = this.last === undefined ? undefined : this.nowMs() - this.last.atMs;
       if (ageMs !== undefined && ageMs <= this.holdMs) return { ...this.last!.load, heldMs: ageMs };
       const last = ageMs === undefined ? "no good reading yet" : `its last good reading is ${ageMs} ms old`;
-      throw new EngineError(`${(error as Error).message}; ${last}`, { cause: error });
+      const unknown = new EngineError(`${(error as Error).message}; ${last}`, { cause: error });
+      if (this.unreadSinceMs === undefined) {
+        this.unreadSinceMs = this.nowMs();
+        this.stretch?.unread(unknown);
+      }
+      throw unknown;
     }
   }
 
-  /** Forgets the last reading (the engine started again). */
+  /** Forgets the last reading, and a stretch without one (the engine started again). */
   clear(): void {
     this.last = undefined;
+    this.unreadSinceMs = undefined;
   }
 }

@@ -78,7 +78,11 @@ export class ProcessEngine implements Engine {
     private readonly options: ProcessEngineOptions,
   ) {
     this.kind = options.flavor.kind;
-    this.loads = new LoadHold(options.loadHoldMs);
+    const log = options.log ?? (() => undefined);
+    this.loads = new LoadHold(options.loadHoldMs, Date.now, {
+      unread: (error) => log(`engine ${this.name}: its metrics cannot be read (${error.message}); its queue counts as unknown until they can`),
+      readAgain: (ms) => log(`engine ${this.name}: its metrics can be read again, after ${Math.round(ms / 1000)} s unknown`),
+    });
   }
 
   get url(): string {

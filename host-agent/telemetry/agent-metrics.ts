@@ -62,6 +62,7 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_engine_kv_cache_usage_ratio", "gauge", "Fraction of KV cache in use (mean over replicas).", s.instances.map((i) => [inst(i), i.kvUse]))
     .family("greenference_engine_replicas", "gauge", "Engine replicas of the instance.", s.instances.map((i) => [inst(i), i.replicas]))
     .family("greenference_engine_unresponsive_replicas", "gauge", "Replicas of the instance whose engine runs but does not answer its health checks (they get no new requests).", s.instances.map((i) => [inst(i), i.unresponsive]))
+    .family("greenference_engine_unread_replicas", "gauge", "Replicas of the instance whose engine metrics could not be read for longer than the hold of their last good reading (10 s): their queues are unknown and left out of the instance's sums.", s.instances.map((i) => [inst(i), i.unread]))
     .family("greenference_engine_state", "gauge", "1 for the instance's current state.", s.instances.flatMap((i) => STATES.map((state) => [{ ...inst(i), state }, i.state === state ? 1 : 0] as const)))
     .histogram("greenference_time_to_first_token_seconds", "Time to first token of the instance's finished streamed requests, as clients saw it.", series((h) => h.ttftSeconds))
     .histogram("greenference_time_per_output_token_seconds", "Mean time per output token after the first, per finished streamed request.", series((h) => h.tpotSeconds))

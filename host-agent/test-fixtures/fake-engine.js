@@ -7,14 +7,15 @@
 //   GET  /health               200 once FAKE_ENGINE_BOOT_MS (default 0) have passed
 //   GET  /metrics              vLLM or SGLang metric names (FAKE_ENGINE_FLAVOR=vllm|sglang); running =
 //                              requests in flight, waiting = FAKE_ENGINE_WAITING (default 0); after
-//                              FAKE_ENGINE_METRICS_OK reads (default: no limit), HTTP 500
+//                              FAKE_ENGINE_METRICS_OK reads (default: no limit), HTTP 500; HTTP 500
+//                              also while the file FAKE_ENGINE_METRICS_FAIL_FILE exists
 //   POST /v1/chat/completions  answers after FAKE_ENGINE_DELAY_MS (default 0); with "stream": true, as
 //                              vLLM does: one SSE event per output token (max_tokens of them, default
 //                              4) every FAKE_ENGINE_TOKEN_MS (default 10), a usage event when
 //                              stream_options.include_usage, then [DONE]
 // SIGTERM ends it unless FAKE_ENGINE_IGNORE_SIGTERM=1 (to test the SIGKILL escalation).
 /* global setTimeout */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { flagValue, listenAddress } from "./engine-argv.js";
 
@@ -57,6 +58,7 @@ const server = createServer((req, res) => {
     res.writeHead(Date.now() - startedAt >= bootMs ? 200 : 503).end();
   } else if (req.url === "/metrics") {
     if (env.FAKE_ENGINE_METRICS_OK !== undefined && metricsReads++ >= Number(env.FAKE_ENGINE_METRICS_OK)) return void res.writeHead(500).end("metrics failed");
+    if (env.FAKE_ENGINE_METRICS_FAIL_FILE && existsSync(env.FAKE_ENGINE_METRICS_FAIL_FILE)) return void res.writeHead(500).end("metrics failed");
     res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics());
   } else if (req.url === "/v1/chat/completions" && req.method === "POST") {
     running++;
