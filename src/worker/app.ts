@@ -8,6 +8,7 @@ import { CHAT, COMPLETIONS, handleInference, listModels, retrieveModel, type Edg
 import { addBatchRoutes } from "./batch/batches-api.ts";
 import { addFileRoutes } from "./batch/files-api.ts";
 import { carbonUsage } from "./carbon-usage.ts";
+import { settledReceipt } from "./receipts-api.ts";
 import { createEdgeContext } from "./edge-context.ts";
 import { internalError, openAiError } from "./openai-error.ts";
 import { newRequestId } from "./request-id.ts";
@@ -62,8 +63,9 @@ export function createApp(options: AppOptions): EdgeApp {
   router.get("/v1/models", (request: IRequest, env: Env) => listModels(request, env, context));
   router.get("/v1/models/:id", (request: IRequest, env: Env) => retrieveModel(request, env, context, request.params.id!));
   router.get("/v1/usage/carbon", (request: IRequest, env: Env) => carbonUsage(request, env, context));
-  router.post("/v1/chat/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(CHAT, request, env, ctx, context));
-  router.post("/v1/completions", (request: IRequest, env: Env, ctx: ExecutionContext) => handleInference(COMPLETIONS, request, env, ctx, context));
+  router.get("/v1/usage/receipts/:id", (request: IRequest, env: Env) => settledReceipt(request, env, context, request.params.id!));
+  router.post("/v1/chat/completions", (request: IRequest, env: Env, ctx: ExecutionContext, id: string) => handleInference(CHAT, request, env, ctx, context, id));
+  router.post("/v1/completions", (request: IRequest, env: Env, ctx: ExecutionContext, id: string) => handleInference(COMPLETIONS, request, env, ctx, context, id));
   addFileRoutes(router, context);
   addBatchRoutes(router, context);
   addAgentRoutes(router, context);
@@ -74,18 +76,25 @@ export function createApp(options: AppOptions): EdgeApp {
   // POSTs to the two inference paths skip the router (its per-request query object, route regexes
   // and formatter stages are a measurable share of an inference request's CPU, bench/edge); the
   // routes above still answer everything else there, e.g. a trailing slash.
-  const inference = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> | null => {
+  const inference = (request: Request, env: Env, ctx: ExecutionContext, id: string): Promise<Response> | null => {
     if (request.method !== "POST") return null;
     const path = new URL(request.url).pathname;
-    if (path === CHAT.path) return handleInference(CHAT, request, env, ctx, context).catch((error: unknown) => internalError(error));
-    if (path === COMPLETIONS.path) return handleInference(COMPLETIONS, request, env, ctx, context).catch((error: unknown) => internalError(error));
+    if (path === CHAT.path) return handleInference(CHAT, request, env, ctx, context, id).catch((error: unknown) => internalError(error));
+    if (path === COMPLETIONS.path) return handleInference(COMPLETIONS, request, env, ctx, context, id).catch((error: unknown) => internalError(error));
     return null;
   };
-  const route = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> => inference(request, env, ctx) ?? router.fetch(request, env, ctx);
+  const route = (request: Request, env: Env, ctx: ExecutionContext, id: string): Promise<Response> => inference(request, env, ctx, id) ?? router.fetch(request, env, ctx, id);
   // HEAD is GET's answer without its body (uptime checkers probe /healthz so); GET routes change nothing.
-  const headOrRoute = (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> =>
-    request.method === "HEAD" ? route(new Request(request, { method: "GET" }), env, ctx).then(withoutBody) : route(request, env, ctx);
-  return { fetch: (request, env, ctx) => headOrRoute(request, env, ctx).then(withRequestId), context };
+  const headOrRoute = (request: Request, env: Env, ctx: ExecutionContext, id: string): Promise<Response> =>
+    request.method === "HEAD" ? route(new Request(request, { method: "GET" }), env, ctx, id).then(withoutBody) : route(request, env, ctx, id);
+  // The id is drawn first: an inference request keeps its settled receipt under it.
+  return {
+    fetch: (request, env, ctx) => {
+      const id = newRequestId();
+      return headOrRoute(request, env, ctx, id).then((response) => withRequestId(response, id));
+    },
+    context,
+  };
 }
 
 function withoutBody(response: Response): Response {
@@ -97,8 +106,7 @@ function withoutBody(response: Response): Response {
  * Every answer carries `x-request-id` (OpenAI's clients expose it as `_request_id`; batch output
  * lines carry it too). A response whose headers are immutable is copied first.
  */
-function withRequestId(response: Response): Response {
-  const id = newRequestId();
+function withRequestId(response: Response, id: string): Response {
   try {
     response.headers.set("x-request-id", id);
     return response;

@@ -20,6 +20,10 @@ import { openAiError } from "./openai-error.ts";
 import { chatPromptShape, completionPromptShape } from "../core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS, CompletionRequest } from "../core/schemas/openai-request.ts";
 import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
+import type { AnswerEnding, SettledReceipt } from "../core/schemas/settled-receipt.ts";
+import type { EnergyReceipt } from "../core/routing/energy-receipt.ts";
+import { receiptBounds } from "../edge/receipt-bounds.ts";
+import { usageReceipt } from "./receipt.ts";
 import { respond } from "./respond.ts";
 import { sha256Hex } from "../edge/secrets.ts";
 import { forward, type SiteClient } from "./site-client.ts";
@@ -78,15 +82,15 @@ export const COMPLETIONS: Endpoint<typeof CompletionRequest> = {
  * rejection happens before anything changes: the rate-limit buckets are only touched by a valid
  * request (and refunded what it did not use), and the predictor only learns from completed ones.
  */
-export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, ctx: ExecutionContext, edge: EdgeContext): Promise<Response> {
-  const response = await answer(endpoint, request, env, edge, (work) => ctx.waitUntil(work.catch((e: unknown) => console.error("background work of an inference request failed", e))));
+export async function handleInference<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, ctx: ExecutionContext, edge: EdgeContext, requestId: string): Promise<Response> {
+  const response = await answer(endpoint, request, env, edge, requestId, (work) => ctx.waitUntil(work.catch((e: unknown) => console.error("background work of an inference request failed", e))));
   edge.metrics.count("greenference_requests_total", { site: response.headers.get(H.site) ?? "", class: response.headers.get(H.class) ?? "", status: response.status });
   edge.metrics.flushInBackground(ctx, () => controlStub(env));
   edge.syncPredictor?.(ctx, env);
   return response;
 }
 
-async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext, background: (work: Promise<unknown>) => void): Promise<Response> {
+async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, env: Env, edge: EdgeContext, requestId: string, background: (work: Promise<unknown>) => void): Promise<Response> {
   const arrivedMs = edge.now();
   const state = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, state.snapshot.apiKeys);
@@ -97,12 +101,14 @@ async function answer<S extends z.ZodType>(endpoint: Endpoint<S>, request: Reque
   if (!parsed.ok) return parsed.response;
   const tier = serviceTierOf(request, (parsed.value as Body).service_tier, caller.keyId ?? ANONYMOUS, edge.now(), env);
   if (tier instanceof Response) return tier;
-  return serve(endpoint, parsed.value, { caller, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background, arrivedMs, ...tier }, env, edge, state);
+  return serve(endpoint, parsed.value, { caller, requestId, explicitClass: request.headers.get(H.class) ?? undefined, edgeRegions: edgeRegions(request), background, arrivedMs, ...tier }, env, edge, state);
 }
 
 /** How a parsed request is to be served besides its body (and, with `service_tier`, its tier: see TierDispatch). */
 export interface Dispatch extends TierDispatch {
   caller: Identity;
+  /** The answer's `x-request-id` (a batch line's `request_id`): its settled receipt is kept under it. */
+  requestId: string;
   /** The class the client named (x-greenference-class), if any. */
   explicitClass?: string | undefined;
   edgeRegions: readonly string[];
@@ -239,6 +245,18 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   const outcome = choice.failover ? "failover" : choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
+  const settledReceipt = (receipt: EnergyReceipt, used: { input: number; output: number }, ending: AnswerEnding): SettledReceipt => ({
+    object: "greenference.receipt",
+    id: dispatch.requestId,
+    created: Math.floor(arrivedMs / 1000),
+    settled: Math.floor(edge.now() / 1000),
+    model: body.model,
+    stream,
+    ending,
+    service_tier: tier ?? null,
+    receipt: usageReceipt(receipt, { site: choice.site, classId: cls.classId, planVersion: routing.planVersion }),
+    tokens: { prompt: used.input, completion: used.output },
+  });
   let broke = false;
   const answer = await respond(forwarded.response, {
     routed: { site: choice.site, instance: choice.instance, classId: cls.classId, pool: choice.pool, planVersion: routing.planVersion },
@@ -250,7 +268,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     idleTimeoutMs: edge.idleTimeoutMs ?? siteIdleTimeoutMs(env, 60_000),
     maxAnswerBytes: MAX_ANSWER_BYTES,
     learn: (tokens) => edge.predictor.observe({ scheme: routing.scheme, key, model: body.model, inputTokens }, tokens),
-    settle: (receipt, used) => {
+    settle: (receipt, used, ending) => {
       edge.metrics.count("greenference_energy_joules_total", { site: choice.site }, receipt.energyJ);
       edge.metrics.count("greenference_carbon_grams_total", { site: choice.site }, receipt.gco2e);
       // The classes' mean requests, which planners that need one request shape (Clover) plan on.
@@ -259,7 +277,10 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       edge.metrics.count("greenference_generation_tokens_total", { class: cls.classId }, used.output);
       edge.metrics.observe("greenference_request_energy_joules", { site: choice.site }, receipt.energyJ);
       edge.metrics.observe("greenference_e2e_request_latency_seconds", { site: choice.site }, (edge.now() - arrivedMs) / 1e3);
-      if (caller.keyId !== null) background(carbonLedger(env, caller.keyId).record(receipt.gco2e, edge.now()));
+      const nowMs = edge.now();
+      const kept = { receipt: settledReceipt(receipt, used, ending), bounds: receiptBounds(env) };
+      // One call, one write to the key's ledger: the day's gCO2e and the receipt together.
+      background(caller.keyId === null ? carbonLedger(env, ANONYMOUS).keep(kept.receipt, kept.bounds, nowMs) : carbonLedger(env, caller.keyId).record(receipt.gco2e, nowMs, kept));
       settleUsed(used.input + used.output);
       if (!broke) edge.failing.served(choice.site);
     },

@@ -2,6 +2,7 @@ import { energyReceipt, type EnergyReceipt } from "../core/routing/energy-receip
 import type { SiteCarbon } from "../core/routing/carbon.ts";
 import { openAiError } from "./openai-error.ts";
 import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
+import type { AnswerEnding } from "../core/schemas/settled-receipt.ts";
 import { receiptHeaders, reportedEnergyJ, reportedMeasured, usageReceipt, usageTokens, type RoutedAs } from "./receipt.ts";
 import { SseUsageTapper } from "./sse-usage-tap.ts";
 import { guardSse, readBodyWithin } from "./upstream-guard.ts";
@@ -28,7 +29,7 @@ export interface Proxied {
    * Called once with the receipt of what was served and the tokens it used: the site's usage for
    * a finished answer; for a stream that broke, the prompt and the output events the client got.
    */
-  settle(receipt: EnergyReceipt, tokens: { input: number; output: number }): void;
+  settle(receipt: EnergyReceipt, tokens: { input: number; output: number }, ending: AnswerEnding): void;
   /** Called when the site failed after its head (the client was told why). */
   failed(reason: string): void;
 }
@@ -77,12 +78,14 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     const body = guardSse(upstream.body, tapper, {
       idleMs: p.idleTimeoutMs,
       describe: (reason) => `site ${p.routed.site} failed after answering began: ${reason}`,
-      onEnd(failure) {
-        if (failure !== null || tapper.summary.sawError) p.failed(failure ?? "the site ended its stream with an error event");
-        if (final) return p.settle(final.receipt, { input: final.input, output: final.output });
+      onEnd(failure, clientGone) {
+        const broke = failure !== null || tapper.summary.sawError;
+        if (broke) p.failed(failure ?? "the site ended its stream with an error event");
+        const ending = broke ? "broken" : final || !clientGone ? "complete" : "client_left";
+        if (final) return p.settle(final.receipt, { input: final.input, output: final.output }, ending);
         // No usage: the stream broke (or the client left) before its end; what was served is what the client got.
         const output = tapper.summary.outputEvents;
-        p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output });
+        p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output }, ending);
       },
     });
     return new Response(body, init);
@@ -109,7 +112,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     for (const [k, v] of Object.entries(receiptHeaders(receipt))) headers.set(k, v);
     if (usage) usage.greenference = usageReceipt(receipt, p.routed);
     if (tokens.completion !== undefined) p.learn(tokens.completion);
-    p.settle(receipt, { input: tokens.prompt ?? p.inputTokens, output: tokens.completion ?? p.expectedOutputTokens });
+    p.settle(receipt, { input: tokens.prompt ?? p.inputTokens, output: tokens.completion ?? p.expectedOutputTokens }, "complete");
     if (p.serviceTier !== undefined && body !== null && typeof body === "object") {
       (body as { service_tier?: string }).service_tier = p.serviceTier;
       return new Response(JSON.stringify(body), init);

@@ -134,6 +134,12 @@ describe("Batch API: batches", () => {
     const output = await content(alice, done.output_file_id!);
     expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
     expect(output.every((l) => l.response?.status_code === 200 && /^req_/.test(l.response.request_id) && l.error === null)).toBe(true);
+    // Each line's settled receipt is kept under its request_id, for its key only.
+    const line = output[0]!.response!;
+    const receipt = await edge.fetch(`/v1/usage/receipts/${line.request_id}`, as(alice));
+    expect(receipt.status).toBe(200);
+    expect(await receipt.json()).toMatchObject({ id: line.request_id, stream: false, ending: "complete", receipt: line.body.usage!.greenference! });
+    expect((await edge.fetch(`/v1/usage/receipts/${line.request_id}`, as(bob))).status).toBe(404);
     expect((await edge.fetch(`/v1/files/${done.output_file_id}/content`, as(bob))).status).toBe(404);
     // Batch lines go to the sites as ordinary signed requests of the class the edge classified.
     const sent = edge.sites.calls.filter((c) => JSON.stringify(c.body).includes("question"));

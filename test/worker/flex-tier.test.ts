@@ -45,6 +45,9 @@ describe("service_tier flex", () => {
     expect(Number(r.headers.get("x-greenference-flex-held-ms"))).toBe(SLOT_MS);
     expect(((await r.json()) as { service_tier: string }).service_tier).toBe("flex");
     expect(await held()).toBe(0);
+    // Its settled receipt says what ran, where.
+    const receipt = await edge.fetch(`/v1/usage/receipts/${r.headers.get("x-request-id")}`);
+    expect(await receipt.json()).toMatchObject({ service_tier: "flex", receipt: { site: "solar" } });
     // The site got the request without service_tier: the edge honoured it.
     expect(edge.sites.calls.at(-1)!.body).not.toHaveProperty("service_tier");
   });

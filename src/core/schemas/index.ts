@@ -17,4 +17,5 @@ export * from "./plan-slice.ts";
 export * from "./agent-messages.ts";
 export * from "./openai-request.ts";
 export * from "./receipt.ts";
+export * from "./settled-receipt.ts";
 export * from "./gateway-headers.ts";

@@ -19,9 +19,11 @@ import type { EdgeState } from "../snapshot-cache.ts";
 export async function runBatchLine(line: BatchLine, caller: Identity, release: LineRelease, env: Env, edge: EdgeContext, state: EdgeState): Promise<LineOutcome> {
   const endpoint = line.url === CHAT.path ? CHAT : COMPLETIONS;
   const background: Promise<unknown>[] = [];
+  // The output line's request_id, under which the key's ledger keeps the line's receipt.
+  const requestId = newRequestId();
   const parsed = endpoint.schema.safeParse(line.body);
-  if (!parsed.success) return done(line, 400, { error: { message: `invalid body: ${parsed.error.issues[0]?.message ?? "invalid"}`, type: "invalid_request_error", param: null, code: "invalid_value" } }, "invalid_request");
-  const response = await serve(endpoint as typeof CHAT, parsed.data as never, { caller, edgeRegions: [], background: (work) => background.push(work), deferred: release }, env, edge, state);
+  if (!parsed.success) return done(line, requestId, 400, { error: { message: `invalid body: ${parsed.error.issues[0]?.message ?? "invalid"}`, type: "invalid_request_error", param: null, code: "invalid_value" } }, "invalid_request");
+  const response = await serve(endpoint as typeof CHAT, parsed.data as never, { caller, requestId, edgeRegions: [], background: (work) => background.push(work), deferred: release }, env, edge, state);
   const text = await response.text();
   await Promise.allSettled(background);
   let body: unknown = text;
@@ -34,13 +36,13 @@ export async function runBatchLine(line: BatchLine, caller: Identity, release: L
   if (response.status === 429 && code === "carbon_budget_exceeded") return { kind: "budget", retryAfterS: Number(response.headers.get("retry-after") ?? 60) };
   if (response.status === 503 && code === "no_capacity") return { kind: "retry", countsAsAttempt: false, why: "no spare capacity", failedSite: null };
   if (response.status >= 500 || response.status === 429 || response.status === 408) return { kind: "retry", countsAsAttempt: true, why: `HTTP ${response.status}`, failedSite: response.headers.get(H.site) };
-  return done(line, response.status, body, typeof code === "string" ? code : null);
+  return done(line, requestId, response.status, body, typeof code === "string" ? code : null);
 }
 
 /** A line answered: into the output file (2xx) or the error file, as OpenAI writes them. */
-function done(line: BatchLine, status: number, body: unknown, errorCode: string | null): LineOutcome {
+function done(line: BatchLine, requestId: string, status: number, body: unknown, errorCode: string | null): LineOutcome {
   const ok = status >= 200 && status < 300;
   const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
   const error = ok ? null : { code: errorCode ?? `http_${status}`, message: typeof message === "string" ? message : `HTTP ${status}` };
-  return { kind: "done", ok, text: batchOutputLine(line, status, body, error, newRequestId()) };
+  return { kind: "done", ok, text: batchOutputLine(line, status, body, error, requestId) };
 }
