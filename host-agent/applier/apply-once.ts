@@ -150,12 +150,12 @@ function keepRelabelled(wanted: ReadonlyMap<string, EngineLaunch>, reshaped: Rea
   const moves: { from: string; to: string; launch: EngineLaunch; engine: Engine }[] = [];
   for (const [to, launch] of unmatched) {
     const same = donors.filter(([, e]) => sameLaunch(launch, e.launch));
-    const i = donors.findIndex(([, e]) => sameLaunch(launch, e.launch) && (e.canTakeLabel?.(launch.instanceId, launch.replica) ?? true));
-    if (i < 0) {
+    const taker = same.find(([, e]) => e.canTakeLabel?.(launch.instanceId, launch.replica) ?? true);
+    if (!taker) {
       for (const [from] of same) ctx.log(`not keeping engine ${from} as ${to}: its engine command depends on the replica number ({replica}), so it is restarted`);
       continue;
     }
-    const [from, engine] = donors.splice(i, 1)[0]!;
+    const [from, engine] = donors.splice(donors.indexOf(taker), 1)[0]!;
     moves.push({ from, to, launch, engine });
   }
   // Every kept engine leaves its key first, so that ids can swap.
