@@ -2,7 +2,7 @@ import { classCounts, measuredDemand } from "../src/core/forecast/demand-estimat
 import { classTokenCounts, measuredShapes } from "../src/core/forecast/request-shape.ts";
 import { assemblePlanningInput } from "../src/core/planning/fleet-input.ts";
 import { planWithPolicy } from "../src/core/policies/registry.ts";
-import type { Fleet } from "../src/core/schemas/fleet.ts";
+import { samePolicy, type Fleet, type Policy } from "../src/core/schemas/fleet.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
@@ -37,11 +37,16 @@ const DUE_SLACK_MS = 30_000;
  * store (whose version rules apply; a plan made under a policy the fleet no longer has is refused). `skipped` says what is missing (fleet, profile table, demand)
  * or when the next run is due; a planner that throws (`unplannable`), a solver that does not load
  * or a plan the store refuses is an `error` and the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
+ * With `policy` (a policy switch's own run) it plans only under that policy: when another switch
+ * replaced it meanwhile, the run is `skipped` (that switch plans its own).
  */
-export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o: { force?: boolean } = {}): Promise<PlannerRun> {
+export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o: { force?: boolean; policy?: Policy } = {}): Promise<PlannerRun> {
   const control = controlStub(env);
   const ctx = await control.planningContext();
   if (!ctx.fleet) return { status: "skipped", message: "no fleet is configured" };
+  if (o.policy && !samePolicy(o.policy, ctx.fleet.policy)) {
+    return { status: "skipped", message: `the policy changed again before ${o.policy.kind} planned (to ${ctx.fleet.policy.kind}); the later change plans its own` };
+  }
   const entry = deps.policies[ctx.fleet.policy.kind];
   const { name, cadenceMs } = entry.fleetPlanner;
   const waitMs = o.force ? 0 : untilDue(ctx.plan, entry.kind, ctx.policyChangedSincePlan, cadenceMs, nowMs, cadenceSpeedup(env));

@@ -30,7 +30,7 @@ export async function switchPolicy(env: Env, input: unknown): Promise<Outcome<Po
   const { policy, previous } = change.value;
   if (samePolicy(previous, policy)) return success({ ...policy, replan: UNCHANGED });
   const nowMs = Date.now();
-  const run = await runPlannerLong(env, nowMs, defaultCronDeps(), { force: true });
+  const run = await runPlannerLong(env, nowMs, defaultCronDeps(), { force: true, policy });
   const outcome = cronOutcome(run);
   if (!run.unplannable) {
     await control.recordCronRun("policy-change", nowMs, outcome);

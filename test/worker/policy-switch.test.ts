@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import example from "../../docs/fleets/example.json";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
+import { runPlannerLong } from "../../functions/planner-long.ts";
 import { runScheduled } from "../../functions/schedules.ts";
 import { contractFleet, contractForecasts, contractProfile } from "../../src/core/policies/policy-contract.test-helper.ts";
 import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
@@ -98,6 +99,15 @@ describe("switching the fleet's policy at run time (PUT /admin/v1/policy)", () =
     const stale = { ...inForce, version: inForce.version + 1, policy: "heron" as const };
     const refused = await control.putPlan(stale, { madeUnder: heron });
     expect(refused).toMatchObject({ ok: false, status: 409, message: expect.stringContaining("the fleet's policy changed") });
+    expect((await planInForce()).version).toBe(inForce.version);
+  });
+
+  it("has a switch's own run plan only under the policy it stored: one replaced meanwhile is skipped, the later switch plans its own", async () => {
+    const inForce = await planInForce();
+    const stored = await policyNow();
+    const other = stored.kind === "heron" ? freesh : heron;
+    const run = await runPlannerLong(env, Date.now(), offline, { force: true, policy: other });
+    expect(run).toMatchObject({ status: "skipped", message: `the policy changed again before ${other.kind} planned (to ${stored.kind}); the later change plans its own` });
     expect((await planInForce()).version).toBe(inForce.version);
   });
 });
