@@ -69,9 +69,11 @@ export class CarbonLedgerDO extends DurableObject<Env> {
     }
   }
 
-  /** Keeps one request's receipt without booking its gCO2e (the ANONYMOUS object). */
-  async keep(receipt: SettledReceipt, bounds: ReceiptBounds, nowMs: number): Promise<void> {
-    await this.expireBy(this.insert(receipt, bounds, nowMs));
+  /** Keeps requests' receipts without booking their gCO2e (the ANONYMOUS object, in batches: ReceiptBatcher). */
+  async keep(receipts: readonly SettledReceipt[], bounds: ReceiptBounds, nowMs: number): Promise<void> {
+    let expiresMs = nowMs;
+    for (const receipt of receipts) expiresMs = this.insert(receipt, bounds, nowMs);
+    if (receipts.length > 0) await this.expireBy(expiresMs);
   }
 
   /** The receipt of request `id`, or null when this key has none (never had, or pruned). */

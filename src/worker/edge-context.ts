@@ -2,6 +2,7 @@ import { predictorStub } from "../../durable-objects/predictor-do.ts";
 import type { AppOptions } from "./app.ts";
 import type { EdgeContext } from "./inference.ts";
 import { FailingSites } from "./failing-sites.ts";
+import { ReceiptBatcher } from "./receipt-batcher.ts";
 import { EdgeMetrics } from "./metrics.ts";
 import { SharedOutputPredictor } from "./shared-predictor.ts";
 import { SnapshotCache } from "./snapshot-cache.ts";
@@ -25,6 +26,7 @@ export function createEdgeContext(options: AppOptions): EdgeContext {
     firstByteTimeoutMs: options.firstByteTimeoutMs ?? 60_000,
     idleTimeoutMs: options.idleTimeoutMs,
     failing: new FailingSites(),
+    keylessReceipts: new ReceiptBatcher(),
     failureHoldMs: options.failureHoldMs,
   };
 }

@@ -24,6 +24,7 @@ import type { AnswerEnding, SettledReceipt } from "../core/schemas/settled-recei
 import type { EnergyReceipt } from "../core/routing/energy-receipt.ts";
 import { receiptBounds } from "../edge/receipt-bounds.ts";
 import { usageReceipt } from "./receipt.ts";
+import type { ReceiptBatcher } from "./receipt-batcher.ts";
 import { respond } from "./respond.ts";
 import { sha256Hex } from "../edge/secrets.ts";
 import { forward, type SiteClient } from "./site-client.ts";
@@ -46,6 +47,8 @@ export interface EdgeContext {
   idleTimeoutMs?: number | undefined;
   /** Sites this isolate saw fail, which routing passes over for SITE_FAILURE_HOLD_S. */
   failing: FailingSites;
+  /** Keyless requests' receipts on their way to the ANONYMOUS ledger, batched under load. */
+  keylessReceipts: ReceiptBatcher;
   /** Overrides SITE_FAILURE_HOLD_S (tests of one request's retries set 0). */
   failureHoldMs?: number | undefined;
 }
@@ -280,7 +283,11 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       const nowMs = edge.now();
       const kept = { receipt: settledReceipt(receipt, used, ending), bounds: receiptBounds(env) };
       // One call, one write to the key's ledger: the day's gCO2e and the receipt together.
-      background(caller.keyId === null ? carbonLedger(env, ANONYMOUS).keep(kept.receipt, kept.bounds, nowMs) : carbonLedger(env, caller.keyId).record(receipt.gco2e, nowMs, kept));
+      background(
+        caller.keyId === null
+          ? edge.keylessReceipts.add(kept.receipt, (batch) => carbonLedger(env, ANONYMOUS).keep(batch, kept.bounds, edge.now()))
+          : carbonLedger(env, caller.keyId).record(receipt.gco2e, nowMs, kept),
+      );
       settleUsed(used.input + used.output);
       if (!broke) edge.failing.served(choice.site);
     },
