@@ -12,10 +12,11 @@ import { powerForecastMaxAgeMs } from "../src/edge/env.ts";
 
 /**
  * A planner run's outcome, with the stored plan's summary when one was published. `unplannable`
- * marks the one failure the fleet's policy is to blame for: its planner, given a complete input,
- * threw (e.g. Clover with no model variant that fits a whole GPU of the fleet). Runs skipped for
- * want of a fleet, profile, forecast or demand, or not yet due, a solver that did not load, and a
- * plan the store refused do not carry it.
+ * marks the failures the fleet's policy is to blame for: its planner, given a complete input,
+ * threw (e.g. Clover with no model variant that fits a whole GPU of the fleet) or made a plan that
+ * does not parse or fit the fleet. Runs skipped for want of a fleet, profile, forecast or demand,
+ * or not yet due, a solver that did not load, and a plan the store refused for its version (one
+ * newer is in force) do not carry it.
  */
 export type PlannerRun = CronOutcome & { plan?: PlanSummary; unplannable?: true };
 
@@ -35,8 +36,8 @@ const DUE_SLACK_MS = 30_000;
  * the edge's counters since the last run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
  * force), plans through the policy registry (`deps.policies`) and stores the plan through the plan
  * store (whose version rules apply; a plan made under a policy the fleet no longer has is refused). `skipped` says what is missing (fleet, profile table, demand)
- * or when the next run is due; a planner that throws (`unplannable`), a solver that does not load
- * or a plan the store refuses is an `error` and the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
+ * or when the next run is due; a planner that throws or makes a plan that does not fit the fleet
+ * (`unplannable`), a solver that does not load or a plan the store refuses is an `error` and the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
  * With `policy` (a policy switch's own run) it plans only under that policy: when another switch
  * replaced it meanwhile, the run is `skipped` (that switch plans its own).
  */
@@ -73,7 +74,9 @@ export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o:
     return { status: "error", message: `${name} failed: ${messageOf(error)}`, unplannable: true };
   }
   const stored = await control.putPlan({ ...plan, notes: [...plan.notes, ...assembled.notes] }, { madeUnder: ctx.fleet.policy });
-  if (!stored.ok) return { status: "error", message: `${name}: plan version ${plan.version} was refused: ${stored.message}` };
+  // A plan that does not parse or fit the fleet is the policy's doing; a version the store holds newer is not.
+  const policysFault = !stored.ok && stored.status === 400 && stored.param !== "version";
+  if (!stored.ok) return { status: "error", message: `${name}: plan version ${plan.version} was refused: ${stored.message}`, ...(policysFault ? { unplannable: true as const } : {}) };
   const shortfall = Object.entries(stored.value.shortfall).filter(([, rps]) => rps > 0);
   const short = shortfall.length > 0 ? `; shortfall ${shortfall.map(([c, rps]) => `${c} ${rps.toFixed(2)} req/s`).join(", ")}` : "";
   return { status: "ok", message: `${name}: plan version ${stored.value.version}, ${stored.value.instances} instance entries at ${stored.value.sites} sites${short}`, plan: stored.value };

@@ -15,7 +15,8 @@ const UNCHANGED: PlannerRun = { status: "skipped", message: "the policy is uncha
  * logging the run as "policy-change": the new policy's plan goes to routing and the agents' plan
  * slices at once, not at the cron's next run.
  *
- * All or nothing: when the new policy's planner cannot plan the fleet (`unplannable`), the previous
+ * All or nothing: when the new policy's planner cannot plan the fleet (`unplannable`: it throws or
+ * makes a plan that does not fit the fleet), the previous
  * policy is put back as it was and the answer is 422 `policy_cannot_plan`; the run stays in the
  * history, marked undone. The put-back is a compare-and-restore: when another request changed the
  * fleet meanwhile, its change stays and the answer is 409. A run that could not plan for reasons

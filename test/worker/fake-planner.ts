@@ -26,9 +26,9 @@ export const PROFILE: ProfileRow[] = [
 
 /**
  * A fleet planner that records its inputs and plans one TP1 instance per site with power, splitting
- * each class's demand evenly; `version` overrides the version it was asked for.
+ * each class's demand evenly; `version` overrides the version it was asked for, `gpu` the GPU it plans on.
  */
-export function fakePlanner(seen: PlanningInput[], over: { version?: number; fail?: boolean; cadenceMs?: number } = {}): FleetPlannerSpec {
+export function fakePlanner(seen: PlanningInput[], over: { version?: number; fail?: boolean; cadenceMs?: number; gpu?: number } = {}): FleetPlannerSpec {
   return {
     name: "fake-planner-l",
     cadenceMs: over.cadenceMs ?? 15 * 60_000,
@@ -47,7 +47,7 @@ export function fakePlanner(seen: PlanningInput[], over: { version?: number; fai
             sites: powered.map((s) => ({
               site: s.id,
               powerCapW: s.powerW,
-              instances: [{ id: "i0" as never, model: input.model, variant: input.variant, tp: 1, replicas: 1, gpus: [0], role: "mixed", clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(input.classes.map((c) => [c.id, share(c)])) }],
+              instances: [{ id: "i0" as never, model: input.model, variant: input.variant, tp: 1, replicas: 1, gpus: [over.gpu ?? 0], role: "mixed", clock: { mode: "locked", mhz: 1980 }, loadRps: Object.fromEntries(input.classes.map((c) => [c.id, share(c)])) }],
             })),
             routing: Object.fromEntries(input.classes.map((c) => [c.id, powered.map((s) => ({ site: s.id, instance: "i0" as never, weight: 1 }))])),
             shortfall: {},

@@ -2,6 +2,7 @@ import { createScheduledController, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { defaultCronDeps } from "../../functions/cron-deps.ts";
+import { runPlannerLong } from "../../functions/planner-long.ts";
 import { runScheduled } from "../../functions/schedules.ts";
 import type { PlanningInput } from "../../src/core/planning/planning-input.ts";
 import { fakePlanner, PROFILE_TABLE, withFleetPlanner } from "./fake-planner.ts";
@@ -66,6 +67,16 @@ describe("Planner-L cron", () => {
     expect(stale?.status).toBe("error");
     expect(stale?.message).toContain(`plan version 1 was refused: plan version 1 is not newer than the current version ${current}`);
     expect((await control.getPlan())?.version).toBe(current);
+  });
+
+  it("blames the policy (unplannable) for a planner that throws or makes a plan that does not fit the fleet, not for a version the store holds newer", async () => {
+    const run = (planner: ReturnType<typeof fakePlanner>) => runPlannerLong(env, NOW + 4_500_000, defaultCronDeps({ policies: withFleetPlanner("heron", planner) }), { force: true });
+    expect(await run(fakePlanner([], { fail: true }))).toMatchObject({ status: "error", unplannable: true });
+    const unfit = await run(fakePlanner([], { gpu: 99 }));
+    expect(unfit).toMatchObject({ status: "error", unplannable: true, message: expect.stringContaining("plan does not fit the fleet") });
+    const stale = await run(fakePlanner([], { version: 1 }));
+    expect(stale.status).toBe("error");
+    expect(stale.unplannable).toBeUndefined();
   });
 
   it("plans only when the policy's cadence is due since the plan in force was made", async () => {
