@@ -2,7 +2,8 @@ import type { LocalStack } from "./local-stack.ts";
 
 /**
  * What `npm start` prints once the stack runs: where everything is, the admin token and what to
- * do with it (create an API key, read the plan), a request to try, and how to stop.
+ * do with it (create an API key, read the plan), a request to try and how to read its receipt, and how
+ * to stop.
  */
 export function startBanner(stack: LocalStack, o: { readyS: number; durationS: number | null; smoke: boolean }): string {
   const c = stack.config;
@@ -19,7 +20,8 @@ export function startBanner(stack: LocalStack, o: { readyS: number; durationS: n
     "",
     "Try:",
     `  curl -s ${edge}/v1/chat/completions -H 'content-type: application/json' \\`,
-    `    -d '{"model":"${c.model}","messages":[{"role":"user","content":"Where does my answer run?"}],"max_tokens":32}'`,
+    `    -d '{"model":"${c.model}","messages":[{"role":"user","content":"Where does my answer run?"}],"max_tokens":32}'   # its cost: usage.greenference`,
+    `  curl -s ${edge}/v1/usage/receipts/REQUEST_ID   # what a request cost, by its x-request-id (a stream's too)`,
     `  curl -s ${edge}/admin/v1/keys ${admin} -H 'content-type: application/json' -d '{"name":"me"}'   # an API key (shown once)`,
     `  curl -s ${edge}/admin/v1/plan ${admin}   # the plan in force`,
     "",
