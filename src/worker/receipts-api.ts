@@ -1,5 +1,5 @@
 import { carbonLedger } from "../../durable-objects/carbon-ledger-do.ts";
-import { REQUEST_ID, REQUEST_ID_LENGTH } from "../core/schemas/settled-receipt.ts";
+import { REQUEST_ID } from "../core/schemas/settled-receipt.ts";
 import { ANONYMOUS } from "../edge/identity.ts";
 import { receiptBounds } from "../edge/receipt-bounds.ts";
 import { authenticateCaller } from "./auth.ts";
@@ -19,7 +19,7 @@ export async function settledReceipt(request: Request, env: Env, edge: EdgeConte
   const { snapshot } = await edge.cache.get(env);
   const caller = await authenticateCaller(request, env, snapshot.apiKeys);
   if (!caller.ok) return caller.response;
-  if (id.length !== REQUEST_ID_LENGTH || !REQUEST_ID.test(id)) {
+  if (!REQUEST_ID.test(id)) {
     return openAiError(400, "request_id must be an answer's x-request-id: 'req_' and 24 lowercase hex digits.", { param: "request_id", code: "invalid_value" });
   }
   const receipt = await carbonLedger(env, caller.keyId ?? ANONYMOUS).receipt(id, edge.now());

@@ -4,7 +4,6 @@ import { UsageReceipt } from "./receipt.ts";
 
 /** The `x-request-id` of an answer (src/worker/request-id.ts): `req_` and 24 lowercase hex digits. */
 export const REQUEST_ID = /^req_[0-9a-f]{24}$/;
-export const REQUEST_ID_LENGTH = 28;
 
 /**
  * How an answer ended: "complete" (the site finished it), "broken" (the site failed or went quiet
