@@ -22,9 +22,12 @@ function solve(model: LpModel, options: LpSolveOptions = {}): LpSolution {
   const relaxation = run({ ...model, ints: {} });
   const relaxed = toSolution(model, relaxation, false);
   if (relaxed.status !== "optimal") return relaxed;
-  const started = performance.now();
+  // On the library's own clock: it stops at Date.now() + timeout, read after this one, so a search it
+  // cut short always reads as timed out here (performance.now() could read under the limit when
+  // Date.now() had just ticked a millisecond on, and a 1 ms limit then read as "infeasible").
+  const startedMs = Date.now();
   const result = run(model, options);
-  const timedOut = options.timeoutMs !== undefined && performance.now() - started >= options.timeoutMs;
+  const timedOut = options.timeoutMs !== undefined && Date.now() - startedMs >= options.timeoutMs;
   return { ...toSolution(model, result, timedOut), relaxationBound: relaxed.objective };
 }
 
