@@ -248,6 +248,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   const outcome = choice.failover ? "failover" : choice.starting ? "starting" : choice.saturated ? "queued" : choice.overflow ? "overflow" : "own";
   edge.metrics.count("greenference_route_decisions_total", { class: cls.classId, pool: choice.pool, site: choice.site, outcome });
   const site = routing.sites[choice.site]!;
+  const routed = { site: choice.site, instance: choice.instance, classId: cls.classId, pool: choice.pool, planVersion: routing.planVersion };
   const settledReceipt = (receipt: EnergyReceipt, used: { input: number; output: number }, ending: AnswerEnding): SettledReceipt => ({
     object: "greenference.receipt",
     id: dispatch.requestId,
@@ -257,12 +258,12 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     stream,
     ending,
     service_tier: tier ?? null,
-    receipt: usageReceipt(receipt, { site: choice.site, classId: cls.classId, planVersion: routing.planVersion }),
+    receipt: usageReceipt(receipt, routed),
     tokens: { prompt: used.input, completion: used.output },
   });
   let broke = false;
   const answer = await respond(forwarded.response, {
-    routed: { site: choice.site, instance: choice.instance, classId: cls.classId, pool: choice.pool, planVersion: routing.planVersion },
+    routed,
     carbon: site.carbon,
     inputTokens,
     expectedOutputTokens: expectedOutputTokens(routing.scheme, cls.outputBin, maxTokens),

@@ -39,6 +39,9 @@ let edge: Awaited<ReturnType<typeof startFakeEdge>>;
 let dir: string;
 let engineLog: ReturnType<typeof fakeEngineLog> | undefined;
 const children: ChildProcess[] = [];
+/** The agent's applied report for plan `version`, once the fake edge has it; polled with POLL. */
+const appliedReport = (version: number) => edge.state.applied.find((a) => a.planVersion === version);
+const POLL = { timeout: 30_000, interval: 50 };
 
 beforeAll(async () => {
   nvml = buildFakeNvml();
@@ -109,7 +112,7 @@ async function crashWithEverythingChanged(s: Setup) {
   plan.site!.powerCapW = LOW_CAP_W;
   edge.state.plan = plan;
   const first = await startAgent(s);
-  await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+  await expect.poll(() => appliedReport(1), POLL).toMatchObject({ ok: true });
   await expect.poll(s.gpus, { timeout: 15_000, interval: 50 }).toBe("0 0 250000\n1200 1200 250000\n");
   const engine = s.engines.events().find((e) => e.event === "start")!;
   first.child.kill("SIGKILL");
@@ -146,7 +149,7 @@ describe("a host agent killed mid-run, started again", () => {
     const { engine } = await crashWithEverythingChanged(s);
     edge.state.plan = sliceBody(2, SITE, [{ id: "llama", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
     const second = await startAgent(s);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(2), POLL).toMatchObject({ ok: true });
     expect(s.gpus()).toBe("0 0 400000\n1200 1200 700000\n");
     expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
     expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine llama#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
@@ -168,12 +171,12 @@ describe("a host agent whose plan renames an instance it runs unchanged", () => 
     const s = setup();
     edge.state.plan = sliceBody(1, SITE, [{ id: "SS-tp1", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
     const first = await startAgent(s);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(1), POLL).toMatchObject({ ok: true });
     const engine = s.engines.events().find((e) => e.event === "start")!;
 
     // Another policy names the same engine (model, GPU, TP) its own way.
     edge.state.plan = sliceBody(2, SITE, [{ id: "ss-h100x1", model, gpus: [1], clock: { mode: "locked", mhz: 1005 } }]);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true, instances: [{ id: "ss-h100x1", state: "ready" }] });
+    await expect.poll(() => appliedReport(2), POLL).toMatchObject({ ok: true, instances: [{ id: "ss-h100x1", state: "ready" }] });
     expect(first.out.stderr).toContain("kept engine SS-tp1#0 as ss-h100x1#0");
     expect(s.engines.events().filter((e) => e.event !== "request")).toEqual([expect.objectContaining({ pid: engine.pid, event: "start" })]);
     expect(s.gpus()).toBe("0 0 400000\n1005 1005 700000\n");
@@ -191,7 +194,7 @@ describe("a host agent whose plan renames an instance it runs unchanged", () => 
     await first.exited;
     edge.state.plan = sliceBody(3, SITE, [{ id: "ss-h100x1", model, gpus: [1], clock: { mode: "locked", mhz: 1005 } }]);
     const second = await startAgent(s);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 3), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(3), POLL).toMatchObject({ ok: true });
     expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine ss-h100x1#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
     expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
 
@@ -206,7 +209,7 @@ describe("a host agent killed before it applied a plan that renames an instance 
     const s = setup();
     edge.state.plan = sliceBody(1, SITE, [{ id: "SS-tp1", model, gpus: [1], clock: { mode: "locked", mhz: 1200 } }]);
     const first = await startAgent(s);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(1), POLL).toMatchObject({ ok: true });
     const engine = s.engines.events().find((e) => e.event === "start")!;
     // The crash comes before the rename: the pid file still names the engine by its old label.
     first.child.kill("SIGKILL");
@@ -214,7 +217,7 @@ describe("a host agent killed before it applied a plan that renames an instance 
 
     edge.state.plan = sliceBody(2, SITE, [{ id: "ss-h100x1", model, gpus: [1], clock: { mode: "locked", mhz: 1005 } }]);
     const second = await startAgent(s);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true, instances: [{ id: "ss-h100x1", state: "ready" }] });
+    await expect.poll(() => appliedReport(2), POLL).toMatchObject({ ok: true, instances: [{ id: "ss-h100x1", state: "ready" }] });
     expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine ss-h100x1#0 \\(pid ${engine.pid}, port \\d+\\) from an earlier run, where it ran as SS-tp1#0`));
     expect(second.out.stderr).not.toMatch(/ended vllm engine/);
     expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(1);
@@ -239,7 +242,7 @@ describe("a host agent killed while engines run on MIG slices, started again", (
   async function crashOnSlices(s: Setup) {
     edge.state.plan = sliceBody(1, SITE, [sliced]);
     const first = await startAgent(s, [], fakeSmi(smi));
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 1), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(1), POLL).toMatchObject({ ok: true });
     const engines = s.engines.events().filter((e) => e.event === "start");
     expect(engines.map((e) => e.cuda)).toEqual([expect.stringMatching(/^MIG-/), expect.stringMatching(/^MIG-/)]);
     first.child.kill("SIGKILL");
@@ -252,7 +255,7 @@ describe("a host agent killed while engines run on MIG slices, started again", (
     const { engines, calls } = await crashOnSlices(s);
     edge.state.plan = sliceBody(2, SITE, [sliced]);
     const second = await startAgent(s, [], fakeSmi(smi));
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(2), POLL).toMatchObject({ ok: true });
     expect(s.engines.events().filter((e) => e.event === "start")).toHaveLength(2);
     for (const engine of engines) expect(second.out.stderr).toMatch(new RegExp(`adopted vllm engine sliced#[01] \\(pid ${engine.pid}, port \\d+\\) from an earlier run`));
     expect(smi.calls().slice(calls).filter((c) => c.startsWith("mig") || c.includes("-mig"))).toEqual([]);
@@ -266,7 +269,7 @@ describe("a host agent killed while engines run on MIG slices, started again", (
     const { engines, calls } = await crashOnSlices(s);
     edge.state.plan = sliceBody(2, SITE, [{ id: "whole", model, gpus: [0] }]);
     const second = await startAgent(s, [], fakeSmi(smi));
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 2), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(2), POLL).toMatchObject({ ok: true });
     for (const engine of engines) expect(runningInGroup(engine.pid)).toEqual([]);
     expect(second.out.stderr).toMatch(/ended vllm engine sliced#0 \(pid \d+, port \d+, GPUs 0\) left by an earlier run \(its GPUs' MIG layout is to change\): SIGTERM/);
     expect(smi.calls().slice(calls)).toEqual(expect.arrayContaining(["mig -i 0 -dci", "mig -i 0 -dgi", "-i 0 -mig 0"]));
@@ -326,7 +329,7 @@ describe("the agent's secrets", () => {
     const s = setup();
     edge.state.plan = sliceBody(3, SITE, [{ id: "llama", model, gpus: [0], clock: { mode: "locked", mhz: 1200 } }]);
     const agent = await startAgent(s);
-    await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 3), { timeout: 30_000, interval: 50 }).toMatchObject({ ok: true });
+    await expect.poll(() => appliedReport(3), POLL).toMatchObject({ ok: true });
     expect(edge.state.registrations.length).toBeGreaterThan(0);
     const [start] = s.engines.events().filter((e) => e.event === "start");
     expect(start!.env).toContain("FAKE_ENGINE_LOG");
