@@ -1,10 +1,10 @@
 import type { z } from "zod";
-import { issueParam, leadingIssue } from "../src/core/schemas/issue-param.ts";
+import { issueParam, leadingIssue, paramText } from "../src/core/schemas/issue-param.ts";
 
 /**
  * What a Durable Object RPC method returns instead of throwing: a rejected RPC surfaces as an
  * unhandled rejection in the Workers Vitest pool (workers-sdk #7707), and the Worker needs the
- * status anyway. `param` is the dotted path of the offending field; `code` the OpenAI error code
+ * status anyway. `param` is the path of the offending field (`paramText`: `sites[0].gpus`); `code` the OpenAI error code
  * when the status's default (see `outcomeError`) says too little.
  */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 409 | 422; message: string; param?: string; code?: string };
@@ -20,7 +20,7 @@ export function failure(status: 400 | 404 | 409 | 422, message: string, param?: 
 /** A 400 for a zod error: the leading issue's message and path (an unknown key first), plus a count of the rest. */
 export function invalid(what: string, error: z.ZodError): Outcome<never> {
   const first = leadingIssue(error);
-  const param = first && issueParam(first).map(String).join(".");
+  const param = first && paramText(issueParam(first));
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : "";
   return failure(400, `invalid ${what}: ${first?.message ?? "bad input"}${param ? ` at ${param}` : ""}${more}`, param || undefined);
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { OfferResult } from "../applier/plan-applier.ts";
 import { BodyError, closeServer, listen, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
 import { authorize, type LocalApiTokens, type Scope } from "./scopes.ts";
+import { paramText } from "../../src/core/schemas/issue-param.ts";
 
 /** What the local API acts on: the agent. */
 export interface LocalApiBackend {
@@ -91,7 +92,7 @@ export class LocalApiServer {
     const gpu = this.gpu(res, params);
     if (gpu === undefined) return;
     const body = ClockBody.safeParse(await readJsonBody(req, 4096));
-    if (!body.success) return sendOpenAiError(res, 400, z.prettifyError(body.error), null, body.error.issues[0]?.path.join(".") ?? null);
+    if (!body.success) return sendOpenAiError(res, 400, z.prettifyError(body.error), null, paramText(body.error.issues[0]?.path ?? []) || null);
     await this.backend.lockClocks(gpu, body.data.minMhz, body.data.maxMhz);
     sendJson(res, 200, { gpu, locked: body.data });
   }

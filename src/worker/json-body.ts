@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Outcome } from "../../durable-objects/outcome.ts";
-import { issueParam, leadingIssue } from "../core/schemas/issue-param.ts";
+import { issueParam, leadingIssue, paramText } from "../core/schemas/issue-param.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/schemas/json-limits.ts";
 import { openAiError } from "./openai-error.ts";
 
@@ -128,7 +128,7 @@ export function parseBody<S extends z.ZodType>(schema: S, value: unknown): Parse
   const result = schema.safeParse(value);
   if (result.success) return { ok: true, value: result.data };
   const issue = leadingIssue(result.error)!;
-  const param = paramPath(issueParam(issue));
+  const param = paramText(issueParam(issue));
   const message = `Invalid value${param ? ` for '${param}'` : ""}: ${issue.message}`;
   return { ok: false, response: openAiError(400, message, { param: param || null, code: "invalid_value" }) };
 }
@@ -137,8 +137,4 @@ export function parseBody<S extends z.ZodType>(schema: S, value: unknown): Parse
 export function outcomeError(outcome: Extract<Outcome<unknown>, { ok: false }>): Response {
   const code = outcome.code ?? (outcome.status === 409 ? "conflict" : outcome.status === 404 ? "not_found" : "invalid_value");
   return openAiError(outcome.status, outcome.message, { param: outcome.param ?? null, code });
-}
-
-function paramPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
 }

@@ -42,7 +42,7 @@ describe("admin API: fleet, policy and plans", () => {
     (bad.sites[1] as { ingressUrl: string }).ingressUrl = "ftp://nope";
     const rejected = await edge.admin("PUT", "/admin/v1/fleet", bad);
     expect(rejected.status).toBe(400);
-    expect((await errorOf(rejected)).param).toBe("sites.1.ingressUrl");
+    expect((await errorOf(rejected)).param).toBe("sites[1].ingressUrl");
     expect((await edge.fetch("/admin/v1/fleet", { method: "PUT", headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" }, body: "{" })).status).toBe(400);
     const stored = (await (await edge.admin("GET", "/admin/v1/fleet")).json()) as ReturnType<typeof fleet>;
     expect(stored.sites[1]!.ingressUrl).toBe("https://eu-b.sites.test/");
@@ -71,11 +71,11 @@ describe("admin API: fleet, policy and plans", () => {
     elsewhere.routing.SS[2]!.site = "nowhere";
     const unfit = await edge.admin("PUT", "/admin/v1/plan", elsewhere);
     expect(unfit.status).toBe(400);
-    expect((await errorOf(unfit)).param).toBe("sites.2.site");
+    expect((await errorOf(unfit)).param).toBe("sites[2].site");
 
     const malformed = plan(6) as { routing: { SS: { weight: number }[] } };
     malformed.routing.SS[0]!.weight = -1;
-    expect((await errorOf(await edge.admin("PUT", "/admin/v1/plan", malformed))).param).toBe("routing.SS.0.weight");
+    expect((await errorOf(await edge.admin("PUT", "/admin/v1/plan", malformed))).param).toBe("routing.SS[0].weight");
     expect(((await (await edge.admin("GET", "/admin/v1/plan")).json()) as { version: number }).version).toBe(5);
   });
 

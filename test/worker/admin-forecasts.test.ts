@@ -23,10 +23,10 @@ describe("admin API: forecast upload", () => {
     const disordered = power("bad-a", [{ tMs: 2, value: 1 }, { tMs: 1, value: 1 }]);
     const r = await edge.admin("POST", "/admin/v1/forecasts", disordered);
     expect(r.status).toBe(400);
-    expect(await errorOf(r)).toMatchObject({ param: "points.1.tMs", code: "invalid_value" });
+    expect(await errorOf(r)).toMatchObject({ param: "points[1].tMs", code: "invalid_value" });
     const inList = await edge.admin("POST", "/admin/v1/forecasts", [power("bad-b"), { ...power("bad-c"), unit: "gCO2/kWh" }]);
     expect(inList.status).toBe(400);
-    expect((await errorOf(inList)).param).toBe("1.unit");
+    expect((await errorOf(inList)).param).toBe("[1].unit");
     expect(await controlStub(env).latestForecast("power_available:site:bad-b")).toBeNull();
     const noToken = await edge.fetch("/admin/v1/forecasts", { method: "POST", body: JSON.stringify(power("bad-d")) });
     expect(noToken.status).toBe(401);

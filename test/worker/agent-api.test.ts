@@ -76,7 +76,7 @@ describe("agent API: messages", () => {
     (bad.instances[0] as { kvUse: number }).kvUse = 7;
     const r = await agent("POST", "/agent/v1/sites/eu-b/heartbeat", tokens["eu-b"]!, bad);
     expect(r.status).toBe(400);
-    expect((await errorOf(r)).param).toBe("instances.0.kvUse");
+    expect((await errorOf(r)).param).toBe("instances[0].kvUse");
     expect((await agent("POST", "/agent/v1/sites/eu-b/heartbeat", tokens["eu-b"]!, "{not json")).status).toBe(400);
     expect((await site("eu-b").latestTelemetry())?.sentAtMs).toBe(sentAtMs);
     expect((await agent("POST", "/agent/v1/sites/eu-b/register", tokens["eu-b"]!, { agentVersion: 3 })).status).toBe(400);

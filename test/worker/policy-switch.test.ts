@@ -239,8 +239,8 @@ describe("admin bodies are strict: an unknown key is a 400 naming it, and nothin
     const site = fleet.sites[0]!;
     const cases = [
       [{ ...fleet, standbye: false }, "standbye"],
-      [{ ...fleet, sites: [{ ...site, gpus: [{ ...site.gpus[0]!, cnt: 4 }] }, ...fleet.sites.slice(1)] }, "sites.0.gpus.0.cnt"],
-      [{ ...fleet, classes: fleet.classes.map((c, i) => (i === 1 ? { ...c, slo: { ...c.slo, p99Ms: 1 } } : c)) }, "classes.1.slo.p99Ms"],
+      [{ ...fleet, sites: [{ ...site, gpus: [{ ...site.gpus[0]!, cnt: 4 }] }, ...fleet.sites.slice(1)] }, "sites[0].gpus[0].cnt"],
+      [{ ...fleet, classes: fleet.classes.map((c, i) => (i === 1 ? { ...c, slo: { ...c.slo, p99Ms: 1 } } : c)) }, "classes[1].slo.p99Ms"],
       [{ ...fleet, policy: { ...fleet.policy, weights: { ...fleet.policy.weights, carbn: 1 } } }, "policy.weights.carbn"],
     ] as const;
     for (const [body, param] of cases) {

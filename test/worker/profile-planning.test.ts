@@ -42,7 +42,7 @@ describe("admin API: profile table and the built-in planners", () => {
     rows[3] = { ...rows[3]!, tp: 0 };
     const r = await edge.admin("PUT", "/admin/v1/profile", table(rows));
     expect(r.status).toBe(400);
-    expect((await errorOf(r)).param).toBe("rows.3.tp");
+    expect((await errorOf(r)).param).toBe("rows[3].tp");
     expect((await edge.admin("GET", "/admin/v1/profile")).status).toBe(404);
   });
 

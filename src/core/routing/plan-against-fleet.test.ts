@@ -17,9 +17,9 @@ describe("planAgainstFleet", () => {
     plan.routing.MM = [];
     (plan.routing.SS as { site: string }[]).pop();
     expect(planAgainstFleet(Plan.parse(plan), fixtureFleet()).map((i) => i.path)).toEqual([
-      "sites.0.instances.0.variant",
-      "sites.1.instances.1.gpus",
-      "sites.2.site",
+      "sites[0].instances[0].variant",
+      "sites[1].instances[1].gpus",
+      "sites[2].site",
       "routing.MM",
     ]);
   });

@@ -1,7 +1,8 @@
 import type { Fleet } from "../schemas/fleet.ts";
+import { paramText } from "../schemas/issue-param.ts";
 import type { Plan } from "../schemas/plan.ts";
 
-/** One way a plan does not fit the fleet, at a dotted path into the plan. */
+/** One way a plan does not fit the fleet, at a path into the plan (`paramText`: `sites[0].site`). */
 export interface PlanIssue {
   path: string;
   message: string;
@@ -13,7 +14,7 @@ export interface PlanIssue {
  * is a class of the fleet. Returns the issues, empty when the plan fits.
  *
  * @example
- * planAgainstFleet(plan, fleet); // [{ path: "sites.0.site", message: 'site "x" is not in the fleet' }]
+ * planAgainstFleet(plan, fleet); // [{ path: "sites[0].site", message: 'site "x" is not in the fleet' }]
  */
 export function planAgainstFleet(plan: Plan, fleet: Fleet): PlanIssue[] {
   const issues: PlanIssue[] = [];
@@ -22,19 +23,19 @@ export function planAgainstFleet(plan: Plan, fleet: Fleet): PlanIssue[] {
   plan.sites.forEach((sp, i) => {
     const site = sites.get(sp.site);
     if (!site) {
-      issues.push({ path: `sites.${i}.site`, message: `site "${sp.site}" is not in the fleet` });
+      issues.push({ path: paramText(["sites", i, "site"]), message: `site "${sp.site}" is not in the fleet` });
       return;
     }
     const gpuCount = site.gpus.reduce((n, g) => n + g.count, 0);
     sp.instances.forEach((inst, j) => {
-      if (!variants.has(`${inst.model}/${inst.variant}`)) issues.push({ path: `sites.${i}.instances.${j}.variant`, message: `no variant "${inst.variant}" of model "${inst.model}" in the fleet` });
+      if (!variants.has(`${inst.model}/${inst.variant}`)) issues.push({ path: paramText(["sites", i, "instances", j, "variant"]), message: `no variant "${inst.variant}" of model "${inst.model}" in the fleet` });
       const bad = inst.gpus.find((g) => g >= gpuCount);
-      if (bad !== undefined) issues.push({ path: `sites.${i}.instances.${j}.gpus`, message: `GPU ${bad} does not exist at site "${sp.site}" (${gpuCount} GPUs)` });
+      if (bad !== undefined) issues.push({ path: paramText(["sites", i, "instances", j, "gpus"]), message: `GPU ${bad} does not exist at site "${sp.site}" (${gpuCount} GPUs)` });
     });
   });
   const classes = new Set<string>(fleet.classes.map((c) => c.id));
   for (const classId of Object.keys(plan.routing)) {
-    if (!classes.has(classId)) issues.push({ path: `routing.${classId}`, message: `class "${classId}" is not a class of the fleet` });
+    if (!classes.has(classId)) issues.push({ path: paramText(["routing", classId]), message: `class "${classId}" is not a class of the fleet` });
   }
   return issues;
 }

@@ -17,3 +17,12 @@ export function leadingIssue(error: z.ZodError): z.core.$ZodIssue | undefined {
 export function issueParam(issue: z.core.$ZodIssue): PropertyKey[] {
   return issue.code === "unrecognized_keys" && issue.keys.length > 0 ? [...issue.path, issue.keys[0]!] : [...issue.path];
 }
+
+/**
+ * A field path as an error's `param` names it, in the OpenAI API's own form: keys joined by dots,
+ * array indexes in brackets (`messages[0].content`, `sites[1].gpus`). Every error the edge answers
+ * (a parsed body, a Durable Object's outcome, a heartbeat) names fields this one way.
+ */
+export function paramText(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
+}

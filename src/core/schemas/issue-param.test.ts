@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { issueParam, leadingIssue, paramText } from "./issue-param.ts";
+
+describe("paramText", () => {
+  it("joins keys with dots and puts array indexes in brackets", () => {
+    expect(paramText(["messages", 0, "content"])).toBe("messages[0].content");
+    expect(paramText(["sites", 1, "gpus", 0, "count"])).toBe("sites[1].gpus[0].count");
+    expect(paramText([2, "unit"])).toBe("[2].unit");
+    expect(paramText([])).toBe("");
+  });
+
+  it("names an unknown key, nested in an array, the same way", () => {
+    const Fleet = z.strictObject({ sites: z.array(z.strictObject({ id: z.string() })) });
+    const error = Fleet.safeParse({ sites: [{ id: "a" }, { id: "b", idd: "c" }] }).error!;
+    expect(paramText(issueParam(leadingIssue(error)!))).toBe("sites[1].idd");
+  });
+});
