@@ -14,6 +14,7 @@ import { EdgeClient } from "../protocol/edge-client.ts";
 import { PlanPoller } from "../protocol/plan-poller.ts";
 import type { FrequencyControllerFactory } from "../sim-engine/frequency-controller.ts";
 import { agentMetricsText } from "../telemetry/agent-metrics.ts";
+import { PlanExpiryWatch } from "../protocol/plan-expiry.ts";
 import { buildTelemetry, emergencyStandings } from "../telemetry/build-telemetry.ts";
 import { HeartbeatLoop } from "../telemetry/heartbeat-loop.ts";
 import { PowerForecastPusher } from "../forecast/power-forecast-pusher.ts";
@@ -61,6 +62,7 @@ export class Agent {
   /** Pushes the site's power forecast (config powerForecast); absent without one. */
   readonly powerForecast: PowerForecastPusher | undefined;
   readonly planPoller: PlanPoller;
+  private readonly planExpiry: PlanExpiryWatch;
   /** Local clock controllers (EcoFreq, MIAD, instance manager) and the site power ladder. */
   readonly controllers: LocalControllers;
   localApiUrl: string | undefined;
@@ -108,7 +110,8 @@ export class Agent {
     this.heartbeats = new HeartbeatLoop({ intervalMs: config.heartbeatMs, build: () => this.telemetry(), send: (t) => this.edge.heartbeat(t), backoff, log: this.log });
     const forecastSource = config.powerForecast;
     this.powerForecast = forecastSource === undefined ? undefined : new PowerForecastPusher({ intervalMs: config.powerForecastMs, backoff, make: () => sitePowerForecast(config.site, forecastSource, { fetch: deps.fetch }), push: (f) => this.edge.pushPowerForecast(f), log: this.log });
-    this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), unreachable: (why) => this.applyStoredPlan(why), log: this.log });
+    this.planExpiry = new PlanExpiryWatch(this.log);
+    this.planPoller = new PlanPoller({ edge: this.edge, intervalMs: config.planPollMs, backoff, offer: (body) => this.applier.offer(body, "edge"), unreachable: (why) => this.applyStoredPlan(why), afterPull: () => this.planExpiry.check(this.applier.current?.slice, Date.now(), this.planPoller.stats.lastAnsweredAtMs), log: this.log });
   }
 
   /**
@@ -211,7 +214,7 @@ export class Agent {
     const { gpus, instances } = await this.readings();
     const status = this.applier.status();
     const sitePowerW = gpus.reduce((s, g) => s + g.powerW, 0) * this.config.serverOverhead;
-    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, servedTotals: this.requestLog.totals(), requestHistograms: this.requestLog.histograms(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status(), fairness: this.fairness() });
+    return agentMetricsText({ site: this.config.site, gpus, instances, sitePowerW, appliedPlanVersion: status.appliedVersion, desiredPlanVersion: status.desiredVersion, planValidUntilMs: this.applier.current?.slice.validUntilMs ?? null, lastPlanPullMs: this.planPoller.stats.lastAnsweredAtMs, servedTotals: this.requestLog.totals(), requestHistograms: this.requestLog.histograms(), heartbeats: this.heartbeats.stats, gateway: this.gateway?.metrics(), controllers: this.controllers.status(), fairness: this.fairness() });
   }
 
   /**

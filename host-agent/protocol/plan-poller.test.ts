@@ -46,4 +46,19 @@ describe("PlanPoller", () => {
     await refused.pull();
     expect(later).toEqual([]);
   });
+
+  it("keeps when the edge last answered, and tells afterPull after every pull, answered or not", async () => {
+    let answer: () => Promise<PlanPull> = () => Promise.resolve({ kind: "none" });
+    let afterPulls = 0;
+    const poller = new PlanPoller({ ...timing, edge: { pullPlan: () => answer() }, offer: () => undefined, afterPull: () => afterPulls++ });
+    expect(poller.stats.lastAnsweredAtMs).toBeNull();
+    const before = Date.now();
+    await poller.pull();
+    const answeredAt = poller.stats.lastAnsweredAtMs!;
+    expect(answeredAt).toBeGreaterThanOrEqual(before);
+    answer = () => Promise.reject(new EdgeError(null, "edge unreachable"));
+    await poller.pull();
+    expect(poller.stats.lastAnsweredAtMs).toBe(answeredAt);
+    expect(afterPulls).toBe(2);
+  });
 });

@@ -13,6 +13,8 @@ export interface PlanPollerOptions extends PeriodicTaskTiming {
    * or a 5xx): the agent then applies the plan its last run kept, until the edge answers.
    */
   unreachable?: (why: string) => void;
+  /** Told after every pull, answered or not (the agent checks there whether its plan has expired). */
+  afterPull?: () => void;
   log?: (message: string) => void;
 }
 
@@ -23,6 +25,8 @@ export interface PlanPollStats {
   lastError: string | null;
   /** Version of the last plan body received (valid or not). */
   lastVersionSeen: number | null;
+  /** When the edge last answered a pull (a plan, 304 or none), ms since the epoch. */
+  lastAnsweredAtMs: number | null;
 }
 
 /**
@@ -37,7 +41,7 @@ export interface PlanPollStats {
  * poller.start();
  */
 export class PlanPoller extends PeriodicTask {
-  readonly stats: PlanPollStats = { pulls: 0, consecutiveFailures: 0, lastError: null, lastVersionSeen: null };
+  readonly stats: PlanPollStats = { pulls: 0, consecutiveFailures: 0, lastError: null, lastVersionSeen: null, lastAnsweredAtMs: null };
   private etag: string | undefined;
   /** The edge has answered a pull (a plan, none, or a refusal of its own) since start. */
   private reached = false;
@@ -54,9 +58,18 @@ export class PlanPoller extends PeriodicTask {
   /** Pulls once now; returns whether the edge answered. A plan that arrives after `signal` aborts (the poller stopped) is not taken. */
   async pull(signal?: AbortSignal): Promise<boolean> {
     try {
+      return await this.pullOnce(signal);
+    } finally {
+      this.options.afterPull?.();
+    }
+  }
+
+  private async pullOnce(signal?: AbortSignal): Promise<boolean> {
+    try {
       const pulled = await this.options.edge.pullPlan(this.etag);
       this.reached = true;
       this.stats.pulls++;
+      this.stats.lastAnsweredAtMs = Date.now();
       this.stats.consecutiveFailures = 0;
       this.stats.lastError = null;
       if (pulled.kind === "plan" && !signal?.aborted) {

@@ -30,7 +30,7 @@ describe("the agent's /metrics", () => {
     await engine.start();
     const scrape = async () => {
       const instances = await readInstances(new Map([["llama", "ready" as const]]), [engine], new RequestLog(), 0, 1_000);
-      const text = agentMetricsText({ site: "wind-a", gpus: [], instances, sitePowerW: 0, appliedPlanVersion: 1, desiredPlanVersion: 1, servedTotals: new Map(), heartbeats: { sent: 0, failed: 0, consecutiveFailures: 0, lastError: null, lastSentAtMs: null } });
+      const text = agentMetricsText({ site: "wind-a", gpus: [], instances, sitePowerW: 0, appliedPlanVersion: 1, desiredPlanVersion: 1, planValidUntilMs: 1_800_000_300_000, lastPlanPullMs: 1_800_000_012_345, servedTotals: new Map(), heartbeats: { sent: 0, failed: 0, consecutiveFailures: 0, lastError: null, lastSentAtMs: null } });
       return { text, unread: parsePrometheusText(text).filter((m) => m.name === "greenference_engine_unread_replicas") };
     };
     expect((await scrape()).unread).toEqual([expect.objectContaining({ labels: { site: "wind-a", instance: "llama" }, value: 0 })]);
@@ -51,5 +51,17 @@ describe("the agent's /metrics", () => {
     expect((await scrape()).unread[0]!.value).toBe(0);
     expect(messages.filter((m) => m.includes("metrics can be read again"))).toEqual([expect.stringMatching(/^engine vllm llama#0: its metrics can be read again, after \d+ s unknown$/)]);
     expect(messages.filter((m) => m.includes("metrics cannot be read"))).toHaveLength(1);
+  });
+
+  it("shows when the plan in force stops being valid and when the edge last answered a pull, in seconds, and neither before there is one", () => {
+    const snapshot = { site: "wind-a", gpus: [], instances: [], sitePowerW: 0, appliedPlanVersion: null, desiredPlanVersion: null, servedTotals: new Map(), heartbeats: { sent: 0, failed: 0, consecutiveFailures: 0, lastError: null, lastSentAtMs: null } };
+    const planGauges = (text: string) => parsePrometheusText(text).filter((m) => m.name.startsWith("greenference_plan_"));
+    expect(planGauges(agentMetricsText({ ...snapshot, planValidUntilMs: null, lastPlanPullMs: null }))).toEqual([]);
+    expect(planGauges(agentMetricsText({ ...snapshot, appliedPlanVersion: 4, desiredPlanVersion: 4, planValidUntilMs: 1_800_000_300_000, lastPlanPullMs: 1_800_000_012_345 }))).toEqual([
+      expect.objectContaining({ name: "greenference_plan_applied_version", value: 4 }),
+      expect.objectContaining({ name: "greenference_plan_desired_version", value: 4 }),
+      expect.objectContaining({ name: "greenference_plan_valid_until_timestamp_seconds", labels: { site: "wind-a" }, value: 1_800_000_300 }),
+      expect.objectContaining({ name: "greenference_plan_last_pull_timestamp_seconds", labels: { site: "wind-a" }, value: 1_800_000_012.345 }),
+    ]);
   });
 });

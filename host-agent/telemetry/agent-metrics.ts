@@ -14,6 +14,10 @@ export interface AgentMetricsSnapshot {
   sitePowerW: number;
   appliedPlanVersion: number | null;
   desiredPlanVersion: number | null;
+  /** The validity end of the plan the site runs or applies (null before the first), ms since the epoch. */
+  planValidUntilMs: number | null;
+  /** When the edge last answered a plan pull (null: not since start), ms since the epoch. */
+  lastPlanPullMs: number | null;
   servedTotals: ReadonlyMap<string, ServedTotals>;
   /** Per instance, its finished requests' latencies and energy since the agent started. */
   requestHistograms?: ReadonlyMap<string, RequestHistograms>;
@@ -75,6 +79,8 @@ export function agentMetricsText(s: AgentMetricsSnapshot): string {
     .family("greenference_heartbeats_total", "counter", "Heartbeats sent to the edge, by outcome.", [[{ site, outcome: "ok" }, s.heartbeats.sent], [{ site, outcome: "failed" }, s.heartbeats.failed]]);
   if (s.appliedPlanVersion !== null) w.family("greenference_plan_applied_version", "gauge", "Version of the plan the site runs.", [[{ site }, s.appliedPlanVersion]]);
   if (s.desiredPlanVersion !== null) w.family("greenference_plan_desired_version", "gauge", "Version of the plan the site is applying or runs.", [[{ site }, s.desiredPlanVersion]]);
+  if (s.planValidUntilMs !== null) w.family("greenference_plan_valid_until_timestamp_seconds", "gauge", "End of the validity of the plan the site runs; past it, no newer plan has come and the site keeps running this one.", [[{ site }, s.planValidUntilMs / 1000]]);
+  if (s.lastPlanPullMs !== null) w.family("greenference_plan_last_pull_timestamp_seconds", "gauge", "When the edge last answered a plan pull.", [[{ site }, s.lastPlanPullMs / 1000]]);
   if (s.fairness !== undefined && Number.isFinite(s.fairness)) w.family("greenference_jain_fairness_ratio", "gauge", "Jain's fairness over each class's output-length quartiles of the tokens that reached their clients within 1.4 x their isolated latency, requests of the telemetry window (FREESH Eq. 9), weighted by class.", [[{ site }, s.fairness]]);
   if (s.gateway) writeGatewayMetrics(w, site, s.gateway);
   if (s.controllers) {

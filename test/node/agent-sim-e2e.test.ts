@@ -99,6 +99,8 @@ describe("host agent on a simulated site, end to end", () => {
     expect(sumOf(metrics, "greenference_requests_total")).toBe(2);
     expect(sumOf(metrics, "greenference_request_energy_joules_total")).toBeGreaterThan(0);
     expect(sumOf(metrics, "greenference_plan_applied_version")).toBe(1);
+    expect(sumOf(metrics, "greenference_plan_valid_until_timestamp_seconds")).toBe(plan1.validUntilMs / 1000);
+    expect(Date.now() / 1000 - sumOf(metrics, "greenference_plan_last_pull_timestamp_seconds")!).toBeLessThan(5);
     // "small" runs EcoFreq within 1005-1590 MHz: one light request ran at the H100's sweet spot.
     expect(metrics.filter((s) => s.name === "greenference_gpu_locked_clock_mhz").map((s) => s.value)).toEqual([1200, 1200, 1395]);
   });
@@ -126,6 +128,21 @@ describe("host agent on a simulated site, end to end", () => {
     await expect.poll(() => agent.applier.status().appliedVersion, { timeout: 5000, interval: 20 }).toBe(3);
     expect([0, 1, 2, 3].map((i) => agent.hardware.gpus.lockOf(i)?.maxMhz)).toEqual([1500, 1500, 1500, 1500]);
     expect(logs.some((l) => l.includes("keeping the current plan"))).toBe(true);
+  });
+
+  it("says once that its plan has expired when no newer one comes, and keeps running it", async () => {
+    const nowMs = Date.now();
+    edge.state.plan = { ...sliceBody(4, SITE, [{ id: "big", gpus: [0, 1, 2, 3], clock: { mode: "locked", mhz: 1500 } }]), createdAtMs: nowMs - 1000, validUntilMs: nowMs + 500 };
+    await expect.poll(() => agent.applier.status().appliedVersion, { timeout: 5000, interval: 20 }).toBe(4);
+    expect(logs.filter((l) => l.startsWith("plan 4 expired"))).toEqual([]);
+    edge.state.down = true;
+    await expect.poll(() => logs.filter((l) => l.startsWith("plan 4 expired")), { timeout: 3000, interval: 20 }).toEqual([expect.stringMatching(/^plan 4 expired \d+ s ago \(valid until .*\); keeping it, as ending its engines would drop service: the edge last answered a plan pull \d+ s ago with no newer plan$/)]);
+    const failures = agent.planPoller.stats.consecutiveFailures;
+    await expect.poll(() => agent.planPoller.stats.consecutiveFailures, { timeout: 3000, interval: 20 }).toBeGreaterThan(failures + 1);
+    expect(logs.filter((l) => l.startsWith("plan 4 expired"))).toHaveLength(1);
+    expect((await fetch(`${await engineUrl("big")}/health`)).status).toBe(200);
+    expect(agent.applier.status().appliedVersion).toBe(4);
+    edge.state.down = false;
   });
 
   it("stops its engines and resets the GPU clocks when it stops", async () => {
