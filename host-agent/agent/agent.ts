@@ -128,7 +128,7 @@ export class Agent {
     try {
       if (config.listen) {
         const [host, port] = splitHostPort(config.listen);
-        agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! });
+        agent.localApi = new LocalApiServer(agent.localApiBackend(), { read: config.readToken!, control: config.controlToken! }, { requestBodyIdleTimeoutMs: config.requestBodyIdleTimeoutMs });
         agent.localApiUrl = await agent.localApi.start(host, port);
       }
       if (config.ingress) ({ gateway: agent.gateway, url: agent.ingressUrl } = await startAgentGateway({ ...config, ingress: config.ingress }, { applier: agent.applier, hardware, requests: agent.requests, log: agent.log }));

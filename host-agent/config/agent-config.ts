@@ -4,6 +4,7 @@ import { GpuBackendKind } from "../gpu/index.ts";
 import { SiteSchedulerKind } from "../../src/core/scheduling/site-queue.ts";
 import { EngineKind } from "../engines/engine.ts";
 import { DEFAULT_REPLICA_CONCURRENCY } from "../../src/core/scheduling/replica-concurrency.ts";
+import { DEFAULT_BODY_IDLE_MS } from "../util/http.ts";
 import { MAX_TIMER_MS } from "../util/timer-limit.ts";
 
 const timerMs = z.number().int().max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (Node's longest timer)`);
@@ -126,6 +127,8 @@ export const AgentConfig = z
     engineAdoptWindowMs: timerMs.nonnegative().default(120_000),
     /** How long an engine may send nothing once its answer began before the gateway ends it (an error event for a stream). */
     gatewayIdleTimeoutMs: ms(60_000),
+    /** How long a request body sent to the gateway or the local API may go without a byte before the request gets 408 (its connection closed), ms. */
+    requestBodyIdleTimeoutMs: ms(DEFAULT_BODY_IDLE_MS),
     /** Request bytes the gateway holds at once (bodies being read, queued, in flight); past it a request is refused (503). */
     gatewayMaxHeldBytes: count(256 * 1024 * 1024),
     /** How often the gateway reads its engines' queue gauges while the plan's balance is join-idle (the combined policy's). */
@@ -188,6 +191,7 @@ export const NUMERIC_KEYS: ReadonlySet<AgentConfigKey> = new Set<AgentConfigKey>
   "gatewayTbtMs",
   "engineAdoptWindowMs",
   "gatewayIdleTimeoutMs",
+  "requestBodyIdleTimeoutMs",
   "gatewayMaxHeldBytes",
   "gatewayBalanceReadMs",
 ]);

@@ -64,6 +64,14 @@ describe("loadAgentConfig", () => {
     expect(config).toMatchObject({ ingress: "0.0.0.0:9000", ingressSecret: SECRET, scheduler: "llf", gatewayReplicaConcurrency: 4, gatewayQueueWaitMs: 5000, gatewayIdleTimeoutMs: 60_000, gatewayMaxHeldBytes: 256 * 1024 * 1024 });
   });
 
+  it("bounds how long a request body may go without a byte: 10 s by default, from a flag, the environment or the file", () => {
+    expect(loadAgentConfig({ flags: base }).requestBodyIdleTimeoutMs).toBe(10_000);
+    expect(loadAgentConfig({ flags: { ...base, requestBodyIdleTimeoutMs: "2500" } }).requestBodyIdleTimeoutMs).toBe(2500);
+    expect(loadAgentConfig({ flags: base, env: { GREENFERENCE_REQUEST_BODY_IDLE_TIMEOUT_MS: "3000" } }).requestBodyIdleTimeoutMs).toBe(3000);
+    expect(loadAgentConfig({ file: file({ ...base, requestBodyIdleTimeoutMs: 4000 }) }).requestBodyIdleTimeoutMs).toBe(4000);
+    expect(configErrorOf({ flags: { ...base, requestBodyIdleTimeoutMs: "0" } })).toMatch(/requestBodyIdleTimeoutMs \(--request-body-idle-timeout-ms\): Too small/);
+  });
+
   it("needs the ingress secret when the ingress listens, from the environment, the config or a file", () => {
     expect(() => loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000" } })).toThrow(/ingressSecret .*required when the ingress listens/);
     expect(() => loadAgentConfig({ flags: { ...base, ingress: "127.0.0.1:9000" }, env: { GREENFERENCE_INGRESS_SECRET: "short" } })).toThrow(/at least 32 characters/);

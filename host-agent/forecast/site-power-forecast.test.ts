@@ -23,7 +23,7 @@ const server = createServer((req, res) => {
       if (weatherFails) return sendJson(res, 400, { error: true, reason: "Cannot initialize WeatherVariable from invalid String value" });
       return void res.writeHead(200, { "content-type": "application/json" }).end(answer);
     }
-    pushed.push({ url: req.url, auth: req.headers.authorization, body: await readJsonBody(req, 1 << 20) });
+    pushed.push({ url: req.url, auth: req.headers.authorization, body: await readJsonBody(req, 1 << 20, 1000) });
     sendJson(res, 200, { stored: 1 });
   })();
 });

@@ -23,6 +23,7 @@ export async function startAgentGateway(config: AgentConfig & { ingress: string 
     view: applierView(config.site, applier),
     ingress: new IngressAuth({ secrets: ingressSecrets(config) }),
     idleTimeoutMs: config.gatewayIdleTimeoutMs,
+    requestBodyIdleTimeoutMs: config.requestBodyIdleTimeoutMs,
     maxHeldBytes: config.gatewayMaxHeldBytes,
     balanceReadMs: config.gatewayBalanceReadMs,
     scheduler: config.scheduler,

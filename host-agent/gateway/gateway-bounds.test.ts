@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { RequestTracker } from "../telemetry/request-tracker.ts";
-import { chat, chatBody, cleanUp, gatewayOver, signedFetch, started } from "./gateway.test-helper.ts";
+import { rawRequest } from "../util/raw-http.test-helper.ts";
+import { chat, chatBody, cleanUp, gatewayOver, INGRESS_SECRET, signedFetch, started } from "./gateway.test-helper.ts";
+import { signSiteHop } from "./ingress-auth.ts";
 import { answerAfter, latch, launchOf, ScriptedReplica } from "./scripted-replica.test-helper.ts";
 
 afterEach(cleanUp);
@@ -70,6 +72,63 @@ describe("site gateway: memory that input can grow is bounded", () => {
     expect(metric("greenference_gateway_rejected_total", { reason: "busy" })).toBe(1);
     gate.open();
     expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200, 200]);
+    await expect.poll(() => gateway.heldBytes).toBe(0);
+  });
+});
+
+/** A signed chat request on a raw connection, declaring `body`'s length; the test sends the body (or part of it). */
+async function rawChat(url: string, body: string, extra: Record<string, string> = {}) {
+  const routing = { "content-type": "application/json", "x-greenference-instance": "a" };
+  return rawRequest(url, "POST", "/v1/chat/completions", { ...routing, ...signSiteHop(INGRESS_SECRET, "POST", "/v1/chat/completions", routing, body), "content-length": String(Buffer.byteLength(body)), ...extra });
+}
+
+describe("site gateway: a request body that stops arriving", () => {
+  const IDLE_MS = 200;
+
+  it("answers a body that stalls with 408 request_timeout after the idle deadline, closes the connection and holds nothing", async () => {
+    const logged: string[] = [];
+    const { replica, url, gateway, metric } = await plainSite({ requestBodyIdleTimeoutMs: IDLE_MS, log: (m) => logged.push(m) });
+    const raw = await rawChat(url, "x".repeat(1000));
+    raw.send("0123456789");
+    await expect.poll(() => gateway.heldBytes).toBe(10);
+    const answer = await raw.answer;
+    expect([answer.status, answer.headers.connection]).toEqual([408, "close"]);
+    expect(JSON.parse(answer.body).error).toMatchObject({ code: "request_timeout", type: "invalid_request_error", message: expect.stringMatching(/no byte for 0.2 s/) });
+    expect(answer.closedAfterMs).toBeGreaterThanOrEqual(IDLE_MS);
+    expect(answer.closedAfterMs).toBeLessThan(2000);
+    expect(gateway.heldBytes).toBe(0);
+    expect(metric("greenference_gateway_rejected_total", { reason: "request_timeout" })).toBe(1);
+    expect(replica.seen).toHaveLength(0);
+    expect((await chat(url, "a")).status).toBe(200);
+    expect(logged).toEqual([]);
+  });
+
+  it("takes a connection that breaks mid-body as an incomplete body: nothing logged or held, and the gateway serves on", async () => {
+    const logged: string[] = [];
+    const { replica, url, gateway, metric } = await plainSite({ requestBodyIdleTimeoutMs: IDLE_MS, log: (m) => logged.push(m) });
+    const raw = await rawChat(url, "x".repeat(1000));
+    raw.send("0123456789");
+    await expect.poll(() => gateway.heldBytes).toBe(10);
+    raw.socket.destroy();
+    await expect.poll(() => metric("greenference_gateway_rejected_total", { reason: "incomplete_body" })).toBe(1);
+    expect(gateway.heldBytes).toBe(0);
+    expect(replica.seen).toHaveLength(0);
+    expect((await chat(url, "a")).status).toBe(200);
+    expect(logged).toEqual([]);
+  });
+
+  it("serves a body that arrives slowly, each byte within the deadline though the whole takes longer", async () => {
+    const { url, gateway } = await plainSite({ requestBodyIdleTimeoutMs: IDLE_MS });
+    const body = chatBody();
+    const raw = await rawChat(url, body, { connection: "close" });
+    const parts = 6;
+    for (let i = 0; i < parts; i++) {
+      raw.send(body.slice(Math.floor((i * body.length) / parts), Math.floor(((i + 1) * body.length) / parts)));
+      await new Promise((r) => setTimeout(r, IDLE_MS / 2));
+    }
+    const answer = await raw.answer;
+    expect(answer.closedAfterMs).toBeGreaterThan(2 * IDLE_MS);
+    expect(answer.status).toBe(200);
     await expect.poll(() => gateway.heldBytes).toBe(0);
   });
 });

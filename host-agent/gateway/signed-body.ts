@@ -19,27 +19,36 @@ export class ByteBudget {
 
   /** Holds `bytes` for `res`'s request until the response closes; a BodyError (503) when over budget. */
   take(res: ServerResponse, bytes: number): void {
-    if (this.held + bytes > this.max) throw new BodyError(503, `the site holds ${this.max} bytes of requests already; retry shortly`);
+    if (this.held + bytes > this.max) throw new BodyError(503, `the site holds ${this.max} bytes of requests already; retry shortly`, "busy");
     this.held += bytes;
     res.once("close", () => (this.held -= bytes));
   }
 }
 
+/** Why a request's body was refused: a bad request, or a body not taken (its BodyError's code). */
+export type BodyReason = "invalid_request" | NonNullable<BodyError["code"]>;
+const BODY_REASONS: ReadonlySet<string> = new Set<BodyReason>(["invalid_request", "busy", "request_timeout", "incomplete_body"]);
+
+/** Whether a refusal is the body's (counted among the gateway's rejections) rather than the ingress's. */
+export const isBodyReason = (reason: string): reason is BodyReason => BODY_REASONS.has(reason);
+
 /** Why a signed JSON body was not admitted, as the gateway answers it. */
 export interface BodyRefusal {
-  status: 400 | 401 | 413 | 415 | 503;
+  status: 400 | 401 | 408 | 413 | 415 | 503;
   message: string;
-  /** An ingress refusal (counted apart) or a bad request. */
-  reason: IngressRefusal | "invalid_request" | "busy";
+  /** An ingress refusal (counted apart), or the body's. */
+  reason: IngressRefusal | BodyReason;
 }
 
 /**
  * Reads a request the edge signed: 415 unless it is JSON, then its body within `limit` and the
- * site's byte budget (413, 503), then the signature over the bytes as received (401), and only
- * then the JSON (400, also past MAX_JSON_DEPTH). Nothing unsigned is parsed.
+ * site's byte budget (413, 503), each byte within `idleMs` of the last (408, the connection closed
+ * after the answer; a connection that breaks mid-body: 400), then the signature over the bytes as
+ * received (401), and only then the JSON (400, also past MAX_JSON_DEPTH). Nothing unsigned is
+ * parsed. What the body took from the budget is given back when `res` closes, however it ends.
  *
  * @example
- * const read = await readSignedJson(req, res, "/v1/chat/completions", head, { auth, budget, limit: 8 << 20 });
+ * const read = await readSignedJson(req, res, "/v1/chat/completions", head, { auth, budget, limit: 8 << 20, idleMs: 10_000 });
  * if (!read.ok) return reply(read.refusal);
  */
 export async function readSignedJson(
@@ -47,15 +56,16 @@ export async function readSignedJson(
   res: ServerResponse,
   path: string,
   head: SiteHopHead,
-  o: { auth: IngressAuth; budget: ByteBudget; limit: number },
+  o: { auth: IngressAuth; budget: ByteBudget; limit: number; idleMs: number },
 ): Promise<{ ok: true; value: unknown; bytes: Buffer } | { ok: false; refusal: BodyRefusal }> {
   if (!isJsonMediaType(req.headers["content-type"])) return { ok: false, refusal: { status: 415, message: "the request body must be JSON (Content-Type: application/json)", reason: "invalid_request" } };
   let bytes: Buffer;
   try {
-    bytes = await readBodyBytes(req, o.limit, (n) => o.budget.take(res, n));
+    bytes = await readBodyBytes(req, o.limit, { idleMs: o.idleMs, take: (n) => o.budget.take(res, n) });
   } catch (error) {
     if (!(error instanceof BodyError)) throw error;
-    return { ok: false, refusal: { status: error.status, message: error.message, reason: error.status === 503 ? "busy" : "invalid_request" } };
+    if (error.closesConnection) res.setHeader("connection", "close");
+    return { ok: false, refusal: { status: error.status, message: error.message, reason: error.code ?? "invalid_request" } };
   }
   const verdict = o.auth.verify(head, req.method ?? "POST", path, req.headers, bytes);
   if (!verdict.ok) return { ok: false, refusal: verdict };

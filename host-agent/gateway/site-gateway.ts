@@ -12,7 +12,7 @@ import { launchKey, servedNameOf, type Engine, type EngineLaunch } from "../engi
 import { classIdOf } from "../telemetry/request-log.ts";
 import type { EnergyMeter } from "../receipts/energy-meter.ts";
 import type { RequestTracker, TrackedRequest } from "../telemetry/request-tracker.ts";
-import { closeServer, header, listen, sendJson, sendOpenAiError } from "../util/http.ts";
+import { closeServer, DEFAULT_BODY_IDLE_MS, header, listen, REQUEST_RECEIPT_TIMEOUTS, sendJson, sendOpenAiError } from "../util/http.ts";
 import type { GatewayMetrics, RejectReason } from "./gateway-metrics.ts";
 import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 import { EngineQueueGauges } from "./engine-queue-gauges.ts";
@@ -22,7 +22,7 @@ import { PrefillPairing } from "./prefill-pairing.ts";
 import { isAccepting, planPeers, resolveTarget, type SiteView, type Target, type TargetQuery } from "./replica-directory.ts";
 import type { ReplicaPrediction } from "./service-model.ts";
 import { withServedName } from "./served-name.ts";
-import { ByteBudget, readSignedJson, type BodyRefusal } from "./signed-body.ts";
+import { ByteBudget, isBodyReason, readSignedJson, type BodyRefusal } from "./signed-body.ts";
 import { forwardToEngine } from "./upstream.ts";
 import { paramText } from "../../src/core/schemas/issue-param.ts";
 
@@ -55,6 +55,8 @@ export interface SiteGatewayOptions {
   tickMs?: number;
   /** How long an engine may send nothing once its answer began before the gateway ends it. Default 60 s. */
   idleTimeoutMs?: number;
+  /** How long a request body may go without a byte before the request gets 408 and its connection closes. Default 10 s. */
+  requestBodyIdleTimeoutMs?: number;
   /** Request bytes held at once (read, queued, in flight); past it a request is refused (503). Default 256 MiB. */
   maxHeldBytes?: number;
   /** How often the engines' queue gauges are read while the plan's balance is join-idle or the emergency ladder keeps a queue, ms. Default 250. */
@@ -144,7 +146,7 @@ export class SiteGateway {
     this.queue = new SiteQueue({ policy: options.scheduler, maxLength: options.queueMax, maxWaitMs: options.queueWaitMs });
     const slots = { busy: (e: Engine) => this.inFlight.get(e)?.count ?? 0, hold: (e: Engine) => this.hold(e, 0), release: (e: Engine) => this.release(e, 0) };
     this.pairing = new PrefillPairing({ view: options.view, slots, replicaConcurrency: options.replicaConcurrency, meter: options.meter, timeoutMs: this.idleMs, log: options.log });
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
+    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, ...REQUEST_RECEIPT_TIMEOUTS }, (req, res) => void this.route(req, res).catch((error: unknown) => this.fail(res, error)));
   }
 
   start(host: string, port: number): Promise<string> {
@@ -199,7 +201,7 @@ export class SiteGateway {
       return verdict.ok ? sendJson(res, 200, this.models()) : this.refuse(res, verdict);
     }
     if (this.stopping) return this.reject(res, 503, "the site agent is stopping", "stopping");
-    const read = await readSignedJson(req, res, path, head.head, { auth: this.options.ingress, budget: this.held, limit: BODY_LIMIT });
+    const read = await readSignedJson(req, res, path, head.head, { auth: this.options.ingress, budget: this.held, limit: BODY_LIMIT, idleMs: this.options.requestBodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_MS });
     if (!read.ok) return this.refuse(res, read.refusal);
     return this.inference(path === "/v1/chat/completions" ? "chat" : "text", path, read.value, read.bytes, req, res);
   }
@@ -425,7 +427,7 @@ export class SiteGateway {
 
   /** Answers a request refused at the door or while reading its body; door refusals are counted apart. */
   private refuse(res: ServerResponse, r: BodyRefusal | { status: number; reason: IngressRefusal; message: string }): void {
-    if (r.reason === "invalid_request" || r.reason === "busy") return this.reject(res, r.status, r.message, r.reason);
+    if (isBodyReason(r.reason)) return this.reject(res, r.status, r.message, r.reason);
     this.bump(this.counts.unauthorized, r.reason);
     sendOpenAiError(res, r.status, r.message, r.reason === "replay_cache_full" ? "busy" : "invalid_signature", null, r.status === 503 ? { "retry-after": "1" } : {});
   }

@@ -1,18 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rawRequest } from "../util/raw-http.test-helper.ts";
 import { LocalApiServer, type LocalApiBackend } from "./local-api-server.ts";
 
 const tokens = { read: "read-token-0123456789", control: "control-token-0123456789" };
 const calls: string[] = [];
+let plansOffered = 0;
 const backend: LocalApiBackend = {
   gpuCount: 2,
   status: async () => ({ site: "wind-a" }),
   metrics: async () => "greenference_gpu_power_watts{gpu=\"0\"} 80\n",
   lockClocks: async (gpu, lo, hi) => void calls.push(`lock ${gpu} ${lo}-${hi}`),
   resetClocks: async (gpu) => void calls.push(`reset ${gpu}`),
-  offerPlan: (body) => ((body as { ok?: boolean }).ok ? { accepted: true, version: 3 } : { accepted: false, version: 4, problems: ["bad"] }),
+  offerPlan: (body) => (plansOffered++, (body as { ok?: boolean }).ok ? { accepted: true, version: 3 } : { accepted: false, version: 4, problems: ["bad"] }),
   reapply: () => void calls.push("reapply"),
 };
-const api = new LocalApiServer(backend, tokens);
+const api = new LocalApiServer(backend, tokens, { requestBodyIdleTimeoutMs: 200 });
 let url = "";
 beforeAll(async () => {
   url = await api.start("127.0.0.1", 0);
@@ -54,5 +56,28 @@ describe("LocalApiServer", () => {
     expect((await call("GET", "/v1/plan", tokens.control)).status).toBe(405);
     expect((await call("GET", "/nowhere", tokens.control)).status).toBe(404);
     expect(calls).toEqual(["lock 1 1005-1410", "reset 1", "reapply"]);
+  });
+});
+
+describe("LocalApiServer: a request body that stops arriving", () => {
+  const plan = { "content-type": "application/json", authorization: `Bearer ${tokens.control}`, "content-length": "1000" };
+
+  it("answers a stalled body with 408 request_timeout after the idle deadline, closes the connection and offers nothing", async () => {
+    const offered = plansOffered;
+    const raw = await rawRequest(url, "POST", "/v1/plan", plan);
+    raw.send('{"ok": true');
+    const answer = await raw.answer;
+    expect([answer.status, answer.headers.connection, JSON.parse(answer.body).error.code]).toEqual([408, "close", "request_timeout"]);
+    expect(answer.closedAfterMs).toBeGreaterThanOrEqual(200);
+    expect(answer.closedAfterMs).toBeLessThan(2000);
+    expect(plansOffered).toBe(offered);
+  });
+
+  it("serves on after a connection that breaks mid-body", async () => {
+    const raw = await rawRequest(url, "POST", "/v1/gpus/0/clocks", plan);
+    raw.send('{"minMhz": 1005');
+    raw.socket.destroy();
+    await raw.answer;
+    expect((await call("POST", "/v1/plan", tokens.control, { ok: true })).status).toBe(202);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { z } from "zod";
 import type { OfferResult } from "../applier/plan-applier.ts";
-import { BodyError, closeServer, listen, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
+import { BodyError, closeServer, DEFAULT_BODY_IDLE_MS, listen, readJsonBody, REQUEST_RECEIPT_TIMEOUTS, sendBodyError, sendJson, sendOpenAiError } from "../util/http.ts";
 import { authorize, type LocalApiTokens, type Scope } from "./scopes.ts";
 import { paramText } from "../../src/core/schemas/issue-param.ts";
 
@@ -31,19 +31,23 @@ interface Route {
  * control scope for `POST /v1/gpus/:index/clocks` ({minMhz, maxMhz}), `POST /v1/gpus/:index/clocks/reset`,
  * `POST /v1/plan` (a site plan slice, applied like one from the edge) and `POST /v1/plan/reapply`.
  * No token or an unknown one: 401; a read token on a control route: 403. `GET /healthz` is open.
+ * A body with no byte for `requestBodyIdleTimeoutMs` (default 10 s) gets 408 `request_timeout`.
  *
  * @example
- * const api = new LocalApiServer(agentBackend, { read: "r...", control: "c..." });
+ * const api = new LocalApiServer(agentBackend, { read: "r...", control: "c..." }, { requestBodyIdleTimeoutMs: 10_000 });
  * const url = await api.start("127.0.0.1", 9400);
  */
 export class LocalApiServer {
   private readonly server: Server;
   private readonly routes: Route[];
+  private readonly bodyIdleMs: number;
 
   constructor(
     private readonly backend: LocalApiBackend,
     private readonly tokens: LocalApiTokens,
+    options: { requestBodyIdleTimeoutMs?: number } = {},
   ) {
+    this.bodyIdleMs = options.requestBodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_MS;
     this.routes = [
       { method: "GET", path: /^\/v1\/status$/, scope: "read", handle: async (_q, res) => sendJson(res, 200, await backend.status()) },
       { method: "GET", path: /^\/metrics$/, scope: "read", handle: async (_q, res) => void res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(await backend.metrics()) },
@@ -52,7 +56,7 @@ export class LocalApiServer {
       { method: "POST", path: /^\/v1\/plan$/, scope: "control", handle: (q, res) => this.plan(q, res) },
       { method: "POST", path: /^\/v1\/plan\/reapply$/, scope: "control", handle: async (_q, res) => (backend.reapply(), sendJson(res, 202, { reapplying: true })) },
     ];
-    this.server = createServer((req, res) => void this.dispatch(req, res));
+    this.server = createServer(REQUEST_RECEIPT_TIMEOUTS, (req, res) => void this.dispatch(req, res));
   }
 
   start(host: string, port: number): Promise<string> {
@@ -76,7 +80,7 @@ export class LocalApiServer {
     try {
       await route.handle(req, res, route.path.exec(path)!.slice(1));
     } catch (error) {
-      if (error instanceof BodyError) return sendOpenAiError(res, error.status, error.message);
+      if (error instanceof BodyError) return sendBodyError(res, error);
       if (!res.headersSent) sendOpenAiError(res, 500, (error as Error).message);
     }
   }
@@ -91,7 +95,7 @@ export class LocalApiServer {
   private async lock(req: IncomingMessage, res: ServerResponse, params: string[]): Promise<void> {
     const gpu = this.gpu(res, params);
     if (gpu === undefined) return;
-    const body = ClockBody.safeParse(await readJsonBody(req, 4096));
+    const body = ClockBody.safeParse(await readJsonBody(req, 4096, this.bodyIdleMs));
     if (!body.success) return sendOpenAiError(res, 400, z.prettifyError(body.error), null, paramText(body.error.issues[0]?.path ?? []) || null);
     await this.backend.lockClocks(gpu, body.data.minMhz, body.data.maxMhz);
     sendJson(res, 200, { gpu, locked: body.data });
@@ -105,7 +109,7 @@ export class LocalApiServer {
   }
 
   private async plan(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const outcome = this.backend.offerPlan(await readJsonBody(req, 1024 * 1024));
+    const outcome = this.backend.offerPlan(await readJsonBody(req, 1024 * 1024, this.bodyIdleMs));
     if (outcome.accepted) sendJson(res, 202, outcome);
     else sendJson(res, 400, { error: { message: `plan refused: ${outcome.problems.join("; ")}`, type: "invalid_request_error", param: null, code: "invalid_plan" }, ...outcome });
   }

@@ -6,7 +6,7 @@ import { chatPromptShape, completionPromptShape } from "../../src/core/classify/
 import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
 import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
-import { BodyError, readJsonBody, sendJson, sendOpenAiError } from "../util/http.ts";
+import { BodyError, readJsonBody, sendBodyError, sendJson, sendOpenAiError } from "../util/http.ts";
 import { stopCut, unsupportedParameter } from "./sampling-parameters.ts";
 import { SimRequestError, type RealtimeEngine, type SimRequestResult } from "./realtime-engine.ts";
 import { SseWriter } from "./sse-writer.ts";
@@ -23,6 +23,8 @@ export interface CompletionContext {
   maxContext: number;
   /** Output tokens of a chat request without max_tokens (a placeholder engine never stops by itself). */
   defaultMaxTokens: number;
+  /** How long a request body may go without a byte (408 after), ms. */
+  bodyIdleMs: number;
   instanceId: string;
   accepting(): boolean;
   requestLog?: RequestLog;
@@ -66,9 +68,9 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   if (!ctx.accepting()) return sendOpenAiError(res, 503, "this engine is draining and takes no new requests", "engine_draining");
   let raw: unknown;
   try {
-    raw = await readJsonBody(req, BODY_LIMIT);
+    raw = await readJsonBody(req, BODY_LIMIT, ctx.bodyIdleMs);
   } catch (error) {
-    if (error instanceof BodyError) return sendOpenAiError(res, error.status, error.message);
+    if (error instanceof BodyError) return sendBodyError(res, error);
     throw error;
   }
   const handoff = takeKvHandoff(raw);

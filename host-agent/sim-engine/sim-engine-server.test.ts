@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llmSpec } from "../../src/core/model/llm-specs.ts";
 import { RequestLog } from "../telemetry/request-log.ts";
 import { parsePrometheusText, sumOf } from "../util/prometheus-text.ts";
+import { rawRequest } from "../util/raw-http.test-helper.ts";
 import { RealtimeEngine } from "./realtime-engine.ts";
 import { SimEngineServer } from "./sim-engine-server.ts";
 import { SimulatedSite } from "./simulated-site.ts";
@@ -15,7 +16,7 @@ beforeAll(async () => {
   const site = await SimulatedSite.open({ gpuType: "A100-80GB", gpuCount: 1, speed: 20 });
   const llm = llmSpec("llama3.1-8b");
   engine = new RealtimeEngine({ llm, tp: 1, site, gpus: [0] });
-  server = new SimEngineServer({ engine, llm, servedModel: "llama-8b", instanceId: "i1", requestLog: log, defaultMaxTokens: 8, nowMs: () => site.clock.nowMs() });
+  server = new SimEngineServer({ engine, llm, servedModel: "llama-8b", instanceId: "i1", requestLog: log, defaultMaxTokens: 8, nowMs: () => site.clock.nowMs(), requestBodyIdleTimeoutMs: 200 });
   url = await server.start("127.0.0.1", 0);
 });
 afterAll(async () => {
@@ -51,6 +52,10 @@ describe("SimEngineServer", () => {
     expect(await status(post("/v1/chat/completions", { model: "gpt-4", messages: [{ role: "user", content: "x" }] }))).toEqual([404, "model_not_found"]);
     expect(await status(post("/v1/chat/completions", { model: "llama-8b", messages: [] }))).toEqual([400, null]);
     expect(await status(post("/v1/chat/completions", "{oops"))).toEqual([400, null]);
+    const stalled = await rawRequest(url, "POST", "/v1/chat/completions", { "content-type": "application/json", "content-length": "1000" });
+    stalled.send('{"model": "llama-8b"');
+    const timedOut = await stalled.answer;
+    expect([timedOut.status, timedOut.headers.connection, JSON.parse(timedOut.body).error.code]).toEqual([408, "close", "request_timeout"]);
     expect(await status(post("/v1/completions", { model: "llama-8b", prompt: "x", max_tokens: 200_000 }))).toEqual([400, "context_length_exceeded"]);
     const chat = (extra: Record<string, unknown>) => post(extra.best_of ? "/v1/completions" : "/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }], prompt: "x", ...extra });
     for (const [param, value] of [["best_of", 2], ["tools", [{ type: "function", function: { name: "f" } }]], ["logprobs", true], ["response_format", { type: "json_object" }]] as const) {

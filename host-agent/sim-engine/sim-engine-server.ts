@@ -3,7 +3,7 @@ import type { KvBootstrap, KvHandoffProtocol } from "../../src/core/schemas/kv-t
 import type { InstanceRole } from "../../src/core/schemas/plan.ts";
 import type { LlmSpec } from "../../src/core/model/llm-specs.ts";
 import type { RequestLog } from "../telemetry/request-log.ts";
-import { closeServer, listen, sendJson, sendOpenAiError } from "../util/http.ts";
+import { closeServer, DEFAULT_BODY_IDLE_MS, listen, REQUEST_RECEIPT_TIMEOUTS, sendJson, sendOpenAiError } from "../util/http.ts";
 import { PrometheusWriter } from "../util/prometheus-text.ts";
 import { sleep } from "../util/backoff.ts";
 import { handleCompletion } from "./completion-handler.ts";
@@ -29,6 +29,8 @@ export interface SimEngineServerOptions {
   role?: InstanceRole;
   /** Longest an SGLang-style decode engine waits for its prefill partner's KV, ms (wall time). Default 30 s. */
   bootstrapWaitMs?: number;
+  /** How long a request body may go without a byte before the request gets 408, ms. Default DEFAULT_BODY_IDLE_MS. */
+  requestBodyIdleTimeoutMs?: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export class SimEngineServer {
       model: this.model,
       maxContext: options.llm.maxContext,
       defaultMaxTokens: options.defaultMaxTokens ?? 256,
+      bodyIdleMs: options.requestBodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_MS,
       get instanceId() {
         return server.instanceId;
       },
@@ -88,7 +91,7 @@ export class SimEngineServer {
         take: (at: KvBootstrap, promptTokens: number, waitMs: number, signal: AbortSignal) => this.awaitingKv(this.takeKv(at, promptTokens, waitMs, signal, linkGBps)),
       },
     };
-    this.server = createServer((req, res) => {
+    this.server = createServer(REQUEST_RECEIPT_TIMEOUTS, (req, res) => {
       const path = (req.url ?? "/").split("?")[0];
       const route = `${req.method} ${path}`;
       const done = (p: Promise<void>) => p.catch((error: unknown) => (res.headersSent ? res.destroy() : sendOpenAiError(res, 500, (error as Error).message)));

@@ -1,44 +1,89 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 
-/** A request body over the limit (413), not JSON (400), or one the server cannot hold now (503). */
+/** How long a request body may go without a byte by default (the edge's REQUEST_BODY_IDLE_TIMEOUT_S too). */
+export const DEFAULT_BODY_IDLE_MS = 10_000;
+
+/**
+ * Node's bounds on receiving a request, set rather than left to its defaults (60 s, 300 s): the
+ * head within 20 s, the whole request within 60 s (checked every 30 s, Node's
+ * connectionsCheckingInterval). Both end once the request is read: a long streamed answer is not
+ * cut. Between a body's bytes the tighter bound is readBodyBytes' idle deadline; requestTimeout
+ * bounds a body trickling in just faster than that (8 MiB in 60 s is 140 KB/s).
+ */
+export const REQUEST_RECEIPT_TIMEOUTS = { headersTimeout: 20_000, requestTimeout: 60_000 } as const;
+
+/**
+ * A request body not taken: over the limit (413), not JSON (400), one the server cannot hold now
+ * (503 `busy`), one that stopped arriving (408 `request_timeout`) or whose connection broke
+ * mid-body (400 `incomplete_body`). `code` is its OpenAI error code, where it has its own.
+ */
 export class BodyError extends Error {
   constructor(
-    readonly status: 400 | 413 | 503,
+    readonly status: 400 | 408 | 413 | 503,
     message: string,
+    readonly code: "busy" | "request_timeout" | "incomplete_body" | null = null,
   ) {
     super(message);
   }
+
+  /**
+   * Whether its answer must close the connection: a body that stopped arriving cannot be drained
+   * (Node reads the rest of an unread body to reuse the connection), so the connection would stay.
+   */
+  get closesConnection(): boolean {
+    return this.code === "request_timeout";
+  }
 }
 
-/** Reads and JSON-parses a request body of at most `limit` bytes. */
-export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
-  return (await readJsonBodyBytes(req, limit)).value;
+/** Reads and JSON-parses a request body of at most `limit` bytes, each byte within `idleMs` of the last. */
+export async function readJsonBody(req: IncomingMessage, limit: number, idleMs: number): Promise<unknown> {
+  const bytes = await readBodyBytes(req, limit, { idleMs });
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    throw new BodyError(400, "the request body is not valid JSON");
+  }
 }
 
 /**
  * Reads a request body of at most `limit` bytes; `take` (when given) is asked for each chunk's
- * bytes before it is kept and may refuse by throwing a BodyError.
+ * bytes before it is kept and may refuse by throwing a BodyError. A body with no byte for `idleMs`
+ * is a BodyError 408, one whose connection breaks first a 400. On any BodyError reading stops
+ * there; answer it with sendBodyError (or close the connection where `closesConnection` says).
  */
-export async function readBodyBytes(req: IncomingMessage, limit: number, take?: (bytes: number) => void): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new BodyError(413, `the request body is larger than ${limit} bytes`);
-    take?.(chunk.length);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+export function readBodyBytes(req: IncomingMessage, limit: number, o: { idleMs: number; take?: (bytes: number) => void }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (error?: unknown) => {
+      clearTimeout(idle);
+      req.off("data", onData).off("end", onEnd).off("error", onBroken).off("close", onBroken);
+      if (error === undefined) return resolve(Buffer.concat(chunks, size));
+      req.pause();
+      reject(error);
+    };
+    const idle = setTimeout(() => stop(new BodyError(408, `the request body stopped arriving: no byte for ${o.idleMs / 1000} s; send it again`, "request_timeout")), o.idleMs);
+    const onData = (chunk: Buffer) => {
+      idle.refresh();
+      size += chunk.length;
+      if (size > limit) return stop(new BodyError(413, `the request body is larger than ${limit} bytes`));
+      try {
+        o.take?.(chunk.length);
+      } catch (error) {
+        return stop(error);
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => stop();
+    // A connection that closes before the body's end: Node's 'aborted' error, or a close without one.
+    const onBroken = () => stop(new BodyError(400, "the request body ended before its end (the connection broke)", "incomplete_body"));
+    req.on("data", onData).on("end", onEnd).on("error", onBroken).on("close", onBroken);
+  });
 }
 
-/** Reads a JSON request body of at most `limit` bytes: its bytes as sent, and its value. */
-export async function readJsonBodyBytes(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer; value: unknown }> {
-  const bytes = await readBodyBytes(req, limit);
-  try {
-    return { bytes, value: JSON.parse(bytes.toString("utf8")) };
-  } catch {
-    throw new BodyError(400, "the request body is not valid JSON");
-  }
+/** Answers a BodyError in OpenAI's shape, closing the connection after it where the body stalled. */
+export function sendBodyError(res: ServerResponse, error: BodyError): void {
+  sendOpenAiError(res, error.status, error.message, error.code, null, error.closesConnection ? { connection: "close" } : {});
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
