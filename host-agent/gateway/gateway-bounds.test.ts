@@ -74,6 +74,22 @@ describe("site gateway: memory that input can grow is bounded", () => {
     expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200, 200]);
     await expect.poll(() => gateway.heldBytes).toBe(0);
   });
+
+  it("holds a body of many chunks with one listener on its response, and gives all of it back", async () => {
+    const { url, gateway } = await plainSite();
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      // 4 MB arrives in a few hundred chunks: one close listener each would pass Node's 10 (MaxListenersExceededWarning).
+      const r = await chat(url, "a", { messages: [{ role: "user", content: "x".repeat(4_000_000) }] });
+      expect(r.status).toBe(200);
+      await expect.poll(() => gateway.heldBytes).toBe(0);
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
 });
 
 /** A signed chat request on a raw connection, declaring `body`'s length; the test sends the body (or part of it). */

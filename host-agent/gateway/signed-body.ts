@@ -10,6 +10,8 @@ import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
  */
 export class ByteBudget {
   private held = 0;
+  /** Per response still open, the bytes its request holds: one close listener each, however many chunks. */
+  private readonly byResponse = new WeakMap<ServerResponse, number>();
 
   constructor(readonly max: number) {}
 
@@ -21,7 +23,13 @@ export class ByteBudget {
   take(res: ServerResponse, bytes: number): void {
     if (this.held + bytes > this.max) throw new BodyError(503, `the site holds ${this.max} bytes of requests already; retry shortly`, "busy");
     this.held += bytes;
-    res.once("close", () => (this.held -= bytes));
+    const before = this.byResponse.get(res);
+    this.byResponse.set(res, (before ?? 0) + bytes);
+    if (before !== undefined) return;
+    res.once("close", () => {
+      this.held -= this.byResponse.get(res) ?? 0;
+      this.byResponse.delete(res);
+    });
   }
 }
 
