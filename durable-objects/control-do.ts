@@ -9,7 +9,7 @@ import type { Forecast } from "../src/core/schemas/forecast.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import type { ApiKeyRecord } from "./api-key-store.ts";
-import type { PolicyChange } from "./fleet-store.ts";
+import type { FleetChange, PolicyChange } from "./fleet-store.ts";
 import type { DashboardContext, DeferralSources, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
 import { ControlStores } from "./control-stores.ts";
 import type { CronOutcome, CronRun } from "./cron-run-store.ts";
@@ -24,7 +24,7 @@ import type { ProfileSummary } from "./profile-store.ts";
 export type * from "./control-contract.ts";
 export { CRON_RUNS_KEPT, CronOutcome } from "./cron-run-store.ts";
 export type { EdgeSnapshot } from "./edge-snapshot.ts";
-export { InvalidFleetError, type PolicyChange } from "./fleet-store.ts";
+export { InvalidFleetError, type FleetChange, type PolicyChange } from "./fleet-store.ts";
 export { FORECASTS_PER_UPLOAD } from "./forecast-intake.ts";
 
 /** The name of the one global ControlDO. */
@@ -61,8 +61,8 @@ export class ControlDO extends ControlStores {
     return fleet;
   }
 
-  /** Like setFleet, but a bad fleet comes back as a 400 outcome instead of an exception. */
-  async putFleet(input: unknown): Promise<Outcome<Fleet>> {
+  /** Like setFleet, but a bad fleet comes back as a 400 outcome instead of an exception, and a stored one with what it replaced. */
+  async putFleet(input: unknown): Promise<Outcome<FleetChange>> {
     return this.changedFleet(await this.fleets.put(input, Date.now()));
   }
 
@@ -71,12 +71,12 @@ export class ControlDO extends ControlStores {
     return this.changedFleet(await this.fleets.setPolicy(input, Date.now()));
   }
 
-  /** Undoes a policy change while the fleet is still as it left it (see FleetStore.restorePolicy); 409 otherwise. */
-  async restorePolicy(change: PolicyChange): Promise<Outcome<Policy>> {
-    return this.changedFleet(await this.fleets.restorePolicy(change));
+  /** Undoes a change of the fleet or its policy while the fleet is still as it left it (see FleetStore.restore); 409 otherwise. */
+  async restoreFleet(change: FleetChange): Promise<Outcome<Fleet | null>> {
+    return this.changedFleet(await this.fleets.restore(change));
   }
 
-  /** The current fleet, or null before one was set. */
+  /** The current fleet, or null before one was set (and once a first that could not plan was undone). */
   getFleet(): Fleet | null {
     return this.fleets.fleet;
   }

@@ -3,15 +3,20 @@ import { Fleet, Policy, samePolicy } from "../src/core/schemas/fleet.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
 /**
- * A stored change of the fleet's policy and what it replaced: enough to undo it exactly
- * (`FleetStore.restorePolicy`) while the fleet is still at `revision`.
+ * A stored change of the fleet (all of it, or its policy alone) and what it replaced: enough to
+ * undo it exactly (`FleetStore.restore`) while the fleet is still at `revision`.
  */
-export interface PolicyChange {
-  policy: Policy;
+export interface FleetChange {
+  fleet: Fleet;
   revision: number;
-  previous: Policy;
-  previousChangedAtMs: number | null;
+  /** The fleet it replaced; null when it was the first. */
+  previous: Fleet | null;
+  /** `policyChangedAtMs` before the change. */
+  previousPolicyChangedAtMs: number | null;
 }
+
+/** A change of the policy alone, which needs a fleet to change. */
+export type PolicyChange = FleetChange & { previous: Fleet };
 
 /** Thrown for a fleet that fails validation; the stored fleet is left as it was. */
 export class InvalidFleetError extends Error {
@@ -19,9 +24,9 @@ export class InvalidFleetError extends Error {
 }
 
 /**
- * ControlDO's fleet: the one the operator configured (null before the first), its revision, which
- * counts every change, and when its policy (kind or weights) last changed; a fleet is stored only
- * once it parses.
+ * ControlDO's fleet: the one the operator configured (null before the first, and again once a first
+ * that could not plan was undone), its revision, which counts every change, and when its policy
+ * (kind or weights) last changed; a fleet is stored only once it parses.
  */
 export class FleetStore {
   private current: Fleet | null = null;
@@ -57,53 +62,57 @@ export class FleetStore {
   async set(input: unknown, nowMs: number): Promise<Fleet> {
     const parsed = Fleet.safeParse(input);
     if (!parsed.success) throw new InvalidFleetError(`invalid fleet: ${z.prettifyError(parsed.error)}`);
-    await this.store(parsed.data, nowMs);
+    await this.change(parsed.data, nowMs);
     return parsed.data;
   }
 
-  /** Like `set`, but a bad fleet is a 400 outcome. */
-  async put(input: unknown, nowMs: number): Promise<Outcome<Fleet>> {
+  /** Like `set`, but a bad fleet is a 400 outcome, and a stored one comes with what it replaced. */
+  async put(input: unknown, nowMs: number): Promise<Outcome<FleetChange>> {
     const parsed = Fleet.safeParse(input);
     if (!parsed.success) return invalid("fleet", parsed.error);
-    await this.store(parsed.data, nowMs);
-    return success(parsed.data);
+    return success(await this.change(parsed.data, nowMs));
   }
 
   /** Replaces the fleet's policy and objective weights, answering what it replaced; 409 before there is a fleet. */
   async setPolicy(input: unknown, nowMs: number): Promise<Outcome<PolicyChange>> {
     const parsed = Policy.safeParse(input);
     if (!parsed.success) return invalid("policy", parsed.error);
-    if (!this.current) return failure(409, "no fleet is configured; PUT /admin/v1/fleet first");
-    const previous = this.current.policy;
-    const previousChangedAtMs = this.policyChangedMs;
-    await this.store({ ...this.current, policy: parsed.data }, nowMs);
-    return success({ policy: parsed.data, revision: this.revisionCount, previous, previousChangedAtMs });
+    const previous = this.current;
+    if (!previous) return failure(409, "no fleet is configured; PUT /admin/v1/fleet first");
+    return success({ ...(await this.change({ ...previous, policy: parsed.data }, nowMs)), previous });
   }
 
   /**
    * Undoes `change` (compare-and-restore): only while the fleet is still at the revision the change
-   * made, else 409 and the later change stays. The previous policy comes back with its
-   * `policyChangedAtMs`, so the undone change never counts as one (the cron neither replans for it
-   * nor loses a replan still owed to an earlier change). The revision moves on rather than back: it
-   * keys the edge's routing snapshot (`planKey`), and a number once given to a fleet is not reused.
+   * made, else 409 and the later change stays. The previous fleet comes back with its
+   * `policyChangedAtMs`, so the undone change never counts as a change of policy (the cron neither
+   * replans for it nor loses a replan still owed to an earlier change); undoing the first fleet
+   * leaves none, as before it. The revision moves on rather than back: it keys the edge's routing
+   * snapshot (`planKey`), and a number once given to a fleet is not reused.
    */
-  async restorePolicy(change: PolicyChange): Promise<Outcome<Policy>> {
-    if (!this.current || this.revisionCount !== change.revision) {
-      return failure(409, `the fleet changed (revision ${this.revisionCount}, not ${change.revision}) after the policy was set; the later change stays`);
+  async restore(change: FleetChange): Promise<Outcome<Fleet | null>> {
+    if (this.revisionCount !== change.revision) {
+      return failure(409, `the fleet changed (revision ${this.revisionCount}, not ${change.revision}) after this change was stored; the later change stays`);
     }
-    await this.write({ ...this.current, policy: change.previous }, change.previousChangedAtMs);
+    await this.write(change.previous, change.previousPolicyChangedAtMs);
     return success(change.previous);
   }
 
-  private store(fleet: Fleet, nowMs: number): Promise<void> {
-    return this.write(fleet, this.current && !samePolicy(this.current.policy, fleet.policy) ? nowMs : this.policyChangedMs);
+  /** Stores `fleet`, answering what it replaced; a new policy (kind or weights) is a change of policy at `nowMs`. */
+  private async change(fleet: Fleet, nowMs: number): Promise<FleetChange> {
+    const previous = this.current;
+    const previousPolicyChangedAtMs = this.policyChangedMs;
+    await this.write(fleet, previous && !samePolicy(previous.policy, fleet.policy) ? nowMs : previousPolicyChangedAtMs);
+    return { fleet, revision: this.revisionCount, previous, previousPolicyChangedAtMs };
   }
 
-  private async write(fleet: Fleet, policyChangedAtMs: number | null): Promise<void> {
+  /** Stores `fleet` (null: none, as before the first) at the next revision. */
+  private async write(fleet: Fleet | null, policyChangedAtMs: number | null): Promise<void> {
     const revision = this.revisionCount + 1;
-    // No await between the two writes: the Durable Object commits them together.
-    const put = this.storage.put({ fleet, fleetRevision: revision, ...(policyChangedAtMs === null ? {} : { policyChangedAtMs }) });
-    await Promise.all([put, policyChangedAtMs === null ? this.storage.delete("policyChangedAtMs") : undefined]);
+    const gone = [...(fleet ? [] : ["fleet"]), ...(policyChangedAtMs === null ? ["policyChangedAtMs"] : [])];
+    // No await between the writes: the Durable Object commits them together.
+    const put = this.storage.put({ fleetRevision: revision, ...(fleet ? { fleet } : {}), ...(policyChangedAtMs === null ? {} : { policyChangedAtMs }) });
+    await Promise.all([put, gone.length > 0 ? this.storage.delete(gone) : undefined]);
     this.current = fleet;
     this.revisionCount = revision;
     this.policyChangedMs = policyChangedAtMs;

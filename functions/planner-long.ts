@@ -30,7 +30,7 @@ const DUE_SLACK_MS = 30_000;
 
 /**
  * The fleet planner's run (every 5 minutes from the cron; `POST /admin/v1/replan`,
- * `PUT /admin/v1/policy` and the carbon trigger `force` it): plans when the policy's cadence is due
+ * a changed `PUT /admin/v1/policy` or `PUT /admin/v1/fleet` and the carbon trigger `force` it): plans when the policy's cadence is due
  * since the plan in force was made (or there is none, another policy made it, or the fleet's policy
  * or weights changed after it was stored), measures demand and each class's mean request from
  * the edge's counters since the last run, assembles the input from ControlDO (fleet, power and load forecasts, demand, the plan in
@@ -38,8 +38,8 @@ const DUE_SLACK_MS = 30_000;
  * store (whose version rules apply; a plan made under a policy the fleet no longer has is refused). `skipped` says what is missing (fleet, profile table, demand)
  * or when the next run is due; a planner that throws or makes a plan that does not fit the fleet
  * (`unplannable`), a solver that does not load or a plan the store refuses is an `error` and the current plan stays. `CADENCE_SPEEDUP` runs cadences faster (the local stack's sped-up clock).
- * With `policy` (a policy switch's own run) it plans only under that policy: when another switch
- * replaced it meanwhile, the run is `skipped` (that switch plans its own).
+ * With `policy` (a policy or fleet change's own run) it plans only under that policy: when another
+ * change replaced it meanwhile, the run is `skipped` (that change plans its own).
  */
 export async function runPlannerLong(env: Env, nowMs: number, deps: CronDeps, o: { force?: boolean; policy?: Policy } = {}): Promise<PlannerRun> {
   const control = controlStub(env);

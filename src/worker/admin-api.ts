@@ -9,6 +9,7 @@ import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
 import { renderPrometheus } from "./metrics.ts";
 import { internalError, openAiError } from "./openai-error.ts";
+import { replaceFleet } from "./fleet-change.ts";
 import { switchPolicy } from "./policy-switch.ts";
 import { DEFAULT_INGRESS_OVERLAP_S, MAX_INGRESS_OVERLAP_S } from "../../durable-objects/ingress-secret-store.ts";
 import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "../edge/secrets.ts";
@@ -40,7 +41,8 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   const orNotFound = (value: unknown, what: string) => (value === null ? openAiError(404, `no ${what} yet`, { code: "not_found" }) : Response.json(value));
 
   router.get("/admin/v1/fleet", admin(async (_, env) => orNotFound(await controlStub(env).getFleet(), "fleet")));
-  router.put("/admin/v1/fleet", admin((request, env) => mutate(request, env, (b) => controlStub(env).putFleet(b))));
+  // A changed fleet (sites, policy, anything) is planned at once; the answer carries the planner's run. One that cannot plan is undone (422).
+  router.put("/admin/v1/fleet", admin((request, env) => mutate(request, env, (b) => replaceFleet(env, b))));
   router.get("/admin/v1/policy", admin(async (_, env) => orNotFound((await controlStub(env).getFleet())?.policy ?? null, "fleet")));
   // A changed policy (kind or weights) is planned at once; the answer carries the planner's run. One its planner cannot plan is undone (422).
   router.put("/admin/v1/policy", admin((request, env) => mutate(request, env, (b) => switchPolicy(env, b))));

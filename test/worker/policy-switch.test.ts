@@ -6,14 +6,11 @@ import { defaultCronDeps } from "../../functions/cron-deps.ts";
 import { runPlannerLong } from "../../functions/planner-long.ts";
 import { runScheduled } from "../../functions/schedules.ts";
 import { contractFleet, contractForecasts, contractProfile } from "../../src/core/policies/policy-contract.test-helper.ts";
-import { gpuSpecs } from "../../src/core/model/gpu-specs.ts";
-import { variantLlmSpec } from "../../src/core/model/llm-specs.ts";
 import { POLICIES } from "../../src/core/policies/registry.ts";
-import { DYNAMOLLM_CLASS_LENGTHS } from "../../src/core/profiling/class-lengths.ts";
-import { defaultClocks, virtualProfile } from "../../src/core/profiling/virtual-profiler.ts";
 import type { Fleet } from "../../src/core/schemas/fleet.ts";
 import type { Plan } from "../../src/core/schemas/plan.ts";
 import { ADMIN_TOKEN, Edge, errorOf } from "./edge-fixture.ts";
+import { fleet70b, fleetRevision, profile70b } from "./llama70b-fixture.ts";
 
 // One edge and one ControlDO for the file: each test starts from the policy and plan the one before left.
 const edge = new Edge();
@@ -86,7 +83,7 @@ describe("switching the fleet's policy at run time (PUT /admin/v1/policy)", () =
   });
 
   it("has the cron plan after a change of policy that was not planned at once, however recent the plan in force", async () => {
-    // A change through ControlDO itself (as PUT /admin/v1/fleet makes one), weights only: the plan in force is freesh's, seconds old.
+    // A change through ControlDO itself, not planned at once (as one whose run was skipped is left), weights only: the plan in force is freesh's, seconds old.
     const before = await planInForce();
     expect((await control.setPolicy({ kind: "freesh", weights: { carbon: 1, energy: 1 } })).ok).toBe(true);
     await runScheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env, offline);
@@ -112,31 +109,9 @@ describe("switching the fleet's policy at run time (PUT /admin/v1/policy)", () =
   });
 });
 
-/** The example fleet's own model, Llama-2-70B (138 GB of weights): heron plans it on 2 or 4 GPUs an instance, Clover's one-GPU services cannot hold it. */
-function fleet70b(): Fleet {
-  const fleet = contractFleet(example, POLICIES.heron);
-  return { ...fleet, models: example.models as Fleet["models"], variants: example.variants as Fleet["variants"] };
-}
-
-/** A small virtual profile of Llama-2-70B at TP 2 and 4 on the fleet's GPU types. */
-function profile70b(fleet: Fleet) {
-  const types = [...new Set(fleet.sites.flatMap((s) => s.gpus.map((g) => g.type)))];
-  const rows = types.flatMap((type) => {
-    const gpu = gpuSpecs[type];
-    const made = virtualProfile({ llm: variantLlmSpec("llama2-70b", "base"), gpu, tps: [2, 4], clocksMhz: defaultClocks(gpu, 3), classes: DYNAMOLLM_CLASS_LENGTHS, loadFractions: [0.15, 0.4], requestsPerPoint: 8, seed: 1 });
-    return made.rows.map((r) => ({ ...r, model: "llama2-70b", variant: "base" }));
-  });
-  return { version: 1, source: { kind: "virtual", details: { simulated: true, purpose: "policy switch" } }, rows };
-}
-
 const dashboardPolicy = async () => {
   const r = await edge.fetch("/dashboard/v1/state", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return ((await r.json()) as { fleet: { policy: unknown } | null }).fleet?.policy;
-};
-/** The fleet revision in the routing snapshot's plan key (`revision:plan.version.revision`). */
-const fleetRevision = async () => {
-  const reply = await control.routingSnapshot();
-  return reply.changed ? Number(reply.snapshot.routing?.planKey.split(":")[0]) : NaN;
 };
 const cron = () => runScheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env, offline);
 
@@ -158,7 +133,7 @@ describe("a switch to a policy that cannot plan the fleet is refused and undone"
     expect(r.status).toBe(422);
     const error = await errorOf(r);
     expect(error).toMatchObject({ type: "invalid_request_error", param: "kind", code: "policy_cannot_plan" });
-    expect(error.message).toMatch(/^policy clover cannot plan this fleet: .*no variant of it \(base\) fits a whole H100-80GB or A100-80GB; the policy in force stays heron$/);
+    expect(error.message).toMatch(/^policy clover cannot plan this fleet: .*no variant of it \(base\) fits a whole H100-80GB or A100-80GB; the switch was undone; the policy in force stays heron$/);
 
     expect(await policyNow()).toEqual(heron);
     expect(await dashboardPolicy()).toEqual(dashboardBefore);
@@ -166,7 +141,7 @@ describe("a switch to a policy that cannot plan the fleet is refused and undone"
     // The revision keys routing snapshots, which may have seen clover's: it moves on (stored, then undone), never back.
     expect(await fleetRevision()).toBe(revision + 2);
     // The attempt is in the history for operators, marked undone.
-    expect((await control.cronRuns())["policy-change"]?.[0]).toMatchObject({ status: "error", message: expect.stringContaining("the switch was undone, heron stays") });
+    expect((await control.cronRuns())["policy-change"]?.[0]).toMatchObject({ status: "error", message: expect.stringContaining("the switch was undone; the policy in force stays heron") });
     // The undone change is no change: the plan in force is heron's, a moment old, so the cron's next run finds nothing due.
     expect((await control.planningContext()).policyChangedSincePlan).toBe(false);
     await cron();
@@ -175,7 +150,7 @@ describe("a switch to a policy that cannot plan the fleet is refused and undone"
   });
 
   it("refuses a change of weights alone that the planner cannot plan with 422 naming the weights", async () => {
-    // Clover as stored through ControlDO (a fleet change would do the same): the planner throws on every run.
+    // Clover as stored through ControlDO, with no run: the planner throws on every run.
     const change = await control.setPolicy({ kind: "clover", weights: { carbon: 1 } });
     expect(change.ok).toBe(true);
     const r = await edge.admin("PUT", "/admin/v1/policy", { kind: "clover", weights: { carbon: 1, accuracy: 1 } });
@@ -190,16 +165,16 @@ describe("a switch to a policy that cannot plan the fleet is refused and undone"
   it("undoes a change only while the fleet is as the change left it: a newer policy stays (compare-and-restore)", async () => {
     const first = await control.setPolicy({ kind: "clover", weights: { carbon: 1 } });
     if (!first.ok) throw new Error(first.message);
-    expect(first.value.previous.kind).toBe("heron");
+    expect(first.value.previous.policy.kind).toBe("heron");
     const newer = { kind: "freesh" as const, weights: { carbon: 0, energy: 1, latency: 0, accuracy: 0 } };
     expect((await control.setPolicy(newer)).ok).toBe(true);
-    expect(await control.restorePolicy(first.value)).toMatchObject({ ok: false, status: 409, message: expect.stringContaining("the later change stays") });
+    expect(await control.restoreFleet(first.value)).toMatchObject({ ok: false, status: 409, message: expect.stringContaining("the later change stays") });
     expect(await policyNow()).toEqual(newer);
 
     // While the fleet is still at the change's revision, the restore puts the previous policy back.
     const second = await control.setPolicy(heron);
     if (!second.ok) throw new Error(second.message);
-    expect(await control.restorePolicy(second.value)).toEqual({ ok: true, value: newer });
+    expect(await control.restoreFleet(second.value)).toMatchObject({ ok: true, value: { policy: newer } });
     expect(await policyNow()).toEqual(newer);
     expect((await control.setPolicy(heron)).ok).toBe(true);
   });

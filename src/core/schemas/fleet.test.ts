@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { Fleet, WIND_LIFECYCLE_G_PER_KWH } from "./fleet.ts";
+import { Fleet, sameFleet, WIND_LIFECYCLE_G_PER_KWH } from "./fleet.ts";
 
 type FleetInput = z.input<typeof Fleet>;
 
@@ -111,5 +111,18 @@ describe("Fleet", () => {
   it("rejects policy weights that are all zero and an unknown policy kind", () => {
     expect(issuePaths(withChange((f) => (f.policy.weights = {})))).toEqual(["policy.weights"]);
     expect(issuePaths(withChange((f) => ((f.policy as { kind: string }).kind = "greedy")))).toEqual(["policy.kind"]);
+  });
+});
+
+describe("sameFleet", () => {
+  it("is the same fleet whatever order an object's keys came in, and another for any field changed", () => {
+    const fleet = Fleet.parse(validFleet());
+    const site = fleet.sites[0]!;
+    const reordered = { ...fleet, sites: [{ ...site, rttMs: Object.fromEntries(Object.entries(site.rttMs).reverse()) }, ...fleet.sites.slice(1)] };
+    expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(fleet));
+    expect(sameFleet(reordered, fleet)).toBe(true);
+    expect(sameFleet({ ...fleet, sites: [{ ...site, rttMs: { ...site.rttMs, AMS: 4 } }, ...fleet.sites.slice(1)] }, fleet)).toBe(false);
+    expect(sameFleet({ ...fleet, policy: { ...fleet.policy, weights: { ...fleet.policy.weights, carbon: 7 } } }, fleet)).toBe(false);
+    expect(sameFleet({ ...fleet, sites: fleet.sites.slice().reverse() }, fleet)).toBe(false);
   });
 });

@@ -170,6 +170,15 @@ export const Fleet = z
   });
 export type Fleet = z.infer<typeof Fleet>;
 
+/** The same fleet, field for field, whatever order the keys of its objects came in (`rttMs` is a record). */
+export function sameFleet(a: Fleet, b: Fleet): boolean {
+  return sortedKeysJson(a) === sortedKeysJson(b);
+}
+
+function sortedKeysJson(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) => (v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+}
+
 /** Every class must sit in the scheme's bins under its own label, once; every scheme class needs one (for its SLO). */
 function checkClasses(scheme: ClassScheme, classes: readonly RequestClass[], ctx: z.RefinementCtx): void {
   reportDuplicates(ctx, classes.map((c) => c.id), (i) => ["classes", i, "id"], "class id");
