@@ -1,17 +1,19 @@
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { success, type Outcome } from "../../durable-objects/outcome.ts";
 import type { PlannerRun } from "../../functions/planner-long.ts";
-import { sameFleet, type Fleet } from "../core/schemas/fleet.ts";
+import { sameFleet, samePlanningFleet, type Fleet } from "../core/schemas/fleet.ts";
 import { planOrUndo } from "./planned-fleet-change.ts";
 
 /** What `PUT /admin/v1/fleet` answers: the fleet stored (defaults filled), and the fleet planner's run on it. */
 export type FleetReplacement = Fleet & { replan: PlannerRun };
 
 const UNCHANGED: PlannerRun = { status: "skipped", message: "the fleet is unchanged; the plan in force stays" };
+const MOVED: PlannerRun = { status: "skipped", message: "only where sites are reached changed, which routing reads from the fleet; the plan in force stays" };
 
 /**
  * `PUT /admin/v1/fleet`: stores the whole fleet, sites and policy (a bad one is a 400 that changes
- * nothing) and, when it differs from the fleet it replaces, runs the fleet planner on it now under
+ * nothing) and, when it differs from the fleet it replaces in more than its sites' `ingressUrl`
+ * (which routing reads from the fleet, and no planner), runs the fleet planner on it now under
  * its policy, logging the run as "fleet-change": the plan in force never lags a new fleet until the
  * cron's next run.
  *
@@ -27,6 +29,7 @@ export async function replaceFleet(env: Env, input: unknown): Promise<Outcome<Fl
   if (!change.ok) return change;
   const { fleet, previous } = change.value;
   if (previous && sameFleet(previous, fleet)) return success({ ...fleet, replan: UNCHANGED });
+  if (previous && samePlanningFleet(previous, fleet)) return success({ ...fleet, replan: MOVED });
   const run = await planOrUndo(env, change.value, {
     trigger: "fleet-change",
     refused: `this fleet cannot be planned under policy ${fleet.policy.kind}`,

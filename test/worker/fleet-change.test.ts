@@ -72,6 +72,18 @@ describe("a fleet that cannot plan is refused and undone (PUT /admin/v1/fleet)",
     expect((await planInForce())?.version).toBe(before!.version);
   });
 
+  it("stores a fleet whose sites only moved without a new plan: routing reads where sites are reached from the fleet", async () => {
+    const before = (await fleetNow())!;
+    const planBefore = await planInForce();
+    const moved = { ...before, sites: before.sites.map((s, i) => (i === 0 ? { ...s, ingressUrl: "https://moved.example.net" } : s)) };
+    const put = await putFleet(moved);
+    expect(put.status).toBe(200);
+    expect(put.body.replan).toMatchObject({ status: "skipped", message: expect.stringMatching(/^only where sites are reached changed/) });
+    expect((await fleetNow())!.sites[0]!.ingressUrl).toBe("https://moved.example.net");
+    expect((await planInForce())?.version).toBe(planBefore!.version);
+    expect((await putFleet(before)).status).toBe(200);
+  });
+
   it("puts the previous fleet back exactly when the new one's policy cannot plan it: 422 naming the policy", async () => {
     const fleetBefore = await fleetNow();
     const planBefore = await planInForce();

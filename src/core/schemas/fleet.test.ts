@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { Fleet, sameFleet, WIND_LIFECYCLE_G_PER_KWH } from "./fleet.ts";
+import { Fleet, sameFleet, samePlanningFleet, WIND_LIFECYCLE_G_PER_KWH } from "./fleet.ts";
 
 type FleetInput = z.input<typeof Fleet>;
 
@@ -124,5 +124,15 @@ describe("sameFleet", () => {
     expect(sameFleet({ ...fleet, sites: [{ ...site, rttMs: { ...site.rttMs, AMS: 4 } }, ...fleet.sites.slice(1)] }, fleet)).toBe(false);
     expect(sameFleet({ ...fleet, policy: { ...fleet.policy, weights: { ...fleet.policy.weights, carbon: 7 } } }, fleet)).toBe(false);
     expect(sameFleet({ ...fleet, sites: fleet.sites.slice().reverse() }, fleet)).toBe(false);
+  });
+});
+
+describe("samePlanningFleet", () => {
+  it("plans alike when only where sites are reached changed, and not for any other field", () => {
+    const fleet = Fleet.parse(validFleet());
+    const site = fleet.sites[0]!;
+    expect(samePlanningFleet({ ...fleet, sites: [{ ...site, ingressUrl: "https://elsewhere.example.net" }, ...fleet.sites.slice(1)] }, fleet)).toBe(true);
+    expect(samePlanningFleet({ ...fleet, sites: [{ ...site, gpus: [{ ...site.gpus[0]!, count: site.gpus[0]!.count + 1 }] }, ...fleet.sites.slice(1)] }, fleet)).toBe(false);
+    expect(samePlanningFleet({ ...fleet, policy: { ...fleet.policy, weights: { ...fleet.policy.weights, carbon: 7 } } }, fleet)).toBe(false);
   });
 });

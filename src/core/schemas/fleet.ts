@@ -175,6 +175,15 @@ export function sameFleet(a: Fleet, b: Fleet): boolean {
   return sortedKeysJson(a) === sortedKeysJson(b);
 }
 
+/**
+ * Whether two fleets plan alike: the same but for where the sites are reached (`ingressUrl`), which
+ * no planner reads (routing takes it from the fleet as it stands).
+ */
+export function samePlanningFleet(a: Fleet, b: Fleet): boolean {
+  const unreached = (f: Fleet) => ({ ...f, sites: f.sites.map((s) => ({ ...s, ingressUrl: "" })) });
+  return sameFleet(unreached(a), unreached(b));
+}
+
 function sortedKeysJson(value: unknown): string {
   return JSON.stringify(value, (_, v: unknown) => (v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
 }
