@@ -38,7 +38,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("readBodyBytes", () => {
   it("stops a body with no byte for the idle deadline: 408 request_timeout, the connection closed after the answer", async () => {
     const { url, state } = await reader();
-    const raw = await rawRequest(url, "POST", "/", { "content-length": "1000" });
+    const raw = await rawRequest(url, "POST", "/", { "content-length": "90" });
     raw.send("0123456789");
     await expect.poll(() => state.held).toBe(10);
     const answer = await raw.answer;
@@ -51,7 +51,7 @@ describe("readBodyBytes", () => {
 
   it("takes a connection that breaks mid-body as an incomplete body (400 incomplete_body) and gives back what it took", async () => {
     const { url, state } = await reader();
-    const raw = await rawRequest(url, "POST", "/", { "content-length": "1000" });
+    const raw = await rawRequest(url, "POST", "/", { "content-length": "90" });
     raw.send("0123456789");
     await expect.poll(() => state.held).toBe(10);
     raw.socket.destroy();
@@ -73,11 +73,17 @@ describe("readBodyBytes", () => {
     expect(state.outcomes).toEqual([50]);
   });
 
-  it("refuses a body over the limit (413) and one `take` refuses, keeping the connection for the next request", async () => {
+  it("refuses a body over the limit (413, closing the connection rather than reading the rest), and one `take` refuses, keeping the connection", async () => {
     const { url, state } = await reader();
     const big = await fetch(url, { method: "POST", body: "x".repeat(101) });
-    expect([big.status, big.headers.get("connection")]).toEqual([413, "keep-alive"]);
+    expect([big.status, big.headers.get("connection")]).toEqual([413, "close"]);
     expect(state.outcomes[0]).toMatchObject({ status: 413, code: null });
+    // A declared length over the limit is answered before any byte of the body comes.
+    const declared = await rawRequest(url, "POST", "/", { "content-length": String(10 ** 10) });
+    const early = await declared.answer;
+    expect([early.status, JSON.parse(early.body).error.message]).toEqual([413, "the request body is larger than 100 bytes"]);
+    expect(early.closedAfterMs).toBeLessThan(IDLE_MS);
+    state.outcomes.splice(1, 1);
     const busy = await fetch(url, { method: "POST", body: "x".repeat(100) });
     expect([busy.status, ((await busy.json()) as { error: { code: string } }).error.code, busy.headers.get("connection")]).toEqual([503, "busy", "keep-alive"]);
     expect((await fetch(url, { method: "POST", body: "x".repeat(60) })).status).toBe(200);

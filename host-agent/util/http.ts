@@ -27,11 +27,12 @@ export class BodyError extends Error {
   }
 
   /**
-   * Whether its answer must close the connection: a body that stopped arriving cannot be drained
-   * (Node reads the rest of an unread body to reuse the connection), so the connection would stay.
+   * Whether its answer must close the connection. Node reads the rest of an unread body to reuse
+   * the connection: a body that stopped arriving would keep it open, and one over the limit (a
+   * declared 10 GB) would be read to its end or to requestTimeout for nothing.
    */
   get closesConnection(): boolean {
-    return this.code === "request_timeout";
+    return this.code === "request_timeout" || this.status === 413;
   }
 }
 
@@ -52,6 +53,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number, idleMs: 
  * there; answer it with sendBodyError (or close the connection where `closesConnection` says).
  */
 export function readBodyBytes(req: IncomingMessage, limit: number, o: { idleMs: number; take?: (bytes: number) => void }): Promise<Buffer> {
+  const tooLarge = () => new BodyError(413, `the request body is larger than ${limit} bytes`);
+  // A declared length over the limit is refused before a byte is read.
+  if (Number(req.headers["content-length"]) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -66,7 +70,7 @@ export function readBodyBytes(req: IncomingMessage, limit: number, o: { idleMs: 
     const onData = (chunk: Buffer) => {
       idle.refresh();
       size += chunk.length;
-      if (size > limit) return stop(new BodyError(413, `the request body is larger than ${limit} bytes`));
+      if (size > limit) return stop(tooLarge());
       try {
         o.take?.(chunk.length);
       } catch (error) {
