@@ -119,6 +119,16 @@ describe("site gateway: a request body that stops arriving", () => {
     expect(logged).toEqual([]);
   });
 
+  it("refuses an unsigned request before its body and closes the connection rather than waiting for the rest of the body", async () => {
+    const { url, gateway } = await plainSite({ requestBodyIdleTimeoutMs: 60_000 });
+    const raw = await rawRequest(url, "POST", "/v1/chat/completions", { "content-type": "application/json", "x-greenference-instance": "a", "content-length": "1000" });
+    raw.send("0123456789");
+    const answer = await raw.answer;
+    expect([answer.status, answer.headers.connection]).toEqual([401, "close"]);
+    expect(answer.closedAfterMs).toBeLessThan(2000);
+    expect(gateway.heldBytes).toBe(0);
+  });
+
   it("takes a connection that breaks mid-body as an incomplete body: nothing logged or held, and the gateway serves on", async () => {
     const logged: string[] = [];
     const { replica, url, gateway, metric } = await plainSite({ requestBodyIdleTimeoutMs: IDLE_MS, log: (m) => logged.push(m) });

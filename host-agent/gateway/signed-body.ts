@@ -72,7 +72,6 @@ export async function readSignedJson(
     bytes = await readBodyBytes(req, o.limit, { idleMs: o.idleMs, take: (n) => o.budget.take(res, n) });
   } catch (error) {
     if (!(error instanceof BodyError)) throw error;
-    if (error.closesConnection) res.setHeader("connection", "close");
     return { ok: false, refusal: { status: error.status, message: error.message, reason: error.code ?? "invalid_request" } };
   }
   const verdict = o.auth.verify(head, req.method ?? "POST", path, req.headers, bytes);

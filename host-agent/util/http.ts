@@ -25,15 +25,6 @@ export class BodyError extends Error {
   ) {
     super(message);
   }
-
-  /**
-   * Whether its answer must close the connection. Node reads the rest of an unread body to reuse
-   * the connection: a body that stopped arriving would keep it open, and one over the limit (a
-   * declared 10 GB) would be read to its end or to requestTimeout for nothing.
-   */
-  get closesConnection(): boolean {
-    return this.code === "request_timeout" || this.status === 413;
-  }
 }
 
 /** Reads and JSON-parses a request body of at most `limit` bytes, each byte within `idleMs` of the last. */
@@ -50,7 +41,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number, idleMs: 
  * Reads a request body of at most `limit` bytes; `take` (when given) is asked for each chunk's
  * bytes before it is kept and may refuse by throwing a BodyError. A body with no byte for `idleMs`
  * is a BodyError 408, one whose connection breaks first a 400. On any BodyError reading stops
- * there; answer it with sendBodyError (or close the connection where `closesConnection` says).
+ * there; answer it with sendBodyError (its answer closes the connection: see sendJson).
  */
 export function readBodyBytes(req: IncomingMessage, limit: number, o: { idleMs: number; take?: (bytes: number) => void }): Promise<Buffer> {
   const tooLarge = () => new BodyError(413, `the request body is larger than ${limit} bytes`);
@@ -85,13 +76,19 @@ export function readBodyBytes(req: IncomingMessage, limit: number, o: { idleMs: 
   });
 }
 
-/** Answers a BodyError in OpenAI's shape, closing the connection after it where the body stalled. */
+/** Answers a BodyError in OpenAI's shape (closing the connection where the body has not fully arrived: sendJson). */
 export function sendBodyError(res: ServerResponse, error: BodyError): void {
-  sendOpenAiError(res, error.status, error.message, error.code, null, error.closesConnection ? { connection: "close" } : {});
+  sendOpenAiError(res, error.status, error.message, error.code);
 }
 
+/**
+ * Answers JSON. An answer given before the request's body has fully arrived (a refusal at the door:
+ * unsigned, unauthorised, stopping) closes the connection: Node would otherwise keep it to read and
+ * drop the rest of the body, up to requestTimeout for a body that never comes.
+ */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+  const unread = res.req.complete ? {} : { connection: "close" };
+  res.writeHead(status, { "content-type": "application/json", ...unread, ...headers }).end(JSON.stringify(body));
 }
 
 /** An OpenAI-style error body `{ error: { message, type, param, code } }`, with `headers` (e.g. Allow, Retry-After). */
