@@ -71,7 +71,7 @@ export function readBodyBytes(req: IncomingMessage, limit: number, o: { idleMs: 
     };
     const onEnd = () => stop();
     // A connection that closes before the body's end: Node's 'aborted' error, or a close without one.
-    const onBroken = () => stop(new BodyError(400, "the request body ended before its end (the connection broke)", "incomplete_body"));
+    const onBroken = () => stop(new BodyError(400, "the connection broke before the request body had all arrived", "incomplete_body"));
     req.on("data", onData).on("end", onEnd).on("error", onBroken).on("close", onBroken);
   });
 }
