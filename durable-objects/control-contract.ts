@@ -59,3 +59,14 @@ export interface DeferralSources {
   /** The stored table's time, and its rows when they changed since the caller's copy (else null). */
   profile: { storedAtMs: number; rows: ProfileRow[] | null } | null;
 }
+
+/**
+ * What the control plane's state gauges show at `GET /metrics`: the plan in force, each fleet site's
+ * health and last heartbeat, and each cron handler's last run and last success. Read at scrape time.
+ */
+export interface ControlGauges {
+  plan: { version: number; policy: string; createdAtMs: number; validUntilMs: number } | null;
+  sites: { site: string; healthy: boolean; lastSeenMs: number | null }[];
+  cron: { handler: string; lastRunMs: number; lastOkMs: number | null }[];
+}
+

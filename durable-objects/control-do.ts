@@ -10,7 +10,7 @@ import type { Plan } from "../src/core/schemas/plan.ts";
 import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import type { ApiKeyRecord } from "./api-key-store.ts";
 import type { FleetChange, PolicyChange } from "./fleet-store.ts";
-import type { DashboardContext, DeferralSources, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
+import type { ControlGauges, DashboardContext, DeferralSources, HistoryCompaction, HistoryRetention, PlanningContext } from "./control-contract.ts";
 import { ControlStores } from "./control-stores.ts";
 import type { CronOutcome, CronRun } from "./cron-run-store.ts";
 import type { SnapshotReply } from "./edge-snapshot.ts";
@@ -294,6 +294,16 @@ export class ControlDO extends ControlStores {
   /** Counter totals by Prometheus series. */
   metricTotals(): Record<string, number> {
     return this.metrics.all;
+  }
+
+  /** The plan in force, the fleet's sites' health and the cron handlers' last runs, for `/metrics`. */
+  controlGauges(): ControlGauges {
+    const plan = this.plans.plan;
+    const statuses = this.statuses.all;
+    const sites = (this.fleets.fleet?.sites ?? []).map(({ id }) => ({ site: id, healthy: statuses.get(id)?.healthy ?? false, lastSeenMs: statuses.get(id)?.lastSeenMs ?? null }));
+    // Runs are kept newest first.
+    const cron = Object.entries(this.runs.all()).flatMap(([handler, runs]) => (runs[0] ? [{ handler, lastRunMs: runs[0].recordedAtMs, lastOkMs: runs.find((r) => r.status === "ok")?.recordedAtMs ?? null }] : []));
+    return { plan: plan && { version: plan.version, policy: plan.policy, createdAtMs: plan.createdAtMs, validUntilMs: plan.validUntilMs }, sites, cron };
   }
 
   /** Everything the dashboard reads, with site forecasts cut to [fromMs, toMs]. */

@@ -7,6 +7,7 @@ import { requireAdmin, requireReader } from "./auth.ts";
 import { bodyIdleTimeoutMs, type EdgeEnv } from "../edge/env.ts";
 import type { EdgeContext } from "./inference.ts";
 import { outcomeError, readJson } from "./json-body.ts";
+import { controlGaugesText } from "./control-gauges.ts";
 import { renderPrometheus } from "./metrics.ts";
 import { internalError, openAiError } from "./openai-error.ts";
 import { replaceFleet } from "./fleet-change.ts";
@@ -167,7 +168,8 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
     if (denied) return denied;
     const control = controlStub(env);
     await edge.metrics.flush(control);
-    return new Response(renderPrometheus(await control.metricTotals()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+    const [totals, gauges] = await Promise.all([control.metricTotals(), control.controlGauges()]);
+    return new Response(renderPrometheus(totals) + controlGaugesText(gauges), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
   });
 }
 

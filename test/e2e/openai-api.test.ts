@@ -112,6 +112,9 @@ describe("metrics a Prometheus user can aggregate", () => {
     expect(edgeText).toMatch(/greenference_e2e_request_latency_seconds_bucket\{site="[a-z-]+",le="\+Inf"\} [1-9]/);
     expect(edgeText).toMatch(/greenference_request_energy_joules_count\{site="[a-z-]+"\} [1-9]/);
     expect(agentText).toMatch(/greenference_time_to_first_token_seconds_count\{site="[a-z-]+",instance="[^"]+"\} [1-9]/);
+    expect(edgeText).toMatch(new RegExp(`\\ngreenference_plan_version\\{policy="[a-z]+"\\} ${planVersion}\\n`));
+    expect(edgeText).toMatch(new RegExp(`\\ngreenference_site_healthy\\{site="${site.site.id}"\\} 1\\n`));
+    expect(agentText).toMatch(new RegExp(`\\ngreenference_plan_applied_version\\{site="${site.site.id}"\\} ${planVersion}\\n`));
     for (const [where, text] of [["edge", edgeText], ["agent", agentText]] as const) {
       const lint = promtoolCheck(text);
       if (!lint) return void console.warn(PROMTOOL_MISSING);
