@@ -24,7 +24,7 @@ import type { ReplicaPrediction } from "./service-model.ts";
 import { withServedName } from "./served-name.ts";
 import { ByteBudget, isBodyReason, readSignedJson, type BodyRefusal } from "./signed-body.ts";
 import { forwardToEngine } from "./upstream.ts";
-import { paramText } from "../../src/core/schemas/issue-param.ts";
+import { errorParam } from "../../src/core/schemas/issue-param.ts";
 
 export interface SiteGatewayOptions {
   view: SiteView;
@@ -208,7 +208,7 @@ export class SiteGateway {
 
   private async inference(kind: "chat" | "text", path: string, raw: unknown, body: Buffer, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
-    if (!parsed.success) return this.reject(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, "invalid_request", paramText(parsed.error.issues[0]?.path ?? []) || null);
+    if (!parsed.success) return this.reject(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, "invalid_request", errorParam(parsed.error));
     const request = parsed.data;
     const named = header(req.headers[ROUTING_HEADERS.instance]);
     const classId = this.knownClass(classIdOf(req.headers["x-greenference-class"]));

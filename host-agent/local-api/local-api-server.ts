@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { OfferResult } from "../applier/plan-applier.ts";
 import { BodyError, closeServer, DEFAULT_BODY_IDLE_MS, listen, readJsonBody, REQUEST_RECEIPT_TIMEOUTS, sendBodyError, sendJson, sendOpenAiError } from "../util/http.ts";
 import { authorize, type LocalApiTokens, type Scope } from "./scopes.ts";
-import { paramText } from "../../src/core/schemas/issue-param.ts";
+import { errorParam } from "../../src/core/schemas/issue-param.ts";
 
 /** What the local API acts on: the agent. */
 export interface LocalApiBackend {
@@ -96,7 +96,7 @@ export class LocalApiServer {
     const gpu = this.gpu(res, params);
     if (gpu === undefined) return;
     const body = ClockBody.safeParse(await readJsonBody(req, 4096, this.bodyIdleMs));
-    if (!body.success) return sendOpenAiError(res, 400, z.prettifyError(body.error), null, paramText(body.error.issues[0]?.path ?? []) || null);
+    if (!body.success) return sendOpenAiError(res, 400, z.prettifyError(body.error), null, errorParam(body.error));
     await this.backend.lockClocks(gpu, body.data.minMhz, body.data.maxMhz);
     sendJson(res, 200, { gpu, locked: body.data });
   }

@@ -13,7 +13,7 @@ import { SseWriter } from "./sse-writer.ts";
 import { roomOf, takeKvHandoff, type KvHandoffRole } from "./kv-handoff.ts";
 import type { KvBootstrap, KvHandoffProtocol, KvTransferParams } from "../../src/core/schemas/kv-transfer.ts";
 import type { InstanceRole } from "../../src/core/schemas/plan.ts";
-import { paramText } from "../../src/core/schemas/issue-param.ts";
+import { errorParam } from "../../src/core/schemas/issue-param.ts";
 
 /** What the OpenAI routes of a simulated engine need. */
 export interface CompletionContext {
@@ -76,7 +76,7 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   const handoff = takeKvHandoff(raw);
   if ("error" in handoff) return sendOpenAiError(res, 400, handoff.error, "invalid_request", "kv_transfer_params");
   const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
-  if (!parsed.success) return sendOpenAiError(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, null, paramText(parsed.error.issues[0]?.path ?? []) || null);
+  if (!parsed.success) return sendOpenAiError(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, null, errorParam(parsed.error));
   const body = parsed.data;
   if (body.model !== ctx.model) return sendOpenAiError(res, 404, `The model \`${body.model}\` does not exist.`, "model_not_found", "model");
   const unsupported = unsupportedParameter(body);

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Outcome } from "../../durable-objects/outcome.ts";
-import { issueParam, leadingIssue, paramText } from "../core/schemas/issue-param.ts";
+import { errorParam, leadingIssue } from "../core/schemas/issue-param.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/schemas/json-limits.ts";
 import { openAiError } from "./openai-error.ts";
 
@@ -128,9 +128,9 @@ export function parseBody<S extends z.ZodType>(schema: S, value: unknown): Parse
   const result = schema.safeParse(value);
   if (result.success) return { ok: true, value: result.data };
   const issue = leadingIssue(result.error)!;
-  const param = paramText(issueParam(issue));
+  const param = errorParam(result.error);
   const message = `Invalid value${param ? ` for '${param}'` : ""}: ${issue.message}`;
-  return { ok: false, response: openAiError(400, message, { param: param || null, code: "invalid_value" }) };
+  return { ok: false, response: openAiError(400, message, { param, code: "invalid_value" }) };
 }
 
 /** A failed Durable Object outcome as an OpenAI-style error response. */

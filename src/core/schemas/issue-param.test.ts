@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { issueParam, leadingIssue, paramText } from "./issue-param.ts";
+import { errorParam, issueParam, leadingIssue, paramText } from "./issue-param.ts";
 
 describe("paramText", () => {
   it("joins keys with dots and puts array indexes in brackets", () => {
@@ -14,5 +14,7 @@ describe("paramText", () => {
     const Fleet = z.strictObject({ sites: z.array(z.strictObject({ id: z.string() })) });
     const error = Fleet.safeParse({ sites: [{ id: "a" }, { id: "b", idd: "c" }] }).error!;
     expect(paramText(issueParam(leadingIssue(error)!))).toBe("sites[1].idd");
+    expect(errorParam(error)).toBe("sites[1].idd");
+    expect(errorParam(z.string().safeParse(1).error!)).toBeNull();
   });
 });

@@ -26,3 +26,9 @@ export function issueParam(issue: z.core.$ZodIssue): PropertyKey[] {
 export function paramText(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
 }
+
+/** The `param` of a zod error: its leading issue's field (an unknown key first), or null for the body as a whole. */
+export function errorParam(error: z.ZodError): string | null {
+  const issue = leadingIssue(error);
+  return (issue && paramText(issueParam(issue))) || null;
+}
