@@ -301,8 +301,7 @@ export class ControlDO extends ControlStores {
     const plan = this.plans.plan;
     const statuses = this.statuses.all;
     const sites = (this.fleets.fleet?.sites ?? []).map(({ id }) => ({ site: id, healthy: statuses.get(id)?.healthy ?? false, lastSeenMs: statuses.get(id)?.lastSeenMs ?? null }));
-    // Runs are kept newest first.
-    const cron = Object.entries(this.runs.all()).flatMap(([handler, runs]) => (runs[0] ? [{ handler, lastRunMs: runs[0].recordedAtMs, lastOkMs: runs.find((r) => r.status === "ok")?.recordedAtMs ?? null }] : []));
+    const cron = [...this.runs.lastRuns()].map(([handler, last]) => ({ handler, ...last }));
     return { plan: plan && { version: plan.version, policy: plan.policy, createdAtMs: plan.createdAtMs, validUntilMs: plan.validUntilMs }, sites, cron };
   }
 

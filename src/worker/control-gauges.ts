@@ -23,7 +23,7 @@ export function controlGaugesText(g: ControlGauges): string {
     ["greenference_site_healthy", "1 while the fleet site's heartbeats keep it in routing, else 0.", g.sites.map((x) => [{ site: x.site }, x.healthy ? 1 : 0])],
     ["greenference_site_last_heartbeat_timestamp_seconds", "When the site's last heartbeat came.", g.sites.flatMap((x): Sample[] => (x.lastSeenMs === null ? [] : [[{ site: x.site }, s(x.lastSeenMs)]]))],
     ["greenference_cron_last_run_timestamp_seconds", "When the scheduled handler last ran (also on demand: replan, policy or fleet change).", g.cron.map((c) => [{ handler: c.handler }, s(c.lastRunMs)])],
-    ["greenference_cron_last_success_timestamp_seconds", "When the scheduled handler last ran with status ok, among its kept runs (absent when none of them did).", g.cron.flatMap((c): Sample[] => (c.lastOkMs === null ? [] : [[{ handler: c.handler }, s(c.lastOkMs)]]))],
+    ["greenference_cron_last_success_timestamp_seconds", "When the scheduled handler last ran with status ok (absent when it never has).", g.cron.flatMap((c): Sample[] => (c.lastOkMs === null ? [] : [[{ handler: c.handler }, s(c.lastOkMs)]]))],
   ];
   return families.map(([name, help, samples]) => [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, ...samples.map(([labels, value]) => `${series(name, labels)} ${value}`)].join("\n") + "\n").join("");
 }
