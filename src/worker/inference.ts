@@ -284,13 +284,14 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       const nowMs = edge.now();
       const kept = { receipt: settledReceipt(receipt, used, ending), bounds: receiptBounds(env) };
       // One call, one write to the key's ledger: the day's gCO2e and the receipt together.
-      background(
+      const keeping =
         caller.keyId === null
           ? edge.keylessReceipts.add(kept.receipt, (batch) => carbonLedger(env, ANONYMOUS).keep(batch, kept.bounds, edge.now()))
-          : carbonLedger(env, caller.keyId).record(receipt.gco2e, nowMs, kept),
-      );
+          : carbonLedger(env, caller.keyId).record(receipt.gco2e, nowMs, kept);
+      background(keeping);
       settleUsed(used.input + used.output);
       if (!broke) edge.failing.served(choice.site);
+      return keeping;
     },
     failed: () => {
       broke = true;

@@ -28,11 +28,15 @@ export interface Proxied {
   /**
    * Called once with the receipt of what was served and the tokens it used: the site's usage for
    * a finished answer; for a stream that broke, the prompt and the output events the client got.
+   * A stream's last bytes wait (up to RECEIPT_WAIT_MS) for what it returns: the receipt being kept.
    */
-  settle(receipt: EnergyReceipt, tokens: { input: number; output: number }, ending: AnswerEnding): void;
+  settle(receipt: EnergyReceipt, tokens: { input: number; output: number }, ending: AnswerEnding): Promise<unknown> | void;
   /** Called when the site failed after its head (the client was told why). */
   failed(reason: string): void;
 }
+
+/** The longest a stream's `[DONE]` waits for its receipt to be kept (a ledger that slow delays only the end). */
+export const RECEIPT_WAIT_MS = 2_000;
 
 const HOP_HEADERS = ["content-length", "transfer-encoding", "connection", "keep-alive", H.energyJ];
 
@@ -77,6 +81,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     });
     const body = guardSse(upstream.body, tapper, {
       idleMs: p.idleTimeoutMs,
+      endWaitMs: RECEIPT_WAIT_MS,
       describe: (reason) => `site ${p.routed.site} failed after answering began: ${reason}`,
       onEnd(failure, clientGone) {
         const broke = failure !== null || tapper.summary.sawError;
@@ -85,7 +90,7 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
         if (final) return p.settle(final.receipt, { input: final.input, output: final.output }, ending);
         // No usage: the stream broke (or the client left) before its end; what was served is what the client got.
         const output = tapper.summary.outputEvents;
-        p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output }, ending);
+        return p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output }, ending);
       },
     });
     return new Response(body, init);

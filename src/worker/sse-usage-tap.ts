@@ -4,9 +4,10 @@
  *
  * Events are forwarded unchanged as soon as they are complete, except the usage chunk,
  * which `onUsage` may amend (the receipt goes into it) or which is dropped when the client did not
- * ask for usage (the edge always asks the site, to learn output lengths and write receipts). Only
- * an incomplete trailing event is ever held back, and only up to MAX_HELD_CHARS: a longer one is
- * passed on as it comes, unread.
+ * ask for usage (the edge always asks the site, to learn output lengths and write receipts). Held
+ * back are an incomplete trailing event, up to MAX_HELD_CHARS (a longer one is passed on as it
+ * comes, unread), and the closing `data: [DONE]` with anything after it, until `end`: a client
+ * that stops at `[DONE]` then finds its receipt kept (see `guardSse`).
  */
 export interface UsageTap {
   /** Called with the final usage object; mutate it to amend the chunk. */
@@ -32,6 +33,7 @@ const BOUNDARY = /\r?\n\r?\n/;
 const NULL_USAGE = /"usage"\s*:\s*null/;
 const OUTPUT = /"choices"\s*:\s*\[\s*\{/;
 const ERROR_EVENT = /^data:\s*\{\s*"error"\s*:/;
+const DONE_EVENT = /^data:\s*\[DONE\]\s*$/;
 /** A single-line data event holding a JSON object (every OpenAI stream chunk). */
 const CHUNK = /^data: ?\{(?=[\s\S]*\}\s*$)(?![\s\S]*\n)/;
 /** The longest incomplete event held back (events are tokens, usage and errors: a few KiB at most). */
@@ -61,6 +63,8 @@ export class SseUsageTapper {
   private pending = "";
   /** Inside an event too long to hold: passed on until its boundary. */
   private passing = false;
+  /** `data: [DONE]` and what came after it, sent by `end`. */
+  private closing = "";
   readonly summary: TapSummary = { sawUsage: false, outputEvents: 0, sawError: false };
 
   constructor(private readonly tap: UsageTap) {}
@@ -73,6 +77,8 @@ export class SseUsageTapper {
       if (this.passing) {
         out.push(this.encoder.encode(event + m[0]));
         this.passing = false;
+      } else if (this.closing !== "" || DONE_EVENT.test(event)) {
+        this.closing += event + m[0];
       } else {
         const amended = this.event(event);
         if (amended !== null) out.push(this.encoder.encode(amended + m[0]));
@@ -87,11 +93,11 @@ export class SseUsageTapper {
     return out;
   }
 
-  /** The held-back remainder, when the upstream ended cleanly. */
+  /** The held-back remainder, `[DONE]` included, when the upstream ended cleanly. */
   end(): Uint8Array[] {
     this.pending += this.decoder.decode();
-    const rest = this.pending;
-    this.pending = "";
+    const rest = this.closing + this.pending;
+    [this.closing, this.pending] = ["", ""];
     this.tap.onEnd?.(this.summary.sawUsage);
     return rest.length > 0 ? [this.encoder.encode(rest)] : [];
   }
@@ -102,7 +108,7 @@ export class SseUsageTapper {
    */
   fail(errorEvent: string): Uint8Array[] {
     const lead = this.passing ? "\n\n" : "";
-    this.pending = "";
+    [this.closing, this.pending] = ["", ""];
     this.passing = false;
     this.tap.onEnd?.(this.summary.sawUsage);
     return [this.encoder.encode(lead + errorEvent)];

@@ -42,7 +42,14 @@ function receiptOf(requestId: string, headers: Record<string, string> = {}, envO
   return edge.fetch(`/v1/usage/receipts/${requestId}`, { headers }, envOverride);
 }
 
-/** The receipt once the ledger has it: a stream's is written in the background when it ends. */
+/** The receipt, asked for at once: a stream's is kept before its last bytes reach the client. */
+async function kept(requestId: string, headers: Record<string, string> = {}): Promise<SettledReceipt> {
+  const r = await receiptOf(requestId, headers);
+  expect(r.status).toBe(200);
+  return SettledReceipt.parse(await r.json());
+}
+
+/** The receipt once the ledger has it: that of a stream the client cancelled is written in the background. */
 async function settled(requestId: string, headers: Record<string, string> = {}): Promise<SettledReceipt> {
   return vi.waitFor(
     async () => {
@@ -54,10 +61,10 @@ async function settled(requestId: string, headers: Record<string, string> = {}):
   );
 }
 
-/** A streamed chat answered by eu-a with `events`, read to its end: its request id and text. */
+/** A streamed chat answered with `events` by the site it is routed to, read to its end: its request id and text. */
 async function streamed(events: string[], over: Record<string, unknown>, headers: Record<string, string>): Promise<{ id: string; text: string }> {
   const upstream = controlledSse();
-  edge.sites.on("eu-a", () => upstream.response);
+  edge.sites.on("eu-a", () => upstream.response).on("eu-b", () => upstream.response);
   const r = await edge.chat(chatBody({ stream: true, ...over }), headers);
   expect(r.status).toBe(200);
   for (const e of events) upstream.send(e);
@@ -74,14 +81,16 @@ describe("GET /v1/usage/receipts/{request_id}", () => {
     const plain = await streamed(events, {}, bearer(key));
     // The client never saw a usage chunk ...
     expect(plain.text).not.toContain('"usage":{');
-    // ... and fetches the same receipt, settled on the site's metered energy.
-    const receipt = await settled(plain.id, bearer(key));
+    // ... and fetches the same receipt, settled on the site's metered energy, as soon as its stream ended.
+    const receipt = await kept(plain.id, bearer(key));
     expect(receipt.receipt).toEqual(shown);
     expect(receipt).toMatchObject({ object: "greenference.receipt", id: plain.id, model: MODEL, stream: true, ending: "complete", service_tier: null, tokens: { prompt: 12, completion: 5 } });
     expect(receipt.receipt).toMatchObject({ site: "eu-a", class: "SS", plan_version: version, energy_j: 4.5, energy_source: "measured" });
     expect(receipt.settled).toBeGreaterThanOrEqual(receipt.created);
     // The run that asked for usage has its receipt too, the same one.
-    expect((await settled(withUsage.id, bearer(key))).receipt).toEqual(shown);
+    expect((await kept(withUsage.id, bearer(key))).receipt).toEqual(shown);
+    // So is a keyless stream's, batched to the anonymous owner.
+    expect((await kept((await streamed(events, {}, {})).id)).tokens).toEqual({ prompt: 12, completion: 5 });
   });
 
   it("gives a JSON answer's receipt as its usage.greenference, to its own key only", async () => {
@@ -125,7 +134,7 @@ describe("GET /v1/usage/receipts/{request_id}", () => {
   it("keeps a keyless caller's receipts under the anonymous owner, not under any key", async () => {
     edge.sites.on("eu-a", () => completion(7));
     const id = (await edge.chat(chatBody())).headers.get("x-request-id")!;
-    expect((await settled(id)).tokens).toEqual({ prompt: 12, completion: 7 });
+    expect((await kept(id)).tokens).toEqual({ prompt: 12, completion: 7 });
     const { key } = await createKey();
     expect((await receiptOf(id, bearer(key))).status).toBe(404);
   });
@@ -171,7 +180,7 @@ describe("GET /v1/usage/receipts/{request_id}", () => {
     expect((await errorOf(early)).message).toContain("when its answer ends");
     upstream.fail("connection reset by peer");
     expect(await r.text()).toContain("upstream_failed");
-    const broken = await settled(r.headers.get("x-request-id")!, bearer(key));
+    const broken = await kept(r.headers.get("x-request-id")!, bearer(key));
     // Served: the prompt and the 2 output events the client got, estimated.
     expect(broken).toMatchObject({ stream: true, ending: "broken", tokens: { completion: 2 }, receipt: { energy_source: "estimate", site: "eu-a" } });
 
