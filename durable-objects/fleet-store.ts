@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Fleet, Policy, samePolicy } from "../src/core/schemas/fleet.ts";
+import { Fleet, Policy, sameFleet, samePolicy } from "../src/core/schemas/fleet.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
 /**
@@ -98,10 +98,15 @@ export class FleetStore {
     return success(change.previous);
   }
 
-  /** Stores `fleet`, answering what it replaced; a new policy (kind or weights) is a change of policy at `nowMs`. */
+  /**
+   * Stores `fleet`, answering what it replaced; a new policy (kind or weights) is a change of policy
+   * at `nowMs`. The fleet stored, sent again, is not written: a new revision would make every edge
+   * isolate fetch its routing snapshot again for nothing.
+   */
   private async change(fleet: Fleet, nowMs: number): Promise<FleetChange> {
     const previous = this.current;
     const previousPolicyChangedAtMs = this.policyChangedMs;
+    if (previous && sameFleet(previous, fleet)) return { fleet, revision: this.revisionCount, previous, previousPolicyChangedAtMs };
     await this.write(fleet, previous && !samePolicy(previous.policy, fleet.policy) ? nowMs : previousPolicyChangedAtMs);
     return { fleet, revision: this.revisionCount, previous, previousPolicyChangedAtMs };
   }

@@ -64,12 +64,15 @@ describe("a fleet that cannot plan is refused and undone (PUT /admin/v1/fleet)",
     expect(await lastFleetChange()).toMatchObject({ status: "ok" });
   });
 
-  it("leaves the plan in force when the fleet is the one stored", async () => {
+  it("leaves the plan in force, and the fleet's revision, when the fleet is the one stored", async () => {
     const before = await planInForce();
+    const revision = await fleetRevision();
     const put = await putFleet(await fleetNow());
     expect(put.status).toBe(200);
     expect(put.body.replan).toEqual({ status: "skipped", message: "the fleet is unchanged; the plan in force stays" });
     expect((await planInForce())?.version).toBe(before!.version);
+    // Not written again: the revision keys every edge isolate's routing snapshot.
+    expect(await fleetRevision()).toBe(revision);
   });
 
   it("stores a fleet whose sites only moved without a new plan: routing reads where sites are reached from the fleet", async () => {

@@ -56,10 +56,12 @@ describe("switching the fleet's policy at run time (PUT /admin/v1/policy)", () =
 
   it("leaves the plan in force when the body names the policy and weights the fleet already has", async () => {
     const before = await planInForce();
+    const revision = await fleetRevision();
     const put = await putPolicy({ kind: "freesh", weights: { energy: 1 } });
     expect(put.status).toBe(200);
     expect(put.body.replan).toEqual({ status: "skipped", message: "the policy is unchanged; the plan in force stays" });
     expect((await planInForce()).version).toBe(before.version);
+    expect(await fleetRevision()).toBe(revision);
   });
 
   it("answers a bad body with 400 in OpenAI's error shape and changes neither the policy nor the plan", async () => {
