@@ -14,7 +14,7 @@ export interface CommandEntry {
  */
 export const commands: Record<string, CommandEntry> = {
   agent: { summary: "run the host agent of a GPU site (plan applier, engines, telemetry, local API)", load: async () => (await import("./agent.ts")).agent },
-  bench: { summary: "run a benchmark (sim, edge, agent, e2e)", load: () => benchCommand("bench") },
+  bench: { summary: "run a benchmark (sim, edge, edge-start, agent, e2e, batch, faults)", load: () => benchCommand("bench") },
   calibrate: { summary: "check the performance/power model against its calibration data", load: async () => (await import("./calibrate.ts")).calibrate },
   classes: { summary: "request classes (length percentiles and shares) of a trace", load: async () => (await import("./classes.ts")).classes },
   demo: { summary: "simulated per-class energy-optimal (TP, clock) vs max clock, in seconds", load: async () => (await import("./demo.ts")).demo },

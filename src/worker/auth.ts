@@ -34,6 +34,7 @@ export async function authenticateCaller(request: Request, env: Env, keys: Recor
   const token = bearerToken(request);
   // Credentials that are not a bearer token are refused, not taken as none: the caller meant a key.
   if (token === null && access === "open" && !request.headers.has("authorization")) return { ok: true, keyId: null, limits: NO_LIMITS, carbonBudget: null };
+  if (token === null && access === "open") return { ok: false, response: invalidKey("The Authorization header holds no bearer token. This API is open: send no Authorization header to call it without a key.") };
   if (token === null) {
     const none = Object.keys(keys).length === 0 ? " No API key exists yet: an operator creates one with POST /admin/v1/keys." : "";
     return { ok: false, response: invalidKey(`This API needs an API key.${none}`) };

@@ -293,6 +293,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
       if (!broke) edge.failing.served(choice.site);
       return keeping;
     },
+    keepAliveUntil: background,
     failed: () => {
       broke = true;
       edge.failing.failed(choice.site, edge.now(), holdMs);
@@ -314,7 +315,7 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
 async function paceCarbon(env: Env, keyId: string, budget: CarbonBudget, routing: RoutingSnapshot, nowMs: number): Promise<Response | { price: number; pricedOut: Set<string> }> {
   const pace = await carbonLedger(env, keyId).pace(budget, nowMs);
   if (pace.exhausted) {
-    const response = openAiError(429, `This API key has spent its carbon budget: ${round1(pace.spentG)} of ${pace.budgetG} gCO2e this ${budget.period} (UTC). It refills when the period ends, in ${pace.retryAfterS} s.`, { code: "carbon_budget_exceeded" });
+    const response = openAiError(429, `This API key has spent its carbon budget: ${Number(pace.spentG.toPrecision(3))} of ${pace.budgetG} gCO2e this ${budget.period} (UTC). It refills when the period ends, in ${pace.retryAfterS} s.`, { code: "carbon_budget_exceeded" });
     response.headers.set("retry-after", String(pace.retryAfterS));
     return response;
   }
@@ -332,7 +333,6 @@ function excludedSites(routing: RoutingSnapshot, pricedOut: Set<string> | null, 
   return out;
 }
 
-const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /** A percent-encoded path segment decoded, or null when its encoding is malformed (`%ZZ`, a cut UTF-8 sequence). */
 function decodedSegment(segment: string): string | null {

@@ -33,6 +33,11 @@ export interface Proxied {
   settle(receipt: EnergyReceipt, tokens: { input: number; output: number }, ending: AnswerEnding): Promise<unknown> | void;
   /** Called when the site failed after its head (the client was told why). */
   failed(reason: string): void;
+  /**
+   * Keeps the request's work alive until `work` settles (`ctx.waitUntil`): given a stream's end, so
+   * that a client that leaves early still has its receipt kept and its key charged.
+   */
+  keepAliveUntil(work: Promise<unknown>): void;
 }
 
 /** The longest a stream's `[DONE]` waits for its receipt to be kept (a ledger that slow delays only the end). */
@@ -68,6 +73,9 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
     const atStart = receiptOf(p.inputTokens, p.expectedOutputTokens, undefined);
     for (const [k, v] of Object.entries(receiptHeaders(atStart))) headers.set(k, v);
     let final: { receipt: EnergyReceipt; input: number; output: number } | null = null;
+    // Registered now: once the client has gone, the runtime takes no new background work.
+    let streamEnded!: (work: Promise<unknown> | void) => void;
+    p.keepAliveUntil(new Promise<unknown>((resolve) => (streamEnded = resolve)));
     const tapper = new SseUsageTapper({
       dropUsageChunk: !p.clientWantsUsage,
       serviceTier: p.serviceTier,
@@ -87,10 +95,11 @@ export async function respond(upstream: Response, p: Proxied): Promise<Response>
         const broke = failure !== null || tapper.summary.sawError;
         if (broke) p.failed(failure ?? "the site ended its stream with an error event");
         const ending = broke ? "broken" : final || !clientGone ? "complete" : "client_left";
-        if (final) return p.settle(final.receipt, { input: final.input, output: final.output }, ending);
         // No usage: the stream broke (or the client left) before its end; what was served is what the client got.
         const output = tapper.summary.outputEvents;
-        return p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output }, ending);
+        const kept = final ? p.settle(final.receipt, { input: final.input, output: final.output }, ending) : p.settle(receiptOf(p.inputTokens, output, undefined), { input: p.inputTokens, output }, ending);
+        streamEnded(kept);
+        return kept;
       },
     });
     return new Response(body, init);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalStack } from "../../lib/stack/local-stack.ts";
 import { chatCompletionRequest } from "../../lib/stack/openai-request.ts";
 import { setWeightedPlan } from "../../lib/stack/weighted-plan.ts";
@@ -55,6 +55,29 @@ describe("the OpenAI API through the edge to the simulated sites (wrangler dev +
     const usage = chunks.at(-1)!.usage;
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(usage).toMatchObject({ completion_tokens: 10, greenference: { energy_j: expect.any(Number), site: r.headers.get("x-greenference-site") } });
+    // Kept before [DONE] was sent: asked for at once, it is there.
+    const receipt = await fetch(`${stack.edgeUrl}/v1/usage/receipts/${r.headers.get("x-request-id")}`);
+    expect(receipt.status).toBe(200);
+    expect(await receipt.json()).toMatchObject({ ending: "complete", receipt: usage!.greenference, tokens: { completion: 10 } });
+  });
+
+  it("keeps the receipt of a stream the client closed after its first event, for what was sent", async () => {
+    const closing = new AbortController();
+    const r = await fetch(`${stack.edgeUrl}/v1/chat/completions`, { ...chatCompletionRequest({ model: stack.config.model, inputTokens: 40, maxTokens: 400, stream: true }), signal: closing.signal });
+    expect(r.status).toBe(200);
+    await r.body!.getReader().read();
+    closing.abort();
+    const receipt = await vi.waitFor(
+      async () => {
+        const got = await fetch(`${stack.edgeUrl}/v1/usage/receipts/${r.headers.get("x-request-id")}`);
+        expect(got.status).toBe(200);
+        return (await got.json()) as { ending: string; tokens: { completion: number } };
+      },
+      { timeout: 10_000, interval: 200 },
+    );
+    expect(receipt.ending).toBe("client_left");
+    expect(receipt.tokens.completion).toBeGreaterThan(0);
+    expect(receipt.tokens.completion).toBeLessThan(400);
   });
 
   it("refuses a request sent straight to a site's ingress without the edge's signature (401), while the edge's own are served", async () => {

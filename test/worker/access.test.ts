@@ -48,6 +48,18 @@ describe("inference access: closed by default", () => {
     expect(await errorOf(typo)).toMatchObject({ code: "invalid_configuration" });
     expect(edge.sites.calls).toHaveLength(0);
   });
+
+  it("while open, refuses credentials that are not a bearer token, saying the API needs none", async () => {
+    for (const authorization of ["Basic dXNlcjpwdw==", "gfk_notbearer"]) {
+      const r = await edge.chat(chatBody(), { authorization }, undefined, testEnv);
+      expect(r.status).toBe(401);
+      const error = await errorOf(r);
+      expect(error).toMatchObject({ code: "invalid_api_key" });
+      expect(error.message).toContain("This API is open: send no Authorization header");
+      expect(error.message).not.toContain("needs an API key");
+    }
+    expect(edge.sites.calls).toHaveLength(0);
+  });
 });
 
 describe("read-only dashboard token", () => {

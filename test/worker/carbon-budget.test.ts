@@ -73,13 +73,14 @@ describe("carbon budgets per API key", () => {
   it("answers a key over its budget with 429 carbon_budget_exceeded and Retry-After at the period's end, sending nothing", async () => {
     await edge.setUp(++version); // fresh heartbeats after the test above moved the clock
     const { id, key } = await createKey("spent");
-    await edge.admin("PUT", `/admin/v1/keys/${id}/carbon-budget`, { gco2e: 1, period: "day" });
+    await edge.admin("PUT", `/admin/v1/keys/${id}/carbon-budget`, { gco2e: 0.001, period: "day" });
     edge.app.context.cache.invalidate();
-    await carbonLedger(env, id).record(1.5, Date.now());
+    await carbonLedger(env, id).record(0.0017514, Date.now());
     const calls = edge.sites.calls.length;
     const r = await edge.chat(chatBody(), bearer(key));
     expect(r.status).toBe(429);
-    expect(await errorOf(r)).toMatchObject({ type: "rate_limit_error", code: "carbon_budget_exceeded" });
+    // A small budget's spend is not rounded away.
+    expect(await errorOf(r)).toMatchObject({ type: "rate_limit_error", code: "carbon_budget_exceeded", message: expect.stringContaining("spent its carbon budget: 0.00175 of 0.001 gCO2e this day (UTC)") });
     const midnight = new Date();
     midnight.setUTCHours(24, 0, 0, 0);
     expect(Number(r.headers.get("retry-after"))).toBeCloseTo((midnight.getTime() - Date.now()) / 1000, -1);
