@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { refill, type Bucket } from "../src/core/routing/token-bucket.ts";
+import { markIfRoom } from "../src/edge/active-batches.ts";
 import type { RateLimits } from "../src/edge/identity.ts";
 
 /** The verdict on one request. */
@@ -28,9 +29,14 @@ const STATE_KEY = "buckets";
  * buckets live in the object's storage (written before the verdict leaves), so an evicted object
  * comes back with the levels it had rather than full. One object per key keeps the limit global
  * (every edge location counts against the same buckets) without a global bottleneck.
+ *
+ * It is also where a key's new batches are admitted against its quota of running batches, one at
+ * a time (`admitBatch`).
  */
 export class RateLimiterDO extends DurableObject<Env> {
   private buckets: Buckets | undefined;
+  /** The admission in progress (settled, never rejected); the next one starts after it. */
+  private admitting: Promise<unknown> = Promise.resolve();
 
   /** Takes one request and `tokens` estimated tokens if both buckets hold them. */
   take(limits: RateLimits, tokens = 0): RateDecision {
@@ -67,10 +73,25 @@ export class RateLimiterDO extends DurableObject<Env> {
     return b;
   }
 
+  /**
+   * Marks batch `id` of this key (`owner`) active if it has fewer than `quota` running; true if it
+   * did. Admissions run one after another: an R2 count and put are not atomic, and the object's
+   * input gate does not hold other calls while it waits on R2, so without the queue creations at
+   * once would count the same room. Ends (mark deletions) need no queue: they only free room.
+   */
+  admitBatch(owner: string, id: string, quota: number): Promise<boolean> {
+    const admitted = this.admitting.then(() => markIfRoom(this.env.FILES, owner, id, quota));
+    this.admitting = admitted.catch(() => undefined);
+    return admitted;
+  }
+
   private save(b: Buckets): void {
     this.ctx.storage.kv.put(STATE_KEY, b);
   }
 }
+
+/** The key's RateLimiterDO (`owner` is its key id, or ANONYMOUS with open access). */
+export const keyLimiter = (env: Env, owner: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(owner));
 
 /** Whole seconds until `bucket` holds `amount` (0 when it does now). */
 function secondsUntil(bucket: Bucket, amount: number): number {

@@ -3,7 +3,8 @@
  * written when a batch is created, deleted when it ends (completed, expired or cancelled). A key
  * may hold BATCHES_MAX_ACTIVE_PER_KEY of them (wrangler.toml, default 20), so the lines waiting in
  * Durable Objects and at the deferral scheduler are bounded per key; counting them is one bounded
- * R2 listing.
+ * R2 listing. New marks are written only by `markIfRoom`, one at a time per key (in the key's
+ * RateLimiterDO), so the count a creation sees includes every batch admitted before it.
  */
 const activeKey = (owner: string, id: string) => `batch-active/${owner}/${id}`;
 
@@ -13,8 +14,15 @@ export function activeBatchQuota(env: Env): number {
   return raw !== undefined && /^\d{1,6}$/.test(raw) && Number(raw) > 0 ? Number(raw) : 20;
 }
 
-export async function markBatchActive(bucket: R2Bucket, owner: string, id: string): Promise<void> {
+/**
+ * Marks batch `id` active if `owner` has fewer than `quota` marked; true if it did. A refusal
+ * writes nothing. Exact only when an owner's calls do not overlap (see RateLimiterDO.admitBatch):
+ * two at once could both count the same room.
+ */
+export async function markIfRoom(bucket: R2Bucket, owner: string, id: string, quota: number): Promise<boolean> {
+  if ((await activeBatchCount(bucket, owner, quota)) >= quota) return false;
   await bucket.put(activeKey(owner, id), "");
+  return true;
 }
 
 export async function markBatchEnded(bucket: R2Bucket, owner: string, id: string): Promise<void> {
@@ -22,6 +30,6 @@ export async function markBatchEnded(bucket: R2Bucket, owner: string, id: string
 }
 
 /** An owner's running batches, counting at most `quota + 1` (enough to know it is over). */
-export async function activeBatchCount(bucket: R2Bucket, owner: string, quota: number): Promise<number> {
+async function activeBatchCount(bucket: R2Bucket, owner: string, quota: number): Promise<number> {
   return (await bucket.list({ prefix: `batch-active/${owner}/`, limit: quota + 1 })).objects.length;
 }

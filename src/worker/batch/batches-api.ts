@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import { batchStub } from "../../../durable-objects/batch-do.ts";
 import { deferralSlotMs } from "../../../durable-objects/deferral-do.ts";
+import { keyLimiter } from "../../../durable-objects/rate-limiter-do.ts";
 import { BATCH_LIMITS, CreateBatchRequest, type BatchObject } from "../../core/schemas/batch.ts";
 import { bodyIdleTimeoutMs } from "../../edge/env.ts";
 import type { EdgeContext } from "../inference.ts";
@@ -8,7 +9,7 @@ import { parseBody, readJson } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
 import { callerOwner } from "./files-api.ts";
-import { activeBatchCount, activeBatchQuota, markBatchActive, markBatchEnded } from "../../edge/active-batches.ts";
+import { activeBatchQuota, markBatchEnded } from "../../edge/active-batches.ts";
 import { fileKey, hex, ownedFile } from "../../edge/stored-files.ts";
 
 const BATCH_ID = /^batch_[0-9a-f]{27}$/;
@@ -24,6 +25,14 @@ function newBatchId(nowMs: number): string {
 const indexKey = (owner: string, id: string) => `batch-index/${owner}/${id}`;
 
 const notFound = (id: string) => openAiError(404, `No such Batch object: ${id.slice(0, 64)}`, { param: "batch_id", code: "not_found" });
+
+/** 429 `batch_quota_exceeded`: the key has `quota` batches that have not ended. */
+function quotaExceeded(env: Env, quota: number): Response {
+  const response = openAiError(429, `This API key already has ${quota} batches that have not ended, its most. Wait for one to complete, or cancel one (POST /v1/batches/{id}/cancel), and create this batch again.`, { param: "input_file_id", code: "batch_quota_exceeded" });
+  // A batch ends at the earliest when the deferral scheduler next releases lines.
+  response.headers.set("retry-after", String(Math.ceil(deferralSlotMs(env) / 1000)));
+  return response;
+}
 
 /** The Batch API: create, retrieve, list (limit/after), cancel. Batches are their owners' only. */
 export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
@@ -46,21 +55,14 @@ export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
     if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "input_file_id", code: "invalid_batch_file" });
     const nowMs = Date.now();
     const id = newBatchId(nowMs);
-    // Marked before it is counted, so batches created at once cannot all slip past the quota.
-    await markBatchActive(env.FILES, owner, id);
     const quota = activeBatchQuota(env);
-    if ((await activeBatchCount(env.FILES, owner, quota)) > quota) {
-      await markBatchEnded(env.FILES, owner, id);
-      const response = openAiError(429, `This API key already has ${quota} batches that have not ended, its most. Wait for one to complete, or cancel one (POST /v1/batches/{id}/cancel), and create this batch again.`, { param: "input_file_id", code: "batch_quota_exceeded" });
-      // A batch ends at the earliest when the deferral scheduler next releases lines.
-      response.headers.set("retry-after", String(Math.ceil(deferralSlotMs(env) / 1000)));
-      return response;
-    }
     try {
+      if (!(await keyLimiter(env, owner).admitBatch(owner, id, quota))) return quotaExceeded(env, quota);
       const created = await batchStub(env, id).create(id, owner, body, checked.lines, nowMs);
       await env.FILES.put(indexKey(owner, id), "");
       return Response.json(created);
     } catch (error) {
+      // The mark (if written) goes now: a batch whose creation failed never ends to delete it.
       await markBatchEnded(env.FILES, owner, id);
       throw error;
     }
