@@ -29,6 +29,19 @@ export async function deleteFile(bucket: R2Bucket, owner: string, id: string, by
   await bucket.delete([fileKey(id), indexKey(owner, id, bytes)]);
 }
 
+/** The ids of all an owner's files, from its index, in no useful order (ids are random). */
+export async function indexedFileIds(bucket: R2Bucket, owner: string): Promise<string[]> {
+  const prefix = `file-index/${owner}/`;
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const listed = await bucket.list({ prefix, ...(cursor ? { cursor } : {}) });
+    for (const o of listed.objects) ids.push(o.key.slice(prefix.length, o.key.lastIndexOf("/")));
+    cursor = listed.truncated ? listed.cursor : undefined;
+  } while (cursor);
+  return ids;
+}
+
 /** An owner's files and bytes, counting at most `quota.files + 1` files (enough to know it is over). */
 export async function fileUse(bucket: R2Bucket, owner: string, quota: FileQuota): Promise<FileQuota> {
   const listed = await bucket.list({ prefix: `file-index/${owner}/`, limit: quota.files + 1 });

@@ -33,7 +33,7 @@ export interface FileObject {
 
 export const fileKey = (id: string) => `files/${id}`;
 
-const FILE_ID = /^file-[0-9a-f]{24}$/;
+export const FILE_ID = /^file-[0-9a-f]{24}$/;
 
 export function newFileId(): string {
   return `file-${hex(12)}`;

@@ -78,6 +78,11 @@ describe("the official openai client against the local stack", () => {
     expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
     for (const line of output) expect(line.response.body.choices[0]!.message.content.split(" ")).toHaveLength(5);
     expect((await client.batches.list({ limit: 5 })).data.map((b) => b.id)).toContain(batch.id);
+    // files.list() pages on by itself (after = the page's last id) while has_more says so.
+    const outputs: string[] = [];
+    for await (const f of client.files.list({ purpose: "batch_output", limit: 1 })) outputs.push(f.id);
+    expect(outputs).toContain(batch.output_file_id);
+    expect((await client.files.list({ purpose: "batch" })).data.map((f) => f.id)).toContain(file.id);
   });
 
   it("sends a flex request: the edge releases it to the cleanest site with room within its deadline and answers service_tier flex", async () => {

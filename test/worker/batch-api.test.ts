@@ -117,6 +117,104 @@ describe("Batch API: files", () => {
   });
 });
 
+describe("Batch API: listing files", () => {
+  interface FileList {
+    object: string;
+    data: { id: string; object: string; purpose: string; created_at: number }[];
+    first_id: string | null;
+    last_id: string | null;
+    has_more: boolean;
+  }
+  const list = async (key: string, query = ""): Promise<FileList> => {
+    const r = await edge.fetch(`/v1/files${query}`, as(key));
+    expect(r.status, query).toBe(200);
+    return (await r.json()) as FileList;
+  };
+  /** Uploads `n` files, a few ms apart so each has its own upload time; their ids, oldest first. */
+  const uploadSome = async (key: string, n: number): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      ids.push(await uploadOk(key, [chatLine(`f-${i}`)]));
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+    return ids;
+  };
+
+  it("lists only the calling key's files, newest first, in OpenAI's list shape; an empty list has null ids", async () => {
+    const dave = await createKey("dave");
+    const erin = await createKey("erin");
+    expect(await list(dave)).toEqual({ object: "list", data: [], first_id: null, last_id: null, has_more: false });
+    const ids = await uploadSome(dave, 3);
+    const erinId = await uploadOk(erin, [chatLine("e")]);
+    const listed = await list(dave);
+    expect(listed).toMatchObject({ object: "list", first_id: ids[2], last_id: ids[0], has_more: false });
+    expect(listed.data.map((f) => f.id)).toEqual([...ids].reverse());
+    expect(listed.data[0]).toEqual(await (await edge.fetch(`/v1/files/${ids[2]}`, as(dave))).json());
+    expect((await list(erin)).data.map((f) => f.id)).toEqual([erinId]);
+    // A deleted file is no longer listed.
+    await edge.fetch(`/v1/files/${ids[1]}`, as(dave, { method: "DELETE" }));
+    expect((await list(dave)).data.map((f) => f.id)).toEqual([ids[2], ids[0]]);
+  });
+
+  it("orders by order=asc|desc and pages with limit and after in either order", async () => {
+    const frank = await createKey("frank");
+    const ids = await uploadSome(frank, 5);
+    expect((await list(frank, "?order=asc")).data.map((f) => f.id)).toEqual(ids);
+    expect((await list(frank, "?order=desc")).data.map((f) => f.id)).toEqual([...ids].reverse());
+    for (const [order, expected] of [["asc", ids], ["desc", [...ids].reverse()]] as const) {
+      const pages: string[][] = [];
+      let after = "";
+      for (;;) {
+        const page = await list(frank, `?order=${order}&limit=2${after}`);
+        pages.push(page.data.map((f) => f.id));
+        expect(page.first_id).toBe(page.data[0]!.id);
+        expect(page.last_id).toBe(page.data.at(-1)!.id);
+        if (!page.has_more) break;
+        after = `&after=${page.last_id}`;
+      }
+      expect(pages, order).toEqual([expected.slice(0, 2), expected.slice(2, 4), expected.slice(4)]);
+    }
+  });
+
+  it("filters by purpose: batch input files, and the output files the key's batches wrote", async () => {
+    const gina = await createKey("gina");
+    const input = await uploadOk(gina, [chatLine("p")]);
+    const done = await settle(gina, (await createBatch(gina, input)).id);
+    expect(done.status).toBe("completed");
+    const byPurpose = async (purpose: string) => (await list(gina, `?purpose=${purpose}`)).data.map((f) => f.id);
+    expect(await byPurpose("batch")).toEqual([input]);
+    expect(await byPurpose("batch_output")).toEqual([done.output_file_id]);
+    expect(await byPurpose("fine-tune")).toEqual([]);
+    expect((await list(gina)).data.map((f) => f.id)).toEqual([done.output_file_id, input]);
+    // The cursor may name a file the filter leaves out: paging goes on from its place.
+    expect((await list(gina, `?purpose=batch&after=${done.output_file_id}`)).data.map((f) => f.id)).toEqual([input]);
+  });
+
+  it("refuses a bad limit, order or after with a 400 naming the parameter", async () => {
+    const hank = await createKey("hank");
+    await uploadOk(hank, [chatLine("h")]);
+    const cases: [string, string][] = [
+      ["?limit=0", "limit"],
+      ["?limit=10001", "limit"],
+      ["?limit=abc", "limit"],
+      ["?limit=1e2", "limit"],
+      ["?limit=", "limit"],
+      ["?order=newest", "order"],
+      ["?after=batch_1", "after"],
+      // Well formed, but no file of this key (another key's file is none of its either).
+      [`?after=file-${"0".repeat(24)}`, "after"],
+      [`?after=${await uploadOk(alice, [chatLine("a")])}`, "after"],
+    ];
+    for (const [query, param] of cases) {
+      const r = await edge.fetch(`/v1/files${query}`, as(hank));
+      expect(r.status, query).toBe(400);
+      expect(await errorOf(r), query).toMatchObject({ param, type: "invalid_request_error", code: "invalid_value" });
+    }
+    // OpenAI's largest limit is taken; a page holds at most BATCH_LIMITS.filePage files.
+    expect((await list(hank, "?limit=10000")).data).toHaveLength(1);
+  });
+});
+
 describe("Batch API: batches", () => {
 
   it("runs every line once through the sites and writes one answer per line, in order; another key sees no batch", async () => {
@@ -131,6 +229,10 @@ describe("Batch API: batches", () => {
     expect(done).toMatchObject({ status: "completed", request_counts: { total: 9, completed: 9, failed: 0 }, error_file_id: null, output_file_id: expect.stringMatching(/^file-/) });
     expect(done.in_progress_at).not.toBeNull();
     expect(done.finalizing_at).not.toBeNull();
+    // OpenAI documents no error for cancelling an ended batch: it is answered as it is.
+    const cancelDone = await edge.fetch(`/v1/batches/${done.id}/cancel`, as(alice, { method: "POST" }));
+    expect(cancelDone.status).toBe(200);
+    expect(await cancelDone.json()).toEqual(done);
     const output = await content(alice, done.output_file_id!);
     expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
     expect(output.every((l) => l.response?.status_code === 200 && /^req_/.test(l.response.request_id) && l.error === null)).toBe(true);

@@ -18,6 +18,8 @@ export const BATCH_LIMITS = {
   metadataValueChars: 512,
   /** Batches one page of GET /v1/batches lists. */
   listLimit: 100,
+  /** Files one page of GET /v1/files lists, whatever larger `limit` (OpenAI's default and most: 10,000) it asks. */
+  filePage: 100,
 } as const;
 
 /** One line of a batch input file: a request to one of BATCH_ENDPOINTS. Its body is checked with that endpoint's schema. */

@@ -8,11 +8,14 @@ import type { EdgeContext } from "../inference.ts";
 import { parseBody, readJson } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
+import { listPage, listQuery } from "./list-query.ts";
 import { callerOwner } from "./files-api.ts";
 import { activeBatchQuota, markBatchEnded } from "../../edge/active-batches.ts";
 import { fileKey, hex, ownedFile } from "../../edge/stored-files.ts";
 
 const BATCH_ID = /^batch_[0-9a-f]{27}$/;
+/** OpenAI's bounds for listing batches: 20 a page unless asked, at most 100. */
+const BATCH_LIST = { defaultLimit: 20, maxLimit: BATCH_LIMITS.listLimit, afterId: BATCH_ID, afterWhat: "a batch id" };
 /** Far enough ahead that `LATEST - now` keeps 11 hex digits for centuries. */
 const LATEST_MS = 0xfffffffffff;
 
@@ -71,16 +74,13 @@ export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
   router.get("/v1/batches", async (request: IRequest, env: Env) => {
     const owner = await callerOwner(request, env, edge);
     if (owner instanceof Response) return owner;
-    const query = new URL(request.url).searchParams;
-    const limitRaw = query.get("limit") ?? "20";
-    const limit = /^\d{1,3}$/.test(limitRaw) ? Number(limitRaw) : NaN;
-    if (!(limit >= 1 && limit <= BATCH_LIMITS.listLimit)) return openAiError(400, `limit must be a whole number from 1 to ${BATCH_LIMITS.listLimit}`, { param: "limit", code: "invalid_value" });
-    const after = query.get("after");
-    if (after !== null && !BATCH_ID.test(after)) return openAiError(400, "after must be a batch id", { param: "after", code: "invalid_value" });
+    const query = listQuery(new URL(request.url).searchParams, BATCH_LIST);
+    if (query instanceof Response) return query;
+    const { limit, after } = query;
     const listed = await env.FILES.list({ prefix: `batch-index/${owner}/`, limit: limit + 1, ...(after ? { startAfter: indexKey(owner, after) } : {}) });
     const ids = listed.objects.map((o) => o.key.slice(`batch-index/${owner}/`.length));
     const data = (await Promise.all(ids.slice(0, limit).map((id) => batchStub(env, id).get(owner)))).filter((b): b is BatchObject => b !== null);
-    return Response.json({ object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: ids.length > limit });
+    return listPage(data, ids.length > limit);
   });
 
   router.get("/v1/batches/:id", async (request: IRequest, env: Env) => {

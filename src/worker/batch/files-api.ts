@@ -9,6 +9,7 @@ import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
 import { deleteFile, fileQuota, indexFile } from "../../edge/file-index.ts";
 import { overQuota } from "./file-quota.ts";
+import { listFiles } from "./file-list.ts";
 import { fileKey, fileObject, newFileId, ownedFile, putFile } from "../../edge/stored-files.ts";
 
 /** Room for the multipart framing and the purpose field around the file. */
@@ -24,12 +25,17 @@ export async function callerOwner(request: Request, env: Env, edge: EdgeContext)
 
 const notFound = (id: string) => openAiError(404, `No such File object: ${id.slice(0, 64)}`, { param: "id", code: "not_found" });
 
-/** The Files API for batch input and output: upload (checked line by line), retrieve, content, delete. */
+/** The Files API for batch input and output: upload (checked line by line), list, retrieve, content, delete. */
 export function addFileRoutes(router: RouterType, edge: EdgeContext): void {
   router.post("/v1/files", async (request: IRequest, env: Env) => {
     const owner = await callerOwner(request, env, edge);
     if (owner instanceof Response) return owner;
     return upload(request, env, owner);
+  });
+  router.get("/v1/files", async (request: IRequest, env: Env) => {
+    const owner = await callerOwner(request, env, edge);
+    if (owner instanceof Response) return owner;
+    return listFiles(new URL(request.url).searchParams, env.FILES, owner);
   });
   router.get("/v1/files/:id", async (request: IRequest, env: Env) => {
     const owner = await callerOwner(request, env, edge);
