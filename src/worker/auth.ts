@@ -1,4 +1,5 @@
 import type { ApiKeyCheck } from "../../durable-objects/api-key-store.ts";
+import { keyLimiter } from "../../durable-objects/rate-limiter-do.ts";
 import type { EdgeEnv } from "../edge/env.ts";
 import type { Identity, RateLimits } from "../edge/identity.ts";
 import { openAiError } from "./openai-error.ts";
@@ -48,7 +49,6 @@ export async function authenticateCaller(request: Request, env: Env, keys: Recor
 /** Whether a key has any limit (only then is its RateLimiterDO asked). */
 export const hasLimits = (l: RateLimits) => l.requestsPerMinute !== null || l.tokensPerMinute !== null;
 
-const limiterOf = (env: Env, keyId: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyId));
 
 /**
  * null when the key's buckets hold one more request and `tokens` estimated tokens, else a 429
@@ -56,7 +56,7 @@ const limiterOf = (env: Env, keyId: string) => env.RATE_LIMITER.get(env.RATE_LIM
  * (waiting would not help).
  */
 export async function rateLimit(env: Env, keyId: string, limits: RateLimits, tokens: number): Promise<Response | null> {
-  const decision = await limiterOf(env, keyId).take(limits, tokens);
+  const decision = await keyLimiter(env, keyId).take(limits, tokens);
   if (decision.allowed) return null;
   if (decision.limitedBy === "request_too_large") {
     return openAiError(400, `This request may use ${tokens} tokens (prompt plus max_tokens), more than this API key's limit of ${limits.tokensPerMinute} tokens per minute. Lower max_tokens or shorten the prompt.`, { param: "max_tokens", code: "tokens_per_minute_exceeded" });
@@ -69,7 +69,7 @@ export async function rateLimit(env: Env, keyId: string, limits: RateLimits, tok
 
 /** Settles a request's tokens: what it used minus what it was admitted with (negative refunds). */
 export function settleTokens(env: Env, keyId: string, limits: RateLimits, tokensDelta: number): Promise<void> {
-  return limiterOf(env, keyId).settle(limits, tokensDelta);
+  return keyLimiter(env, keyId).settle(limits, tokensDelta);
 }
 
 const hashes = new Map<string, Promise<string>>();

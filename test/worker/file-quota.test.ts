@@ -52,4 +52,18 @@ describe("file quota per API key", () => {
     expect((await errorOf(refused)).message).toMatch(/2000 bytes/);
     expect((await upload(carol, 1)).status).toBe(200);
   });
+
+  it("refuses a batch while the key's files fill its quota: its output files would take it past", async () => {
+    const dave = await key("dave");
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(((await (await upload(dave, 1)).json()) as { id: string }).id);
+    const create = () => edge.fetch("/v1/batches", { method: "POST", headers: { authorization: `Bearer ${dave}`, "content-type": "application/json" }, body: JSON.stringify({ input_file_id: ids[0], endpoint: "/v1/chat/completions", completion_window: "24h" }) }, small);
+    const refused = await create();
+    expect(refused.status).toBe(429);
+    expect(await errorOf(refused)).toMatchObject({ code: "file_quota_exceeded", param: "input_file_id" });
+    expect((await env.FILES.list({ prefix: "batch-active/" })).objects).toHaveLength(0);
+    // With room for its outputs it is created.
+    expect((await edge.fetch(`/v1/files/${ids[2]}`, { method: "DELETE", headers: { authorization: `Bearer ${dave}` } }, small)).status).toBe(200);
+    expect((await create()).status).toBe(200);
+  });
 });

@@ -11,6 +11,7 @@ import { checkBatchFile } from "./batch-file.ts";
 import { listPage, listQuery } from "./list-query.ts";
 import { callerOwner } from "./files-api.ts";
 import { activeBatchQuota, markBatchEnded } from "../../edge/active-batches.ts";
+import { fileQuota, fileUse, type FileQuota } from "../../edge/file-index.ts";
 import { fileKey, hex, ownedFile } from "../../edge/stored-files.ts";
 
 const BATCH_ID = /^batch_[0-9a-f]{27}$/;
@@ -28,6 +29,18 @@ function newBatchId(nowMs: number): string {
 const indexKey = (owner: string, id: string) => `batch-index/${owner}/${id}`;
 
 const notFound = (id: string) => openAiError(404, `No such Batch object: ${id.slice(0, 64)}`, { param: "batch_id", code: "not_found" });
+
+/**
+ * 429 `file_quota_exceeded` when the key's files already fill its file quota. A batch always writes
+ * its output and error files, so without this a key could grow its files without end by creating
+ * batches from one input file; with it, at most two per batch admitted (BATCHES_MAX_ACTIVE_PER_KEY)
+ * go past the quota.
+ */
+async function noRoomForOutputs(bucket: R2Bucket, owner: string, quota: FileQuota): Promise<Response | null> {
+  const use = await fileUse(bucket, owner, quota);
+  if (use.files < quota.files && use.bytes < quota.bytes) return null;
+  return openAiError(429, `This API key's files fill its quota of ${quota.files} files and ${quota.bytes} bytes, and a batch writes its output and error files. Delete files it no longer needs (DELETE /v1/files/{id}) and create this batch again.`, { param: "input_file_id", code: "file_quota_exceeded" });
+}
 
 /** 429 `batch_quota_exceeded`: the key has `quota` batches that have not ended. */
 function quotaExceeded(env: Env, quota: number): Response {
@@ -56,6 +69,8 @@ export function addBatchRoutes(router: RouterType, edge: EdgeContext): void {
     if (!content) return openAiError(404, `No batch input file ${body.input_file_id.slice(0, 64)}`, { param: "input_file_id", code: "not_found" });
     const checked = checkBatchFile(new Uint8Array(await content.arrayBuffer()));
     if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "input_file_id", code: "invalid_batch_file" });
+    const noRoom = await noRoomForOutputs(env.FILES, owner, fileQuota(env));
+    if (noRoom) return noRoom;
     const nowMs = Date.now();
     const id = newBatchId(nowMs);
     const quota = activeBatchQuota(env);
