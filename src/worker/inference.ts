@@ -333,7 +333,6 @@ function excludedSites(routing: RoutingSnapshot, pricedOut: Set<string> | null, 
   return out;
 }
 
-
 /** A percent-encoded path segment decoded, or null when its encoding is malformed (`%ZZ`, a cut UTF-8 sequence). */
 function decodedSegment(segment: string): string | null {
   try {
