@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { refill, type Bucket } from "../src/core/routing/token-bucket.ts";
 import { markIfRoom } from "../src/edge/active-batches.ts";
+import { indexIfRoom, type FileAdmission, type FileQuota } from "../src/edge/file-index.ts";
 import type { RateLimits } from "../src/edge/identity.ts";
 
 /** The verdict on one request. */
@@ -30,8 +31,8 @@ const STATE_KEY = "buckets";
  * comes back with the levels it had rather than full. One object per key keeps the limit global
  * (every edge location counts against the same buckets) without a global bottleneck.
  *
- * It is also where a key's new batches are admitted against its quota of running batches, one at
- * a time (`admitBatch`).
+ * It is also where a key's new batches and uploaded files are admitted against its quotas, one at
+ * a time (`admitBatch`, `admitFile`).
  */
 export class RateLimiterDO extends DurableObject<Env> {
   private buckets: Buckets | undefined;
@@ -73,14 +74,23 @@ export class RateLimiterDO extends DurableObject<Env> {
     return b;
   }
 
-  /**
-   * Marks batch `id` of this key (`owner`) active if it has fewer than `quota` running; true if it
-   * did. Admissions run one after another: an R2 count and put are not atomic, and the object's
-   * input gate does not hold other calls while it waits on R2, so without the queue creations at
-   * once would count the same room. Ends (mark deletions) need no queue: they only free room.
-   */
+  /** Marks batch `id` of this key (`owner`) active if it has fewer than `quota` running; true if it did. */
   admitBatch(owner: string, id: string, quota: number): Promise<boolean> {
-    const admitted = this.admitting.then(() => markIfRoom(this.env.FILES, owner, id, quota));
+    return this.oneAtATime(() => markIfRoom(this.env.FILES, owner, id, quota));
+  }
+
+  /** Indexes upload `id` (`bytes` bytes) of this key (`owner`) if its files stay within `quota` with it. */
+  admitFile(owner: string, id: string, bytes: number, quota: FileQuota): Promise<FileAdmission> {
+    return this.oneAtATime(() => indexIfRoom(this.env.FILES, owner, id, bytes, quota));
+  }
+
+  /**
+   * Runs `admit` after the admissions before it. An R2 count and put are not atomic, and the
+   * object's input gate does not hold other calls while it waits on R2, so without the queue
+   * admissions at once would count the same room. Deletions need no queue: they only free room.
+   */
+  private oneAtATime<T>(admit: () => Promise<T>): Promise<T> {
+    const admitted = this.admitting.then(admit);
     this.admitting = admitted.catch(() => undefined);
     return admitted;
   }

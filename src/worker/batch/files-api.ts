@@ -7,8 +7,8 @@ import type { EdgeContext } from "../inference.ts";
 import { readBounded, unreadBodyError } from "../json-body.ts";
 import { openAiError } from "../openai-error.ts";
 import { checkBatchFile } from "./batch-file.ts";
-import { deleteFile, fileQuota, indexFile } from "../../edge/file-index.ts";
-import { overQuota } from "./file-quota.ts";
+import { deleteFile } from "../../edge/file-index.ts";
+import { admitUpload } from "./file-quota.ts";
 import { listFiles } from "./file-list.ts";
 import { fileKey, fileObject, newFileId, ownedFile, putFile } from "../../edge/stored-files.ts";
 
@@ -88,12 +88,16 @@ async function upload(request: Request, env: Env, owner: string): Promise<Respon
   const checked = checkBatchFile(content);
   if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "file", code: "invalid_batch_file" });
   const id = newFileId();
-  const stored = await putFile(env.FILES, id, content, { owner, purpose: "batch", filename: (file.name || "batch.jsonl").slice(0, 256), createdAt: Math.floor(Date.now() / 1000), endpoint: checked.endpoint ?? "", lines: checked.lines.length });
-  await indexFile(env.FILES, owner, id, stored.size);
-  const over = await overQuota(env.FILES, owner, fileQuota(env));
-  if (over) {
-    await deleteFile(env.FILES, owner, id, stored.size);
-    return over;
+  const size = content.byteLength;
+  try {
+    // Admitted (indexed) before it is stored, so a refused upload stores nothing.
+    const refused = await admitUpload(env, owner, id, size);
+    if (refused) return refused;
+    const stored = await putFile(env.FILES, id, content, { owner, purpose: "batch", filename: (file.name || "batch.jsonl").slice(0, 256), createdAt: Math.floor(Date.now() / 1000), endpoint: checked.endpoint ?? "", lines: checked.lines.length });
+    return Response.json(fileObject(id, stored));
+  } catch (error) {
+    // The index entry (if written) goes now: its owner could not delete an entry without a file.
+    await deleteFile(env.FILES, owner, id, size);
+    throw error;
   }
-  return Response.json(fileObject(id, stored));
 }
