@@ -133,4 +133,14 @@ describe("file quota under concurrency", () => {
     expect(await storedFiles()).toBe(before + 1);
     expect(await indexedIds(fern.id)).toEqual(admitted);
   });
+
+  it("deletes the index entry of an admitted upload whose file could not be stored, so it keeps its room", async () => {
+    const gail = await newKey("gail");
+    // R2 refuses the file itself; the index entry (written by the key's RateLimiterDO) goes in.
+    const files = { put: (k: string, ...rest: [never]) => (k.startsWith("files/") ? Promise.reject(new Error("R2 is down")) : env.FILES.put(k, ...rest)), delete: (k: string[]) => env.FILES.delete(k) };
+    const failed = await upload(gail.key, 1, { ...four, FILES: files } as unknown as typeof small);
+    expect(failed.status).toBe(500);
+    expect(await indexedIds(gail.id)).toEqual([]);
+    expect((await uploadsAtOnce(gail.key, 5, 1, four)).admitted).toHaveLength(4);
+  });
 });
