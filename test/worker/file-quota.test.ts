@@ -134,9 +134,9 @@ describe("file quota under concurrency", () => {
     expect(await indexedIds(fern.id)).toEqual(admitted);
   });
 
-  it("deletes the index entry of an admitted upload whose file could not be stored, so it keeps its room", async () => {
+  it("leaves no index entry for an upload whose file could not be stored, so the key keeps its room", async () => {
     const gail = await newKey("gail");
-    // R2 refuses the file itself; the index entry (written by the key's RateLimiterDO) goes in.
+    // R2 refuses the file itself; its index entries (the key's RateLimiterDO writes them) still go in.
     const files = { put: (k: string, ...rest: [never]) => (k.startsWith("files/") ? Promise.reject(new Error("R2 is down")) : env.FILES.put(k, ...rest)), delete: (k: string[]) => env.FILES.delete(k) };
     const failed = await upload(gail.key, 1, { ...four, FILES: files } as unknown as typeof small);
     expect(failed.status).toBe(500);

@@ -88,16 +88,17 @@ async function upload(request: Request, env: Env, owner: string): Promise<Respon
   const checked = checkBatchFile(content);
   if (!checked.ok) return openAiError(400, `Invalid batch file: ${checked.message}`, { param: "file", code: "invalid_batch_file" });
   const id = newFileId();
-  const size = content.byteLength;
   try {
-    // Admitted (indexed) before it is stored, so a refused upload stores nothing.
-    const refused = await admitUpload(env, owner, id, size);
-    if (refused) return refused;
+    // Stored, then admitted: a refusal deletes it before answering. An edge that dies in between
+    // leaves a file no index lists and no client was told of, not an index entry that holds the
+    // key's room with no file its owner could delete.
     const stored = await putFile(env.FILES, id, content, { owner, purpose: "batch", filename: (file.name || "batch.jsonl").slice(0, 256), createdAt: Math.floor(Date.now() / 1000), endpoint: checked.endpoint ?? "", lines: checked.lines.length });
-    return Response.json(fileObject(id, stored));
+    const refused = await admitUpload(env, owner, id, stored.size);
+    if (!refused) return Response.json(fileObject(id, stored));
+    await deleteFile(env.FILES, owner, id, stored.size);
+    return refused;
   } catch (error) {
-    // The index entry (if written) goes now: its owner could not delete an entry without a file.
-    await deleteFile(env.FILES, owner, id, size);
+    await deleteFile(env.FILES, owner, id, content.byteLength);
     throw error;
   }
 }
