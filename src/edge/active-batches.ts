@@ -1,3 +1,5 @@
+import { listKeysUpTo } from "./bounded-listing.ts";
+
 /**
  * Batches of one API key that have not ended, as empty R2 objects `batch-active/<owner>/<id>`:
  * written when a batch is created, deleted when it ends (completed, expired or cancelled). A key
@@ -31,5 +33,5 @@ export async function markBatchEnded(bucket: R2Bucket, owner: string, id: string
 
 /** An owner's running batches, counting at most `quota + 1` (enough to know it is over). */
 async function activeBatchCount(bucket: R2Bucket, owner: string, quota: number): Promise<number> {
-  return (await bucket.list({ prefix: `batch-active/${owner}/`, limit: quota + 1 })).objects.length;
+  return (await listKeysUpTo(bucket, `batch-active/${owner}/`, quota + 1)).length;
 }

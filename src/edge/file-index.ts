@@ -1,3 +1,4 @@
+import { listKeysUpTo } from "./bounded-listing.ts";
 import { fileKey } from "./stored-files.ts";
 
 /**
@@ -64,6 +65,6 @@ export async function indexedFileIds(bucket: R2Bucket, owner: string): Promise<s
 
 /** An owner's files and bytes, counting at most `quota.files + 1` files (enough to know it is over). */
 export async function fileUse(bucket: R2Bucket, owner: string, quota: FileQuota): Promise<FileQuota> {
-  const listed = await bucket.list({ prefix: `file-index/${owner}/`, limit: quota.files + 1 });
-  return { files: listed.objects.length, bytes: listed.objects.reduce((n, o) => n + Number(o.key.slice(o.key.lastIndexOf("/") + 1)), 0) };
+  const keys = await listKeysUpTo(bucket, `file-index/${owner}/`, quota.files + 1);
+  return { files: keys.length, bytes: keys.reduce((n, key) => n + Number(key.slice(key.lastIndexOf("/") + 1)), 0) };
 }
