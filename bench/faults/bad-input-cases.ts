@@ -109,6 +109,11 @@ export function badInputCases(ctx: CaseContext): BadInputCase[] {
   chat("max_tokens = 1e400 (Infinity)", chatOf({}).replace('"max_tokens":8', '"max_tokens":1e400'), 400, "invalid_value");
   chat("max_tokens is a string", chatOf({ max_tokens: "8" }), 400, "invalid_value");
   chat("stream is a string", chatOf({ stream: "yes" }), 400, "invalid_value");
+  chat("stream_options without stream", chatOf({ stream_options: { include_usage: true } }), 400, "invalid_value");
+  chat("user message without content", chatOf({ messages: [{ role: "user" }] }), 400, "invalid_value");
+  chat("system message with null content", chatOf({ messages: [{ role: "system", content: null }, { role: "user", content: "hi" }] }), 400, "invalid_value");
+  chat("assistant message without content or tool calls", chatOf({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: null }] }), 400, "invalid_value");
+  chat("5 stop strings", chatOf({ stop: ["a", "b", "c", "d", "e"] }), 400, "invalid_value");
   chat("body over 4 MiB", chatOf({ messages: [{ role: "user", content: "a".repeat(4 * 1024 * 1024 + 1) }] }), 413, "request_too_large");
 
   // Class hints.
@@ -121,6 +126,8 @@ export function badInputCases(ctx: CaseContext): BadInputCase[] {
   completion("prompt is an object", { prompt: { text: "hi" } }, 400, "invalid_value");
   completion("65 prompts", { prompt: Array.from({ length: 65 }, () => "hi") }, 400, "invalid_value");
   completion("prompt of mixed tokens and text", { prompt: [1, "two"] }, 400, "invalid_value");
+  completion("empty prompt list", { prompt: [] }, 400, "invalid_value");
+  completion("stream_options with stream false", { stream: false, stream_options: { include_usage: true } }, 400, "invalid_value");
   completion("best_of = 17", { best_of: 17 }, 400, "invalid_value");
   completion("n = 17", { n: 17 }, 400, "invalid_value");
   completion("unknown model", { model: "nope" }, 404, "model_not_found");

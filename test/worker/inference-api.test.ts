@@ -33,6 +33,20 @@ describe("inference API: bad input changes nothing", () => {
     await expectRejected(edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: [1, "x"] }) }), 400, (e) => expect(e.param).toBe("prompt"));
   });
 
+  it("refuses what OpenAI refuses: stream_options without stream, a message without content, a union's rule broken", async () => {
+    const completions = (body: Record<string, unknown>) => edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, prompt: "hi", ...body }) });
+    const streamOptions = { type: "invalid_request_error", param: "stream_options", code: "invalid_value", message: "Invalid value for 'stream_options': The 'stream_options' parameter is only allowed when 'stream' is enabled." };
+    await expectRejected(edge.chat(chatBody({ stream_options: { include_usage: true } })), 400, (e) => expect(e).toEqual(streamOptions));
+    await expectRejected(completions({ stream: false, stream_options: { include_usage: true } }), 400, (e) => expect(e).toEqual(streamOptions));
+    for (const role of ["system", "developer", "user", "tool"]) {
+      await expectRejected(edge.chat(chatBody({ messages: [{ role, content: null }] })), 400, (e) => expect(e).toMatchObject({ param: "messages[0].content", message: expect.stringContaining(`a ${role} message needs 'content'`) }));
+    }
+    await expectRejected(edge.chat(chatBody({ messages: [{ role: "user", content: "hi" }, { role: "assistant" }] })), 400, (e) => expect(e.param).toBe("messages[1].content"));
+    await expectRejected(edge.chat(chatBody({ stop: ["a", "b", "c", "d", "e"] })), 400, (e) => expect(e).toMatchObject({ param: "stop", message: "Invalid value for 'stop': 'stop' is a string or a list of at most 4 strings" }));
+    await expectRejected(completions({ prompt: [] }), 400, (e) => expect(e).toMatchObject({ param: "prompt", message: expect.stringContaining("'prompt' is a string, a list of 1 to 64 strings") }));
+    await expectRejected(edge.chat(chatBody({ messages: [{ role: "user", content: 42 }] })), 400, (e) => expect(e.message).toContain("'content' is a string or a list of"));
+  });
+
   it("answers an unknown model with 404 model_not_found", async () => {
     await expectRejected(edge.chat(chatBody({ model: "gpt-9" })), 404, (e) => expect(e).toMatchObject({ code: "model_not_found", param: "model" }));
   });

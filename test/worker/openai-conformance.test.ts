@@ -24,4 +24,11 @@ describe("OpenAI conformance at the edge", () => {
     expect((await edge.chat(body)).status).toBe(200);
     expect(edge.sites.calls.at(-1)!.body).toMatchObject({ stop: ["\n"], seed: 3, n: 2, tools: [{ type: "function" }], logprobs: true });
   });
+
+  it("passes what OpenAI takes: null stream_options without a stream, an assistant message that only calls a tool", async () => {
+    const call = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
+    const messages = [{ role: "user", content: "hi" }, { role: "assistant", content: null, tool_calls: [call] }, { role: "tool", tool_call_id: "c1", content: "42" }];
+    expect((await edge.chat(chatBody({ stream: false, stream_options: null, messages }))).status).toBe(200);
+    expect(edge.sites.calls.at(-1)!.body).toMatchObject({ messages });
+  });
 });

@@ -33,14 +33,31 @@ const ContentPart = z.looseObject({ type: z.string().min(1), text: z.unknown().o
   }
 });
 
-const ChatMessage = z.looseObject({
-  role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
-  /** Null only for assistant messages that carry tool calls. */
-  content: z.union([z.string(), z.array(ContentPart).max(OPENAI_LIMITS.contentParts), z.null()]).optional(),
-  name: z.string().max(OPENAI_LIMITS.nameChars).optional(),
-});
+/**
+ * Where content may be left out, as OpenAI's spec has it: an assistant message that carries
+ * `tool_calls` or `function_call` may omit it or send null, a (deprecated) function message must
+ * send it but may send null; every other message needs text or parts.
+ */
+function contentRequirement(message: { role: string; content?: unknown; tool_calls?: unknown; function_call?: unknown }): string | undefined {
+  if (message.content !== undefined && message.content !== null) return undefined;
+  if (message.role === "assistant") return message.tool_calls != null || message.function_call != null ? undefined : "an assistant message needs 'content' unless it carries 'tool_calls' or 'function_call'";
+  if (message.role === "function") return message.content === null ? undefined : "a function message needs 'content' (a string or null)";
+  return `a ${message.role} message needs 'content' (a string or a list of content parts)`;
+}
 
-const Stop = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
+const ChatMessage = z
+  .looseObject({
+    role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+    content: z.union([z.string(), z.array(ContentPart).max(OPENAI_LIMITS.contentParts), z.null()], { error: `'content' is a string or a list of at most ${OPENAI_LIMITS.contentParts} content parts` }).optional(),
+    name: z.string().max(OPENAI_LIMITS.nameChars).optional(),
+  })
+  .superRefine((message, ctx) => {
+    const missing = contentRequirement(message);
+    if (missing) ctx.addIssue({ code: "custom", message: missing, path: ["content"] });
+  });
+
+// Each union names its field and rule: zod's own message, when no option takes a value, is only "Invalid input".
+const Stop = z.union([z.string(), z.array(z.string()).max(4)], { error: "'stop' is a string or a list of at most 4 strings" }).nullish();
 
 /** A field only a site's gateway sets between its own engines: a request from a client may not carry it. */
 const siteOnly = (field: string) => z.undefined({ error: `${field} is set by the site between its own engines; a request may not carry it` }).optional();
@@ -68,6 +85,11 @@ const common = {
   bootstrap_room: siteOnly("bootstrap_room"),
 };
 
+/** OpenAI refuses `stream_options` on a request that does not stream (null counts as not sent). */
+function streamOptionsNeedStream(body: { stream?: boolean | null | undefined; stream_options?: unknown }, ctx: z.RefinementCtx): void {
+  if (body.stream_options != null && body.stream !== true) ctx.addIssue({ code: "custom", message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", path: ["stream_options"] });
+}
+
 /** `POST /v1/chat/completions`. */
 export const ChatCompletionRequest = z.looseObject({
   ...common,
@@ -77,18 +99,23 @@ export const ChatCompletionRequest = z.looseObject({
   top_logprobs: nullableNumber(z.number().int().min(0).max(20)),
   tools: z.array(z.looseObject({ type: z.string() })).max(OPENAI_LIMITS.tools).nullish(),
   response_format: z.looseObject({ type: z.string() }).nullish(),
-});
+}).superRefine(streamOptionsNeedStream);
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+/** One prompt given as token ids. */
+const TokenIds = z.array(z.number().int().nonnegative()).min(1);
 
 /** `POST /v1/completions`: the prompt is text, a list of texts, token ids, or lists of token ids. */
 export const CompletionRequest = z.looseObject({
   ...common,
-  prompt: z.union([z.string(), z.array(z.string()).min(1).max(OPENAI_LIMITS.prompts), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int().nonnegative()).min(1)).min(1).max(OPENAI_LIMITS.prompts)]),
+  prompt: z.union([z.string(), z.array(z.string()).min(1).max(OPENAI_LIMITS.prompts), TokenIds, z.array(TokenIds).min(1).max(OPENAI_LIMITS.prompts)], {
+    error: `'prompt' is a string, a list of 1 to ${OPENAI_LIMITS.prompts} strings, a list of token ids (integers >= 0), or a list of 1 to ${OPENAI_LIMITS.prompts} such lists`,
+  }),
   suffix: z.string().nullish(),
   echo: z.boolean().nullish(),
   best_of: nullableNumber(z.number().int().min(1).max(OPENAI_LIMITS.choices)),
   logprobs: nullableNumber(z.number().int().min(0).max(5)),
-});
+}).superRefine(streamOptionsNeedStream);
 export type CompletionRequest = z.infer<typeof CompletionRequest>;
 
 /** OpenAI's default `max_tokens` for `/v1/completions` (vLLM uses the same); chat has no default. */
