@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
 import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts";
-import { chatPromptShape, completionPromptShape } from "../../src/core/classify/prompt-shape.ts";
+import { chatPromptShape, completionPromptShapes } from "../../src/core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, CompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS } from "../../src/core/schemas/openai-request.ts";
 import { RECEIPT_HEADERS } from "../../src/core/schemas/receipt.ts";
 import { classIdOf, type RequestLog } from "../telemetry/request-log.ts";
@@ -81,21 +81,24 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   if (body.model !== ctx.model) return sendOpenAiError(res, 404, `The model \`${body.model}\` does not exist.`, "model_not_found", "model");
   const unsupported = unsupportedParameter(body);
   if (unsupported) return sendOpenAiError(res, 400, unsupported.message, "unsupported_parameter", unsupported.param);
-  const inputTokens = estimateInputTokens(kind === "chat" ? chatPromptShape(body as ChatCompletionRequest) : completionPromptShape(body as CompletionRequest));
+  // A batch of prompts is run prompt by prompt, as vLLM does: each must fit the context on its own.
+  const prompts = kind === "chat" ? [estimateInputTokens(chatPromptShape(body as ChatCompletionRequest))] : completionPromptShapes(body as CompletionRequest).map(estimateInputTokens);
+  const inputTokens = prompts.reduce((a, b) => a + b, 0);
+  const longest = Math.max(...prompts);
   const asked = kind === "chat" ? ((body as ChatCompletionRequest).max_completion_tokens ?? body.max_tokens) : (body.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS);
-  const maxTokens = asked ?? Math.max(1, Math.min(ctx.defaultMaxTokens, ctx.maxContext - inputTokens));
-  if (inputTokens + maxTokens > ctx.maxContext) {
-    return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${inputTokens + maxTokens} tokens (${inputTokens} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
+  const maxTokens = asked ?? Math.max(1, Math.min(ctx.defaultMaxTokens, ctx.maxContext - longest));
+  if (longest + maxTokens > ctx.maxContext) {
+    return sendOpenAiError(res, 400, `This model's maximum context length is ${ctx.maxContext} tokens. However, you requested ${longest + maxTokens} tokens (${longest} in the messages, ${maxTokens} in the completion).`, "context_length_exceeded");
   }
   const refused = handoffRefusal(handoff, ctx.kv);
   if (refused) return sendOpenAiError(res, 400, refused, "invalid_request");
-  let cachedTokens = 0;
+  let kvRead = false;
   const remote = remoteKvOf(handoff, ctx.kv);
   if (remote) {
     const gone = new AbortController();
     res.on("close", () => gone.abort());
     const failed = remote.at ? await ctx.kv.take(remote.at, inputTokens, remote.waitMs, gone.signal) : "kv_transfer_params name no KV this engine can read";
-    if (failed === undefined) cachedTokens = inputTokens;
+    if (failed === undefined) kvRead = true;
     // vLLM's decode engine computes the prompt itself (kv_load_failure_policy "recompute"); SGLang's fails the request.
     else if (handoff.kind === "bootstrap") return sendOpenAiError(res, 502, `KV transfer from room ${handoff.at.bootstrap_room} failed: ${failed}`, "kv_transfer_failed");
   }
@@ -122,10 +125,13 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
       completionTokens: result.completionTokens,
       slo,
     });
-  // `n` choices are n sequences the engine runs side by side; the answer's usage counts the prompt once.
-  const choices = body.n ?? 1;
+  // Each prompt's `n` choices are n sequences the engine runs side by side; choice `index` is
+  // prompt `floor(index / n)`'s, as vLLM numbers them. The usage counts each prompt once.
+  const perPrompt = body.n ?? 1;
+  const choices = prompts.length * perPrompt;
   const generated = new Array<number>(choices).fill(0);
   const results: SimRequestResult[] = [];
+  let finished = 0;
   let aborted = false;
   const abort = (reason: string) => {
     if (aborted) return;
@@ -135,10 +141,10 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   };
   const done = (index: number, result: SimRequestResult) => {
     if (aborted) return;
-    results.push(result);
+    results[index] = result;
     if (stream) writer.finishChoice(finishReason, index);
-    if (results.length < choices) return;
-    const total = combined(results);
+    if (++finished < choices) return;
+    const total = combined(results, perPrompt);
     if (prefillOnly) ctx.kv.keep(handoff.at.bootstrap_room, inputTokens);
     record(total);
     if (stream) writer.finish(total);
@@ -149,16 +155,19 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
   };
   try {
     for (let index = 0; index < choices; index++) {
-      ctx.engine.submit(inputTokens, prefillOnly ? 1 : (cut?.tokens ?? maxTokens), {
+      const promptTokens = prompts[Math.floor(index / perPrompt)]!;
+      ctx.engine.submit(promptTokens, prefillOnly ? 1 : (cut?.tokens ?? maxTokens), {
         onTokens: (n) => {
           if (stream && !aborted) writer.tokens(generated[index]!, n, index);
           generated[index]! += n;
         },
         onDone: (result) => done(index, result),
         onAbort: abort,
-      }, cachedTokens);
+      }, kvRead ? promptTokens : 0);
     }
   } catch (error) {
+    // Sequences already submitted run on, unanswered.
+    aborted = true;
     if (error instanceof SimRequestError) return sendOpenAiError(res, error.status, error.message, error.code);
     throw error;
   }
@@ -167,12 +176,12 @@ export async function handleCompletion(kind: "chat" | "text", req: IncomingMessa
 
 const round3 = (x: number) => Math.round(x * 1e3) / 1e3;
 
-/** The results of a request's choices as one: the prompt once, every choice's output and energy, the first token and the last end. */
-function combined(results: readonly SimRequestResult[]): SimRequestResult {
+/** The results of a request's choices (`perPrompt` a prompt) as one: each prompt once, every choice's output and energy, the first token and the last end. */
+function combined(results: readonly SimRequestResult[], perPrompt: number): SimRequestResult {
   const first = results[0]!;
   if (results.length === 1) return first;
   return {
-    promptTokens: first.promptTokens,
+    promptTokens: results.reduce((t, r, index) => (index % perPrompt === 0 ? t + r.promptTokens : t), 0),
     completionTokens: results.reduce((n, r) => n + r.completionTokens, 0),
     energyJ: results.reduce((j, r) => j + r.energyJ, 0),
     ttftS: Math.min(...results.map((r) => r.ttftS)),

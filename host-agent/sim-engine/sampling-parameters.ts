@@ -4,7 +4,7 @@ import { placeholderText } from "./sse-writer.ts";
  * What the simulated engine does with OpenAI's sampling parameters. It writes placeholder text, so
  * `seed`, `temperature`, `top_p` and the penalties are honoured trivially (the output is the same
  * for every seed); `stop` ends the text before the first stop string and `n` runs that many
- * sequences, as an engine would; the rest (best_of, log probabilities, tools, structured output,
+ * sequences (for each prompt of a batch), as an engine would; the rest (best_of, log probabilities, tools, structured output,
  * echo, suffix, logit bias) it cannot honour and refuses with a 400 that names the parameter (a
  * real engine gets them).
  */

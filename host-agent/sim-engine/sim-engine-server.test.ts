@@ -35,7 +35,7 @@ describe("SimEngineServer", () => {
     expect(body.choices[0]!.message.content.split(" ")).toHaveLength(8);
     expect(Number(chat.headers.get("x-greenference-energy-j"))).toBeCloseTo(body.usage.greenference.energy_j, 3);
 
-    const stream = await post("/v1/completions", { model: "llama-8b", prompt: ["one", "two"], max_tokens: 3, stream: true });
+    const stream = await post("/v1/completions", { model: "llama-8b", prompt: "one", max_tokens: 3, stream: true });
     const events = (await stream.text()).trim().split("\n\n");
     expect(events).toHaveLength(3 + 1 + 1);
     expect(JSON.parse(events[0]!.slice(6))).toMatchObject({ object: "text_completion", choices: [{ text: "lorem" }] });
@@ -100,5 +100,25 @@ describe("SimEngineServer", () => {
     server.accepting = false;
     expect((await post("/v1/chat/completions", { model: "llama-8b", messages: [{ role: "user", content: "x" }] })).status).toBe(503);
     server.accepting = true;
+  });
+
+  it("answers a batch of prompts as vLLM does: n choices a prompt, indexed prompt by prompt, usage counting each prompt once", async () => {
+    const single = (prompt: string | number[]) => post("/v1/completions", { model: "llama-8b", prompt, max_tokens: 1 }).then(async (r) => ((await r.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens);
+    const promptTokens = (await single("one")) + (await single("two three four"));
+    const json = await post("/v1/completions", { model: "llama-8b", prompt: ["one", "two three four"], max_tokens: 2, n: 2 });
+    const body = (await json.json()) as { choices: { index: number; text: string }[]; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } };
+    expect(body.choices.map((c) => [c.index, c.text])).toEqual([[0, "lorem ipsum"], [1, "lorem ipsum"], [2, "lorem ipsum"], [3, "lorem ipsum"]]);
+    expect(body.usage).toMatchObject({ prompt_tokens: promptTokens, completion_tokens: 8, total_tokens: promptTokens + 8 });
+    const stream = await post("/v1/completions", { model: "llama-8b", prompt: [[1, 2], [3], [4, 5, 6]], max_tokens: 2, stream: true, stream_options: { include_usage: true } });
+    const chunks = (await stream.text()).trim().split("\n\n").slice(0, -1).map((e) => JSON.parse(e.slice(6)) as { choices: { index: number; text: string; finish_reason: string | null }[]; usage?: { prompt_tokens: number; completion_tokens: number } });
+    for (const index of [0, 1, 2]) {
+      const mine = chunks.flatMap((c) => c.choices).filter((c) => c.index === index);
+      expect(mine.map((c) => c.text).join("")).toBe("lorem ipsum");
+      expect(mine.at(-1)!.finish_reason).toBe("length");
+    }
+    expect(chunks.flatMap((c) => c.choices).every((c) => c.index <= 2)).toBe(true);
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 6 });
+    // One prompt of token ids is one prompt, not one per id.
+    expect(((await (await post("/v1/completions", { model: "llama-8b", prompt: [1, 2, 3], max_tokens: 1 })).json()) as { choices: unknown[] }).choices).toHaveLength(1);
   });
 });

@@ -28,3 +28,18 @@ export function completionPromptShape(body: CompletionRequest): PromptShape {
   const ids = (p as (number | number[])[]).reduce<number>((n, x) => n + (Array.isArray(x) ? x.length : 1), 0);
   return { texts: [], messages: 0, images: 0, tokenIds: ids };
 }
+
+/**
+ * Each prompt of a completions body on its own: a list of texts or of token-id lists is a batch
+ * of prompts, which an engine answers one by one; a text or one token-id list is one prompt.
+ * Their estimates add up to `completionPromptShape`'s.
+ */
+export function completionPromptShapes(body: CompletionRequest): PromptShape[] {
+  const p = body.prompt;
+  const text = (t: string): PromptShape => ({ texts: [t], messages: 0, images: 0, tokenIds: 0 });
+  const ids = (n: number): PromptShape => ({ texts: [], messages: 0, images: 0, tokenIds: n });
+  if (typeof p === "string") return [text(p)];
+  if (p.every((x) => typeof x === "string")) return (p as string[]).map(text);
+  if (p.every((x) => Array.isArray(x))) return (p as number[][]).map((x) => ids(x.length));
+  return [ids(p.length)];
+}
