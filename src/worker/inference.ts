@@ -17,7 +17,7 @@ import type { FailingSites } from "./failing-sites.ts";
 import { parseBody, readJson } from "./json-body.ts";
 import type { EdgeMetrics } from "./metrics.ts";
 import { openAiError } from "./openai-error.ts";
-import { chatPromptShape, completionPromptShape } from "../core/classify/prompt-shape.ts";
+import { chatPromptShape, completionPromptShape, completionPromptShapes } from "../core/classify/prompt-shape.ts";
 import { ChatCompletionRequest, COMPLETIONS_DEFAULT_MAX_TOKENS, CompletionRequest } from "../core/schemas/openai-request.ts";
 import { RECEIPT_HEADERS as H } from "../core/schemas/receipt.ts";
 import type { AnswerEnding, SettledReceipt } from "../core/schemas/settled-receipt.ts";
@@ -61,6 +61,8 @@ interface Endpoint<S extends z.ZodType> {
   schema: S;
   shape(body: z.output<S>): PromptShape;
   maxTokens(body: z.output<S>): number | undefined;
+  /** The prompts the body holds: an engine answers each of a /v1/completions batch with its own choices. */
+  prompts(body: z.output<S>): number;
 }
 
 type Body = { model: string; service_tier?: ServiceTier | null; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null; n?: number | null; best_of?: number | null };
@@ -70,6 +72,7 @@ export const CHAT: Endpoint<typeof ChatCompletionRequest> = {
   schema: ChatCompletionRequest,
   shape: chatPromptShape,
   maxTokens: (b) => b.max_completion_tokens ?? b.max_tokens ?? undefined,
+  prompts: () => 1,
 };
 
 export const COMPLETIONS: Endpoint<typeof CompletionRequest> = {
@@ -77,6 +80,7 @@ export const COMPLETIONS: Endpoint<typeof CompletionRequest> = {
   schema: CompletionRequest,
   shape: completionPromptShape,
   maxTokens: (b) => b.max_tokens ?? COMPLETIONS_DEFAULT_MAX_TOKENS,
+  prompts: (b) => completionPromptShapes(b).length,
 };
 
 /**
@@ -151,8 +155,10 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
   if (!classified.ok) return openAiError(400, classified.message, { param: H.class, code: "invalid_class" });
   const cls = classified.value;
 
-  // Tokens per minute are admitted on the most the request may use and settled on what it used.
-  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(arrived.scheme, cls.outputBin)) * Math.max(body.n ?? 1, body.best_of ?? 1);
+  // Tokens per minute are admitted on the most the request may use and settled on what it used:
+  // every prompt of a batch runs each of its choices.
+  const choices = endpoint.prompts(body) * Math.max(body.n ?? 1, body.best_of ?? 1);
+  const admittedTokens = inputTokens + (maxTokens ?? expectedOutputTokens(arrived.scheme, cls.outputBin)) * choices;
   const paced = caller.keyId !== null && caller.carbonBudget !== null ? await paceCarbon(env, caller.keyId, caller.carbonBudget, arrived, edge.now()) : null;
   if (paced instanceof Response) return paced;
   const rateLimited = caller.keyId !== null && !dispatch.deferred && hasLimits(caller.limits);

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do.ts";
-import { chatBody, closedEnv, completion, Edge, errorOf } from "./edge-fixture.ts";
+import { chatBody, closedEnv, completion, Edge, errorOf, MODEL } from "./edge-fixture.ts";
 
 const edge = new Edge();
 
@@ -76,6 +76,20 @@ describe("API keys", () => {
     expect(limited.status).toBe(429);
     expect(await errorOf(limited)).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded", message: expect.stringContaining("1000 tokens per minute") });
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+
+  it("admits a batch of prompts on every prompt's choices: 3 prompts x n 2 x max_tokens 200 is over 1,000 tokens a minute", async () => {
+    const created = await edge.admin("POST", "/admin/v1/keys", { name: "tpm-prompts", tokensPerMinute: 1_000 });
+    const { key } = (await created.json()) as { key: string };
+    const completions = (body: Record<string, unknown>) => edge.fetch("/v1/completions", { method: "POST", headers: { "content-type": "application/json", ...bearer(key) }, body: JSON.stringify({ model: MODEL, max_tokens: 200, ...body }) });
+    const calls = edge.sites.calls.length;
+    const tooLarge = await completions({ prompt: ["a", "b", "c"], n: 2 });
+    expect(tooLarge.status).toBe(400);
+    expect(await errorOf(tooLarge)).toMatchObject({ code: "tokens_per_minute_exceeded" });
+    expect((await completions({ prompt: [[1], [2], [3]], n: 2 })).status).toBe(400);
+    expect(edge.sites.calls).toHaveLength(calls);
+    // One prompt of token ids is one prompt: 2 x 200 fits.
+    expect((await completions({ prompt: [1, 2, 3], n: 2 })).status).toBe(200);
   });
 
   it("stops accepting a revoked key", async () => {
