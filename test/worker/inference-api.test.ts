@@ -42,9 +42,9 @@ describe("inference API: bad input changes nothing", () => {
       await expectRejected(edge.chat(chatBody({ messages: [{ role, content: null }] })), 400, (e) => expect(e).toMatchObject({ param: "messages[0].content", message: expect.stringContaining(`a ${role} message needs 'content'`) }));
     }
     await expectRejected(edge.chat(chatBody({ messages: [{ role: "user", content: "hi" }, { role: "assistant" }] })), 400, (e) => expect(e.param).toBe("messages[1].content"));
-    await expectRejected(edge.chat(chatBody({ stop: ["a", "b", "c", "d", "e"] })), 400, (e) => expect(e).toMatchObject({ param: "stop", message: "Invalid value for 'stop': 'stop' is a string or a list of at most 4 strings" }));
-    await expectRejected(completions({ prompt: [] }), 400, (e) => expect(e).toMatchObject({ param: "prompt", message: expect.stringContaining("'prompt' is a string, a list of 1 to 64 strings") }));
-    await expectRejected(edge.chat(chatBody({ messages: [{ role: "user", content: 42 }] })), 400, (e) => expect(e.message).toContain("'content' is a string or a list of"));
+    await expectRejected(edge.chat(chatBody({ stop: ["a", "b", "c", "d", "e"] })), 400, (e) => expect(e).toMatchObject({ param: "stop", message: "Invalid value for 'stop': expected a string or a list of at most 4 strings" }));
+    await expectRejected(completions({ prompt: [] }), 400, (e) => expect(e).toMatchObject({ param: "prompt", message: expect.stringContaining("expected a string, a list of 1 to 64 strings") }));
+    await expectRejected(edge.chat(chatBody({ messages: [{ role: "user", content: 42 }] })), 400, (e) => expect(e.message).toContain("expected a string or a list of"));
   });
 
   it("answers an unknown model with 404 model_not_found", async () => {

@@ -30,11 +30,11 @@ describe("OpenAI request schemas", () => {
     const unions = [...unionsOf(ChatCompletionRequest), ...unionsOf(CompletionRequest)];
     expect(unions.map((u) => u.path)).toEqual(expect.arrayContaining([".messages[].content", ".stop", ".prompt"]));
     expect(unions.filter((u) => !u.ownMessage)).toEqual([]);
-    expect(refusal(ChatCompletionRequest, chat({ stop: ["a", "b", "c", "d", "e"] }))).toBe("stop: 'stop' is a string or a list of at most 4 strings");
-    expect(refusal(ChatCompletionRequest, chat({ stop: 3 }))).toBe("stop: 'stop' is a string or a list of at most 4 strings");
-    expect(refusal(ChatCompletionRequest, chat({ messages: [{ role: "user", content: 42 }] }))).toBe("messages[0].content: 'content' is a string or a list of at most 1024 content parts");
-    expect(refusal(CompletionRequest, completion({ prompt: [] }))).toMatch(/^prompt: 'prompt' is a string, a list of 1 to 64 strings, a list of token ids/);
-    expect(refusal(CompletionRequest, completion({ prompt: [1, "two"] }))).toMatch(/^prompt: 'prompt' is a string/);
+    expect(refusal(ChatCompletionRequest, chat({ stop: ["a", "b", "c", "d", "e"] }))).toBe("stop: expected a string or a list of at most 4 strings");
+    expect(refusal(ChatCompletionRequest, chat({ stop: 3 }))).toBe("stop: expected a string or a list of at most 4 strings");
+    expect(refusal(ChatCompletionRequest, chat({ messages: [{ role: "user", content: 42 }] }))).toBe("messages[0].content: expected a string or a list of at most 1024 content parts");
+    expect(refusal(CompletionRequest, completion({ prompt: [] }))).toMatch(/^prompt: expected a string, a list of 1 to 64 strings, a list of token ids/);
+    expect(refusal(CompletionRequest, completion({ prompt: [1, "two"] }))).toMatch(/^prompt: expected a string/);
     // A value of the right shape with one bad element still names that element.
     expect(refusal(ChatCompletionRequest, chat({ messages: [{ role: "user", content: [{ type: "text" }] }] }))).toBe("messages[0].content[0].text: a text part needs a string 'text'");
     expect(refusal(CompletionRequest, completion({ prompt: [[1], [-1]] }))).toMatch(/^prompt\[1\]\[0\]: /);
@@ -60,6 +60,7 @@ describe("OpenAI request schemas", () => {
     const call = [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }];
     const user = { role: "user", content: "hi" };
     expect(refusal(ChatCompletionRequest, chat({ messages: [user, { role: "assistant", tool_calls: call }] }))).toBe("ok");
+    expect(refusal(ChatCompletionRequest, chat({ messages: [user, { role: "assistant", content: null, refusal: "I cannot help with that." }, user] }))).toBe("ok");
     expect(refusal(ChatCompletionRequest, chat({ messages: [user, { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }] }))).toBe("ok");
     expect(refusal(ChatCompletionRequest, chat({ messages: [user, { role: "assistant", content: null }] }))).toBe("messages[1].content: an assistant message needs 'content' unless it carries 'tool_calls' or 'function_call'");
     expect(refusal(ChatCompletionRequest, chat({ messages: [user, { role: "assistant", tool_calls: null }] }))).toMatch(/^messages\[1\]\.content: /);

@@ -36,11 +36,13 @@ const ContentPart = z.looseObject({ type: z.string().min(1), text: z.unknown().o
 /**
  * Where content may be left out, as OpenAI's spec has it: an assistant message that carries
  * `tool_calls` or `function_call` may omit it or send null, a (deprecated) function message must
- * send it but may send null; every other message needs text or parts.
+ * send it but may send null; every other message needs text or parts. An assistant message that
+ * carries a `refusal` or `audio` is let pass too: it is how OpenAI's own answers come back in a
+ * client's history, with null content.
  */
-function contentRequirement(message: { role: string; content?: unknown; tool_calls?: unknown; function_call?: unknown }): string | undefined {
+function contentRequirement(message: { role: string; content?: unknown; tool_calls?: unknown; function_call?: unknown; refusal?: unknown; audio?: unknown }): string | undefined {
   if (message.content !== undefined && message.content !== null) return undefined;
-  if (message.role === "assistant") return message.tool_calls != null || message.function_call != null ? undefined : "an assistant message needs 'content' unless it carries 'tool_calls' or 'function_call'";
+  if (message.role === "assistant") return [message.tool_calls, message.function_call, message.refusal, message.audio].some((x) => x != null) ? undefined : "an assistant message needs 'content' unless it carries 'tool_calls' or 'function_call'";
   if (message.role === "function") return message.content === null ? undefined : "a function message needs 'content' (a string or null)";
   return `a ${message.role} message needs 'content' (a string or a list of content parts)`;
 }
@@ -48,7 +50,7 @@ function contentRequirement(message: { role: string; content?: unknown; tool_cal
 const ChatMessage = z
   .looseObject({
     role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
-    content: z.union([z.string(), z.array(ContentPart).max(OPENAI_LIMITS.contentParts), z.null()], { error: `'content' is a string or a list of at most ${OPENAI_LIMITS.contentParts} content parts` }).optional(),
+    content: z.union([z.string(), z.array(ContentPart).max(OPENAI_LIMITS.contentParts), z.null()], { error: `expected a string or a list of at most ${OPENAI_LIMITS.contentParts} content parts` }).optional(),
     name: z.string().max(OPENAI_LIMITS.nameChars).optional(),
   })
   .superRefine((message, ctx) => {
@@ -57,7 +59,7 @@ const ChatMessage = z
   });
 
 // Each union names its field and rule: zod's own message, when no option takes a value, is only "Invalid input".
-const Stop = z.union([z.string(), z.array(z.string()).max(4)], { error: "'stop' is a string or a list of at most 4 strings" }).nullish();
+const Stop = z.union([z.string(), z.array(z.string()).max(4)], { error: "expected a string or a list of at most 4 strings" }).nullish();
 
 /** A field only a site's gateway sets between its own engines: a request from a client may not carry it. */
 const siteOnly = (field: string) => z.undefined({ error: `${field} is set by the site between its own engines; a request may not carry it` }).optional();
@@ -109,7 +111,7 @@ const TokenIds = z.array(z.number().int().nonnegative()).min(1);
 export const CompletionRequest = z.looseObject({
   ...common,
   prompt: z.union([z.string(), z.array(z.string()).min(1).max(OPENAI_LIMITS.prompts), TokenIds, z.array(TokenIds).min(1).max(OPENAI_LIMITS.prompts)], {
-    error: `'prompt' is a string, a list of 1 to ${OPENAI_LIMITS.prompts} strings, a list of token ids (integers >= 0), or a list of 1 to ${OPENAI_LIMITS.prompts} such lists`,
+    error: `expected a string, a list of 1 to ${OPENAI_LIMITS.prompts} strings, a list of token ids (integers >= 0), or a list of 1 to ${OPENAI_LIMITS.prompts} such lists`,
   }),
   suffix: z.string().nullish(),
   echo: z.boolean().nullish(),
