@@ -132,6 +132,40 @@ describe("Router during a plan change", () => {
   });
 });
 
+describe("Router before a site has applied the plan", () => {
+  const ids = (...xs: string[]) => xs as never[];
+
+  it("passes over an instance its site does not run while another target of the class is ready", () => {
+    // Site a runs i1 and o0 but not yet the plan's i0 (it reports what it runs).
+    const behind = fixtureSnapshot([status("a", { ready: ids("i1", "o0") })]);
+    expect(count(sitesOf(new Router(behind, OPTIONS), 4, query("SS")))).toEqual({ b: 2, c: 2 });
+  });
+
+  it("fails over to a ready instance of the model before it sends to one its site does not run", () => {
+    // LL's only target, b/i1, is not run at b yet: a ready instance of the model elsewhere takes it.
+    const behind = fixtureSnapshot([status("b", { ready: ids("i0") })]);
+    expect(choice(new Router(behind, OPTIONS).select(query("LL")))).toMatchObject({ site: "a", instance: "i0", failover: true, starting: false });
+  });
+
+  it("sends by the plan's weights to instances no site runs yet when none is ready, marked as starting", () => {
+    // Every site still runs only the plan before's engines ("old"): their gateways stand in with them.
+    const allBehind = fixtureSnapshot(["a", "b", "c"].map((s) => status(s, { ready: ids("old") })));
+    const router = new Router(allBehind, OPTIONS);
+    expect(count(sitesOf(router, 5, query("SS")))).toEqual({ a: 3, b: 1, c: 1 });
+    expect(choice(router.select(query("SS")))).toMatchObject({ starting: true, failover: false });
+  });
+
+  it("sends nothing to a site that runs no engine ready, and says why", () => {
+    const idle = fixtureSnapshot([status("b", { ready: [], unavailable: ids("i1"), starting: ids("i1") })]);
+    expect(choice(new Router(idle, OPTIONS).select(query("LL")))).toMatchObject({ site: "a", failover: true });
+    const allIdle = fixtureSnapshot(["a", "b", "c"].map((s) => status(s, { ready: [] })));
+    expect(new Router(allIdle, OPTIONS).select(query("LL"))).toEqual({ ok: false, reason: 'no available instance for class LL of model "m": 5 at sites that run no engine ready yet' });
+    // Unless the site covers a starting instance with the engines it replaces.
+    const covering = fixtureSnapshot(["a", "b", "c"].map((s) => status(s, { ready: [], unavailable: ids("i1"), starting: ids("i1"), covered: ids("i1") })));
+    expect(choice(new Router(covering, OPTIONS).select(query("LL")))).toMatchObject({ site: "b", instance: "i1", starting: false });
+  });
+});
+
 describe("Router failover to a standby or another instance of the model", () => {
   /** The fixture plan with a standby of model "other" (served only at a/o0) at b. */
   function withStandbyPlan(): Plan {

@@ -24,7 +24,7 @@ export interface RouteChoice {
   overflow: boolean;
   /** True when every candidate was saturated and the request was queued at one anyway. */
   saturated: boolean;
-  /** True when no candidate was ready or saturated and it went to one still starting, which its site serves on a stand-in. */
+  /** True when no candidate was ready or saturated and it went to one still starting (or that its site does not run yet), which its site serves on a stand-in. */
   starting: boolean;
   /** True when none of its class's targets could take it (or the plan routes its class nowhere) and it went to a standby or another instance of its model. */
   failover: boolean;
@@ -37,9 +37,9 @@ export interface RouterOptions {
   staleAfterMs: number;
 }
 
-type Verdict = "ok" | "saturated" | "starting" | "down" | "far" | "unavailable" | "excluded";
-/** What a pass of `pick` accepts besides "ok": first nothing else, then saturated, then starting instances. */
-type Fallback = "none" | "saturated" | "starting";
+type Verdict = "ok" | "saturated" | "starting" | "pending" | "idle" | "down" | "far" | "unavailable" | "excluded";
+/** What a pass of `pick` accepts besides "ok": first nothing else, then saturated, then starting, then pending instances. */
+type Fallback = "none" | "saturated" | "starting" | "pending";
 
 interface Pool {
   targets: SnapshotTarget[];
@@ -59,7 +59,10 @@ interface Pool {
  * targets can take it at all (their sites down, too far or already tried, their instances
  * draining, or the plan routes the class nowhere), it fails over to a standby instance of its
  * model (`Plan.standby`), else to any instance of its model the plan routes other classes to:
- * ready first, then saturated, then starting.
+ * ready first, then saturated, then starting. Only then does it go to an instance its site does
+ * not run at all (`pending`: the site has not applied the plan yet, and its gateway can only stand
+ * in with what it runs), and never to a site that runs nothing ready (`idle`): its gateway could
+ * not serve it, and the edge answers 503 with Retry-After rather than a 502 from the site.
  *
  * @example
  * const router = new Router(snapshot, { staleAfterMs: 10_000 });
@@ -103,7 +106,14 @@ export class Router {
     const overflow = this.overflowOf(query.classId);
     const spare = this.pick(query, cls.ttftMs, overflow, "none");
     if (query.spareOnly) return spare ?? { ok: false, reason: `no site has spare capacity for class ${query.classId}` };
-    return spare ?? this.pick(query, cls.ttftMs, overflow, "saturated") ?? this.pick(query, cls.ttftMs, overflow, "starting") ?? this.pickFailover(query, cls.ttftMs) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) };
+    return (
+      spare ??
+      this.pick(query, cls.ttftMs, overflow, "saturated") ??
+      this.pick(query, cls.ttftMs, overflow, "starting") ??
+      this.pickFailover(query, cls.ttftMs, ["none", "saturated", "starting"]) ??
+      this.pick(query, cls.ttftMs, overflow, "pending") ??
+      this.pickFailover(query, cls.ttftMs, ["pending"]) ?? { ok: false, reason: this.explain(query, [query.classId, ...overflow], cls.ttftMs) }
+    );
   }
 
   /** The next instance of the class's own pool, else of the larger pools in overflow order; null if none is eligible. */
@@ -116,9 +126,9 @@ export class Router {
     return null;
   }
 
-  /** A standby of the request's model, else another instance of it: ready, else saturated, else starting; null if none is eligible. */
-  private pickFailover(query: RouteQuery, ttftMs: number): RouteResult | null {
-    for (const fallback of ["none", "saturated", "starting"] as const) {
+  /** A standby of the request's model, else another instance of it, by `fallbacks` in order; null if none is eligible. */
+  private pickFailover(query: RouteQuery, ttftMs: number, fallbacks: readonly Fallback[]): RouteResult | null {
+    for (const fallback of fallbacks) {
       for (const pool of this.failoverPoolsOf(query.model)) {
         const choice = this.next(pool, query, ttftMs, fallback);
         if (choice) return { ok: true, choice: { ...choice, pool: query.classId, overflow: false, failover: true } };
@@ -135,7 +145,7 @@ export class Router {
     });
     if (i < 0) return null;
     const t = pool.targets[i]!;
-    return { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, saturated: fallback === "saturated", starting: fallback === "starting" };
+    return { site: t.site, instance: t.instance, ingressUrl: pool.sites[i]!.ingressUrl, saturated: fallback === "saturated", starting: fallback === "starting" || fallback === "pending" };
   }
 
   private verdict(pool: Pool, j: number, query: RouteQuery, ttftMs: number): Verdict {
@@ -147,9 +157,12 @@ export class Router {
     if (!status || !status.healthy || status.lastSeenMs === null || query.nowMs - status.lastSeenMs > this.options.staleAfterMs) return "down";
     const rtt = rttFrom(site, query.edgeRegions);
     if (rtt !== undefined && rtt > ttftMs) return "far";
-    if (!status.covered?.includes(t.instance)) {
+    const covered = status.covered?.includes(t.instance) ?? false;
+    if (status.ready && status.ready.length === 0 && !status.covered?.length) return "idle";
+    if (!covered) {
       if (status.starting?.includes(t.instance)) return "starting";
       if (status.unavailable.includes(t.instance)) return "unavailable";
+      if (status.ready && !status.ready.includes(t.instance)) return "pending";
     }
     if (status.saturated.includes(t.instance)) return "saturated";
     return "ok";
@@ -205,6 +218,7 @@ export class Router {
     if (counts.get("far")) parts.push(`${counts.get("far")} beyond the ${ttftMs} ms TTFT SLO from ${query.edgeRegions[0] ?? "this region"}`);
     const notReady = (counts.get("unavailable") ?? 0) + (counts.get("starting") ?? 0);
     if (notReady) parts.push(`${notReady} not ready`);
+    if (counts.get("idle")) parts.push(`${counts.get("idle")} at sites that run no engine ready yet`);
     if (counts.get("excluded")) parts.push(`${counts.get("excluded")} at sites that already failed this request`);
     return `no available instance for ${subject}: ${parts.join(", ")}`;
   }

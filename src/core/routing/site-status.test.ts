@@ -13,9 +13,9 @@ const heartbeat = (states: Record<string, { state: string; waiting?: number; cov
   });
 
 describe("siteStatusOf", () => {
-  it("lists instances that are not ready as unavailable, the starting ones also apart, and only ready ones as saturated", () => {
+  it("lists ready instances, those not ready as unavailable, the starting ones also apart, and only ready ones as saturated", () => {
     const status = siteStatusOf(heartbeat({ up: { state: "ready" }, full: { state: "ready", waiting: 20 }, coming: { state: "starting", waiting: 20 }, going: { state: "draining" } }), { healthy: true, lastSeenMs: 1_000 });
-    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], unavailable: ["coming", "going"], starting: ["coming"], covered: [], reconfiguring: true, draw: { site: "wind-a", watts: 2_000, atMs: 1_000, planVersion: 2 } });
+    expect(status).toEqual({ site: "wind-a", healthy: true, lastSeenMs: 1_000, saturated: ["full"], ready: ["up", "full"], unavailable: ["coming", "going"], starting: ["coming"], covered: [], reconfiguring: true, draw: { site: "wind-a", watts: 2_000, atMs: 1_000, planVersion: 2 } });
   });
 
   it("lists a starting instance served on the engines it replaces as covered, saturated by their queues", () => {
@@ -40,5 +40,12 @@ describe("siteStatusOf", () => {
     const after = siteStatusOf(heartbeat({ a: { state: "failed" } }), health);
     expect(sameRouting(before, after)).toBe(false);
     expect(sameRouting(before, siteStatusOf(heartbeat({ a: { state: "starting" } }), { ...health, lastSeenMs: 2_000 }))).toBe(true);
+  });
+
+  it("counts an instance that became ready, or a new one, as a routing change", () => {
+    const health = { healthy: true, lastSeenMs: 1_000 };
+    const before = siteStatusOf(heartbeat({ a: { state: "ready" } }), health);
+    expect(sameRouting(before, siteStatusOf(heartbeat({ a: { state: "ready" }, b: { state: "ready" } }), health))).toBe(false);
+    expect(sameRouting(before, siteStatusOf(heartbeat({ a: { state: "ready" } }), { ...health, lastSeenMs: 2_000 }))).toBe(true);
   });
 });

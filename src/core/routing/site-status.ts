@@ -12,6 +12,13 @@ export interface SiteStatus {
   /** Instances the site reports but that cannot take requests (starting, draining, stopped, failed). */
   unavailable: InstanceId[];
   /**
+   * Instances the site reports ready, the plan before's included while it keeps them. With it,
+   * routing knows which instances of the plan the site does not run at all (it has not applied
+   * the plan yet) and whether it runs anything. Absent in statuses stored before it was added,
+   * and in the simulators' heartbeats: routing then takes an unreported instance as ready.
+   */
+  ready?: InstanceId[];
+  /**
    * The unavailable ones that are starting: mid plan change the site serves their requests on what
    * already runs (make-before-break), so routing may still send there as a last resort. Absent in
    * statuses stored before it was added.
@@ -50,9 +57,8 @@ export interface SaturationThresholds {
 export const DEFAULT_SATURATION: SaturationThresholds = { waiting: 8, kvUse: 0.99 };
 
 /**
- * Summarises a heartbeat for routing and Planner-S (its meter's draw). Instances the site does not
- * report are left out of both lists: routing treats them as available while the site is healthy,
- * and a failure before the first byte is retried elsewhere.
+ * Summarises a heartbeat for routing and Planner-S (its meter's draw): which instances the site runs
+ * ready, which it reports but cannot take requests, starting, covered and saturated.
  *
  * @example
  * siteStatusOf(telemetry, { healthy: true, lastSeenMs: 1000 }); // { saturated: ["i0"], ... }
@@ -63,11 +69,12 @@ export function siteStatusOf(
   thresholds: SaturationThresholds = DEFAULT_SATURATION,
 ): SiteStatus {
   const saturated: InstanceId[] = [];
+  const ready: InstanceId[] = [];
   const unavailable: InstanceId[] = [];
   const starting: InstanceId[] = [];
   const covered: InstanceId[] = [];
   for (const i of telemetry.instances) {
-    if (i.state !== "ready") unavailable.push(i.id);
+    (i.state === "ready" ? ready : unavailable).push(i.id);
     const isCovered = i.state === "starting" && i.covered === true;
     if (i.state === "starting") starting.push(i.id);
     if (isCovered) covered.push(i.id);
@@ -77,12 +84,12 @@ export function siteStatusOf(
   }
   const reconfiguring = telemetry.pendingReconfigurations > 0 || starting.length > 0;
   const draw = { site: telemetry.site, watts: telemetry.sitePowerW, atMs: telemetry.sentAtMs, planVersion: telemetry.appliedPlanVersion };
-  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, unavailable, starting, covered, reconfiguring, draw };
+  return { site: telemetry.site, healthy: health.healthy, lastSeenMs: health.lastSeenMs, saturated, ready, unavailable, starting, covered, reconfiguring, draw };
 }
 
 /** True when two statuses route (and correct) the same way: same health, instance lists and reconfiguration (`lastSeenMs` aside). */
 export function sameRouting(a: SiteStatus | undefined, b: SiteStatus): boolean {
-  return a !== undefined && a.healthy === b.healthy && (a.reconfiguring ?? false) === (b.reconfiguring ?? false) && sameIds(a.saturated, b.saturated) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []) && sameIds(a.covered ?? [], b.covered ?? []);
+  return a !== undefined && a.healthy === b.healthy && (a.reconfiguring ?? false) === (b.reconfiguring ?? false) && sameIds(a.saturated, b.saturated) && sameIds(a.ready ?? [], b.ready ?? []) && sameIds(a.unavailable, b.unavailable) && sameIds(a.starting ?? [], b.starting ?? []) && sameIds(a.covered ?? [], b.covered ?? []);
 }
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {
