@@ -110,9 +110,9 @@ export class ControlDO extends ControlStores {
     return this.plans.plan?.version ?? null;
   }
 
-  /** A kept plan by version (the current one and the last PLANS_KEPT), or null. */
-  planVersion(version: number): Promise<Plan | null> {
-    return this.plans.version(version);
+  /** A kept plan by version (the current one and the last PLANS_KEPT), or a 404 saying whether it is yet to come or no longer kept. */
+  planVersion(version: number): Promise<Outcome<Plan>> {
+    return this.plans.lookup(version);
   }
 
   /** Plan summaries, newest first. */

@@ -98,6 +98,21 @@ export class PlanStore {
     return (await this.storage.get<Plan>(planKey(version))) ?? null;
   }
 
+  /** A kept plan by version, or a 404 that says whether the version is yet to come or no longer kept, and which are. */
+  async lookup(version: number): Promise<Outcome<Plan>> {
+    const plan = await this.version(version);
+    if (plan) return success(plan);
+    const current = this.current?.version;
+    if (current === undefined) return failure(404, "no plan has been made yet", "version", "not_found");
+    if (version > current) return failure(404, `no plan version ${version} yet: the current version is ${current}`, "version", "not_found");
+    const kept = this.summaries.slice(0, PLANS_KEPT).map((s) => s.version);
+    const oldest = Math.min(current, ...kept);
+    const range = oldest === current ? `only version ${current} is` : `versions ${oldest}-${current} are`;
+    // Versions may skip (a plan may advance the version by up to PLAN_VERSION_STEP_MAX), so one inside the range may never have been made.
+    const why = version < oldest ? `plan version ${version} is no longer kept` : `there was no plan version ${version} (versions may skip)`;
+    return failure(404, `${why}; ${range} kept (the last ${PLANS_KEPT} plans; GET /admin/v1/plan/history lists them)`, "version", "plan_version_not_kept");
+  }
+
   /** The current plan's part for one site, or null before the first plan. */
   slice(site: string): SitePlanSlice | null {
     return this.current ? siteSlice(this.current, site) : null;

@@ -13,6 +13,7 @@ import { internalError, openAiError } from "./openai-error.ts";
 import { replaceFleet } from "./fleet-change.ts";
 import { switchPolicy } from "./policy-switch.ts";
 import { DEFAULT_INGRESS_OVERLAP_S, MAX_INGRESS_OVERLAP_S } from "../../durable-objects/ingress-secret-store.ts";
+import { PLAN_VERSION_MAX } from "../core/schemas/plan.ts";
 import { makeApiKey, makeIngressSecret, makeSiteToken, sha256Hex } from "../edge/secrets.ts";
 
 /** Fleets and plans of large deployments (64 sites x 9 classes) stay well under this. */
@@ -57,9 +58,10 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.get(
     "/admin/v1/plans/:version",
     admin(async (request, env) => {
-      const version = Number(request.params.version);
-      if (!Number.isInteger(version) || version < 0) return openAiError(400, "plan version must be a non-negative integer", { param: "version" });
-      return orNotFound(await controlStub(env).planVersion(version), `plan version ${version}`);
+      const version = planVersionOf(request.params.version!);
+      if (version === null) return openAiError(400, `plan version must be written in decimal digits, from 0 to ${PLAN_VERSION_MAX}`, { param: "version", code: "invalid_value" });
+      const plan = await controlStub(env).planVersion(version);
+      return plan.ok ? Response.json(plan.value) : outcomeError(plan);
     }),
   );
   // A Forecast or a list of them (power per site, load per class, carbon or a replay series per site).
@@ -179,6 +181,13 @@ async function fleetSite(request: IRequest, env: EdgeEnv): Promise<string | Resp
   const fleet = await controlStub(env).getFleet();
   if (!fleet?.sites.some((s) => s.id === site)) return openAiError(404, `site "${site.slice(0, 64)}" is not in the fleet`, { code: "unknown_site" });
   return site;
+}
+
+/** A `:version` of decimal digits only (not `0x10`, `1e3` or `2.0`, which Number() reads) up to PLAN_VERSION_MAX, else null. */
+function planVersionOf(raw: string): number | null {
+  if (!/^\d{1,10}$/.test(raw)) return null;
+  const version = Number(raw);
+  return version <= PLAN_VERSION_MAX ? version : null;
 }
 
 /** `?overlap_s=` in ms (default DEFAULT_INGRESS_OVERLAP_S), or a 400 outside 0..MAX_INGRESS_OVERLAP_S. */

@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { controlStub } from "../../durable-objects/control-do.ts";
+import { PLANS_KEPT } from "../../durable-objects/plan-store.ts";
 import { chatBody, Edge, errorOf, fleet, plan, telemetry } from "./edge-fixture.ts";
 
 // One edge for the file: the tests build on each other's state in order (fleet, plans, history).
@@ -94,6 +95,22 @@ describe("admin API: fleet, policy and plans", () => {
       ["us-c", false, false],
     ]);
     expect((await edge.admin("POST", "/admin/v1/sites/nowhere/token")).status).toBe(404);
+  });
+
+  it("reads a plan version in decimal digits only, and says whether a missing one is to come or no longer kept", async () => {
+    for (const version of ["0x5", "5e0", "5.0", "+5", " 5", "-1", "99999999999"]) {
+      const r = await edge.admin("GET", `/admin/v1/plans/${encodeURIComponent(version)}`);
+      expect(r.status, version).toBe(400);
+      expect(await errorOf(r)).toMatchObject({ param: "version", code: "invalid_value" });
+    }
+    expect(await errorOf(await edge.admin("GET", "/admin/v1/plans/8"))).toMatchObject({ code: "not_found", message: "no plan version 8 yet: the current version is 7" });
+    expect((await errorOf(await edge.admin("GET", "/admin/v1/plans/6"))).message).toMatch(/^there was no plan version 6 \(versions may skip\); versions 5-7 are kept/);
+    // 20 plans more: 5 and 7 fall out of the kept history.
+    for (let v = 8; v < 8 + PLANS_KEPT; v++) expect((await edge.admin("PUT", "/admin/v1/plan", plan(v))).status).toBe(200);
+    const pruned = await edge.admin("GET", "/admin/v1/plans/5");
+    expect(pruned.status).toBe(404);
+    expect(await errorOf(pruned)).toMatchObject({ code: "plan_version_not_kept", message: expect.stringMatching(/^plan version 5 is no longer kept; versions 8-27 are kept/) });
+    expect(((await (await edge.admin("GET", "/admin/v1/plans/8")).json()) as { version: number }).version).toBe(8);
   });
 });
 
