@@ -2,6 +2,7 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { controlStub } from "../../durable-objects/control-do.ts";
 import { PLANS_KEPT } from "../../durable-objects/plan-store.ts";
+import { MAX_POLICY_WEIGHT, MAX_SITE_GPUS } from "../../src/core/schemas/fleet.ts";
 import { chatBody, Edge, errorOf, fleet, plan, telemetry } from "./edge-fixture.ts";
 
 // One edge for the file: the tests build on each other's state in order (fleet, plans, history).
@@ -55,6 +56,19 @@ describe("admin API: fleet, policy and plans", () => {
     const bad = await edge.admin("PUT", "/admin/v1/policy", { kind: "heron", weights: {} });
     expect(bad.status).toBe(400);
     expect(((await (await edge.admin("GET", "/admin/v1/policy")).json()) as { kind: string }).kind).toBe("heron");
+  });
+
+  it("refuses a site of more than MAX_SITE_GPUS GPUs and a weight over MAX_POLICY_WEIGHT with 400 naming the field, keeping the fleet", async () => {
+    const before = await (await edge.admin("GET", "/admin/v1/fleet")).json();
+    const huge = fleet();
+    huge.sites[0]!.gpus = [{ type: "H100-80GB", count: 1_000_000_000 }];
+    const r = await edge.admin("PUT", "/admin/v1/fleet", huge);
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ param: "sites[0].gpus[0].count", code: "invalid_value", message: expect.stringContaining(`at most ${MAX_SITE_GPUS} GPUs`) });
+    const weighty = await edge.admin("PUT", "/admin/v1/policy", { kind: "heron", weights: { energy: 1, latency: 1e308 } });
+    expect(weighty.status).toBe(400);
+    expect(await errorOf(weighty)).toMatchObject({ param: "weights.latency", code: "invalid_value", message: expect.stringContaining(`at most ${MAX_POLICY_WEIGHT}`) });
+    expect(await (await edge.admin("GET", "/admin/v1/fleet")).json()).toEqual(before);
   });
 
   it("takes a plan that fits the fleet and rejects one that does not, or is not newer", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { Fleet, sameFleet, samePlanningFleet, WIND_LIFECYCLE_G_PER_KWH } from "./fleet.ts";
+import { Fleet, MAX_POLICY_WEIGHT, MAX_SITE_GPUS, sameFleet, samePlanningFleet, WIND_LIFECYCLE_G_PER_KWH } from "./fleet.ts";
 
 type FleetInput = z.input<typeof Fleet>;
 
@@ -115,6 +115,18 @@ describe("Fleet", () => {
 });
 
 describe("sameFleet", () => {
+  it("bounds a site's GPUs at MAX_SITE_GPUS, per type and all types together", () => {
+    expect(Fleet.safeParse(withChange((f) => (f.sites[0]!.gpus = [{ type: "H100-80GB", count: MAX_SITE_GPUS }]))).success).toBe(true);
+    expect(issuePaths(withChange((f) => (f.sites[0]!.gpus = [{ type: "H100-80GB", count: 1_000_000_000 }])))).toEqual(["sites.0.gpus.0.count"]);
+    const split = withChange((f) => (f.sites[1]!.gpus = [{ type: "A100-80GB", count: MAX_SITE_GPUS / 2 }, { type: "H100-80GB", count: MAX_SITE_GPUS / 2 + 1 }]));
+    expect(issuePaths(split)).toEqual(["sites.1.gpus"]);
+  });
+
+  it("bounds each policy weight at MAX_POLICY_WEIGHT, naming the weight", () => {
+    expect(Fleet.safeParse(withChange((f) => (f.policy.weights = { carbon: MAX_POLICY_WEIGHT, latency: 0.01 }))).success).toBe(true);
+    expect(issuePaths(withChange((f) => (f.policy.weights = { carbon: 1, accuracy: 1e308 })))).toEqual(["policy.weights.accuracy"]);
+  });
+
   it("is the same fleet whatever order an object's keys came in, and another for any field changed", () => {
     const fleet = Fleet.parse(validFleet());
     const site = fleet.sites[0]!;

@@ -60,12 +60,26 @@ export const CarbonSource = z.discriminatedUnion("kind", [
 ]);
 export type CarbonSource = z.infer<typeof CarbonSource>;
 
+/**
+ * The most GPUs one site may hold, all types together. The largest single sites built hold about
+ * 10^5 GPUs, and the largest fleet the repo plans (Heron's reproduction) about 170k over 4 sites;
+ * a million is 5x the former and still cheap to plan, while a typo'd count (10^9) ties a planner up
+ * for seconds.
+ */
+export const MAX_SITE_GPUS = 1_000_000;
+
+const SiteGpus = z
+  .array(z.strictObject({ type: GpuType, count: z.number().int().positive().max(MAX_SITE_GPUS, `a site holds at most ${MAX_SITE_GPUS} GPUs`) }))
+  .min(1)
+  // A count over the bound on its own is reported at that count, not again here.
+  .refine((gpus) => gpus.some((g) => g.count > MAX_SITE_GPUS) || gpus.reduce((n, g) => n + g.count, 0) <= MAX_SITE_GPUS, { message: `a site holds at most ${MAX_SITE_GPUS} GPUs, all types together` });
+
 /** One GPU site: where it is, what it has, what powers it and how its carbon is measured. */
 export const Site = z.strictObject({
   id: SiteId,
   region: z.string().min(1),
   ingressUrl: z.url({ protocol: /^https?$/ }),
-  gpus: z.array(z.strictObject({ type: GpuType, count: z.number().int().positive() })).min(1),
+  gpus: SiteGpus,
   power: PowerSource,
   carbon: CarbonSource,
   /** Estimated round trip in ms from each edge region (e.g. a Cloudflare colo or continent code) to the site. */
@@ -105,14 +119,20 @@ export type ModelVariant = z.infer<typeof ModelVariant>;
 export const PolicyKind = z.enum(["heron", "clover", "freesh", "dynamollm", "greenserve", "greenference"]);
 export type PolicyKind = z.infer<typeof PolicyKind>;
 
-/** Objective weights; a weight left out is 0, and at least one must be positive. */
+/**
+ * The largest objective weight. Weights are relative prices (per gram, per Wh, per request-second,
+ * per quality point lost), so only their ratios matter; the largest the repo uses is Clover's
+ * combined run's carbon weight, about 4 x 10^5 at its smallest requests on the cleanest grid
+ * (bench/reproduce/clover-combined.ts), most are 0.01 to 10^3. Far larger ones overflow the
+ * planners' LP coefficients (1e308 makes them NaN).
+ */
+export const MAX_POLICY_WEIGHT = 1_000_000;
+
+const weight = z.number().nonnegative().max(MAX_POLICY_WEIGHT, `a weight is at most ${MAX_POLICY_WEIGHT}; only the weights' ratios matter, so scale them all down`).default(0);
+
+/** Objective weights, each from 0 to MAX_POLICY_WEIGHT; a weight left out is 0, and at least one must be positive. */
 export const PolicyWeights = z
-  .strictObject({
-    carbon: z.number().nonnegative().default(0),
-    energy: z.number().nonnegative().default(0),
-    latency: z.number().nonnegative().default(0),
-    accuracy: z.number().nonnegative().default(0),
-  })
+  .strictObject({ carbon: weight, energy: weight, latency: weight, accuracy: weight })
   .refine((w) => w.carbon + w.energy + w.latency + w.accuracy > 0, { message: "at least one weight must be positive" });
 export type PolicyWeights = z.infer<typeof PolicyWeights>;
 
