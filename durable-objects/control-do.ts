@@ -2,6 +2,7 @@ import type { CarbonTriggerRecord } from "../src/core/forecast/carbon-trigger.ts
 import { withBaselineCarbon } from "../src/core/dashboard/capacity-share-baseline.ts";
 import { modelIdentities } from "../src/core/model/model-identity.ts";
 import type { DemandSample } from "../src/core/forecast/demand-estimate.ts";
+import { profileCoverageGap } from "../src/core/planning/fleet-profile.ts";
 import { buildRoutingSnapshot } from "../src/core/routing/routing-snapshot.ts";
 import type { SiteStatus } from "../src/core/routing/site-status.ts";
 import { samePolicy, type Fleet, type Policy } from "../src/core/schemas/fleet.ts";
@@ -212,9 +213,18 @@ export class ControlDO extends ControlStores {
 
   // The profile table.
 
-  /** Replaces the profile table the fleet planners plan on (`PUT /admin/v1/profile`). */
-  putProfile(input: unknown): Promise<Outcome<ProfileSummary>> {
-    return this.profile.put(input, Date.now());
+  /**
+   * Replaces the profile table the fleet planners plan on. With `coverFleet` (`PUT /admin/v1/profile`)
+   * a table the planners could not plan the stored fleet on (see profileCoverageGap) is refused with
+   * 422 and the table in force stays; before a fleet is stored any valid table is taken.
+   */
+  putProfile(input: unknown, o: { coverFleet?: boolean } = {}): Promise<Outcome<ProfileSummary>> {
+    const fleet = o.coverFleet ? this.fleets.fleet : null;
+    const refuse = (rows: ProfileRow[]) => {
+      const gap = fleet && profileCoverageGap(fleet, rows);
+      return gap ? failure(422, `${gap}; the table in force stays`, "rows", "profile_does_not_cover_fleet") : null;
+    };
+    return this.profile.put(input, Date.now(), refuse);
   }
 
   profileSummary(): Promise<ProfileSummary | null> {

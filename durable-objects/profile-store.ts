@@ -25,11 +25,13 @@ export class ProfileStore {
 
   constructor(private readonly storage: DurableObjectStorage) {}
 
-  /** Replaces the table after validating it; a bad table changes nothing. */
-  async put(input: unknown, nowMs: number): Promise<Outcome<ProfileSummary>> {
+  /** Replaces the table after validating it (and, with `refuse`, asking it why not); a bad or refused table changes nothing. */
+  async put(input: unknown, nowMs: number, refuse?: (rows: ProfileRow[]) => Outcome<never> | null): Promise<Outcome<ProfileSummary>> {
     const parsed = ProfileTable.safeParse(input);
     if (!parsed.success) return invalid("profile table", parsed.error);
     const rows = parsed.data.rows;
+    const refused = refuse?.(rows);
+    if (refused) return refused;
     const summary = summarise(parsed.data, nowMs);
     // New rows go under a new generation and the summary switches to it last, so a table is never half-replaced.
     const previous = await this.storage.get<StoredSummary>("profile:summary");

@@ -1,10 +1,10 @@
 import { classCounts, measuredDemand } from "../src/core/forecast/demand-estimate.ts";
 import { classTokenCounts, measuredShapes } from "../src/core/forecast/request-shape.ts";
 import { assemblePlanningInput } from "../src/core/planning/fleet-input.ts";
+import { fleetRows } from "../src/core/planning/fleet-profile.ts";
 import { planWithPolicy } from "../src/core/policies/registry.ts";
-import { samePolicy, type Fleet, type Policy } from "../src/core/schemas/fleet.ts";
+import { samePolicy, type Policy } from "../src/core/schemas/fleet.ts";
 import type { Plan } from "../src/core/schemas/plan.ts";
-import type { ProfileRow } from "../src/core/schemas/profile.ts";
 import { controlStub, type CronOutcome } from "../durable-objects/control-do.ts";
 import type { PlanSummary } from "../durable-objects/plan-store.ts";
 import type { CronDeps } from "./cron-deps.ts";
@@ -97,11 +97,4 @@ function untilDue(plan: Plan | null, policy: string, policyChangedSincePlan: boo
 function cadenceSpeedup(env: Env): number {
   const x = Number(env.CADENCE_SPEEDUP);
   return Number.isFinite(x) && x > 0 ? x : 1;
-}
-
-/** The stored profile rows of the fleet's models on its GPU types. */
-function fleetRows(fleet: Fleet, stored: ProfileRow[] | null): ProfileRow[] {
-  const models = new Set<string>(fleet.models.map((m) => m.id));
-  const gpus = new Set(fleet.sites.flatMap((s) => s.gpus.map((g) => g.type)));
-  return stored?.filter((r) => models.has(r.model) && gpus.has(r.gpu)) ?? [];
 }

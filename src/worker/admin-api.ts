@@ -53,7 +53,8 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
   router.put("/admin/v1/plan", admin((request, env) => mutate(request, env, (b) => controlStub(env).putPlan(b, { fromOperator: true }))));
   // The profile table the planners plan on (`greenference profile` writes one); GET answers its summary.
   router.get("/admin/v1/profile", admin(async (_, env) => orNotFound(await controlStub(env).profileSummary(), "profile table")));
-  router.put("/admin/v1/profile", admin((request, env) => mutate(request, env, (b) => controlStub(env).putProfile(b))));
+  // A table that covers none of the fleet's models on its GPU types is refused (422): no planner could plan on it.
+  router.put("/admin/v1/profile", admin((request, env) => mutate(request, env, (b) => controlStub(env).putProfile(b, { coverFleet: true }))));
   router.get("/admin/v1/plan/history", admin(async (_, env) => Response.json(await controlStub(env).planHistory())));
   router.get(
     "/admin/v1/plans/:version",

@@ -75,6 +75,20 @@ describe("admin API: profile table and the built-in planners", () => {
     expect(await (await edge.admin("GET", "/admin/v1/profile")).json()).toMatchObject({ rows: profileRows().length });
   });
 
+  it("refuses with 422 a table that covers none of the fleet's models on its GPU types, keeping the table in force", async () => {
+    const edge = new Edge();
+    const otherModel = profileRows().map((r) => ({ ...r, model: "llama3.1-8b" }));
+    const r = await edge.admin("PUT", "/admin/v1/profile", table(otherModel));
+    expect(r.status).toBe(422);
+    expect(await errorOf(r)).toMatchObject({ type: "invalid_request_error", param: "rows", code: "profile_does_not_cover_fleet", message: expect.stringMatching(/fleet's models m on its GPU types H100-80GB \(it holds llama3\.1-8b on H100-80GB\)/) });
+    const otherGpu = await edge.admin("PUT", "/admin/v1/profile", table(profileRows().map((r) => ({ ...r, gpu: "A100-80GB" as const }))));
+    expect(otherGpu.status).toBe(422);
+    expect(await controlStub(env).profileRows()).toEqual(profileRows());
+    // One row the planner can use is enough: the same rule that skips its runs.
+    expect((await edge.admin("PUT", "/admin/v1/profile", table([...otherModel, profileRows()[0]!]))).status).toBe(200);
+    expect((await edge.admin("PUT", "/admin/v1/profile", table())).status).toBe(200);
+  });
+
   it("the combined policy plans on the same table and serves from the cleaner site", async () => {
     const edge = new Edge();
     await controlStub(env).setFleet(sourcesFleet("greenference", { clean: { kind: "fixed", gPerKwh: 20 }, dirty: { kind: "fixed", gPerKwh: 600 } }));
