@@ -159,9 +159,14 @@ export class ControlDO extends ControlStores {
 
   // Forecasts and demand.
 
-  /** Validates and stores a forecast or a list of them (400 naming the path of the first bad field), observed at `nowMs`. */
-  putForecasts(input: unknown, nowMs = Date.now()): Promise<Outcome<{ stored: number; series: string[] }>> {
-    return this.forecasts.put(input, nowMs);
+  /**
+   * Validates and stores a forecast or a list of them (400 naming the path of the first bad field),
+   * observed at `nowMs`. With `fleetSubjects` (`POST /admin/v1/forecasts`) each site and class
+   * subject must be the stored fleet's (see ForecastIntake.put); the forecast refresh stores its
+   * fleet's own sites, and an agent only its own site, so neither asks.
+   */
+  putForecasts(input: unknown, nowMs = Date.now(), o: { fleetSubjects?: boolean } = {}): Promise<Outcome<{ stored: number; series: string[] }>> {
+    return this.forecasts.put(input, nowMs, o.fleetSubjects ? { against: { fleet: this.fleets.fleet } } : {});
   }
 
   /** The latest forecast of every series. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { forecastsOver } from "../src/core/dashboard/forecast-window.ts";
+import { fleetSubjectIndex, subjectOutsideFleet } from "../src/core/forecast/fleet-subjects.ts";
 import { ForecastStore, seriesKey } from "../src/core/forecast/forecast-store.ts";
 import type { Store } from "../src/core/ports/store.ts";
 import { MAX_CLOCK_SKEW_MS } from "../src/core/schemas/clock-skew.ts";
@@ -21,15 +22,24 @@ export class ForecastIntake {
     this.store = new ForecastStore(durableStore(storage));
   }
 
-  /** Validates and stores a forecast or a list of them (400 naming the path of the first bad field), observed at `nowMs`. */
-  async put(input: unknown, nowMs: number): Promise<Outcome<{ stored: number; series: string[] }>> {
+  /**
+   * Validates and stores a forecast or a list of them (400 naming the path of the first bad field),
+   * observed at `nowMs`. With `against` (the operator's uploads), every site and class subject must
+   * be the fleet's: 400 naming the first that is not, 409 while no fleet is stored.
+   */
+  async put(input: unknown, nowMs: number, o: { against?: { fleet: Fleet | null } } = {}): Promise<Outcome<{ stored: number; series: string[] }>> {
     const parsed = Array.isArray(input) ? z.array(Forecast).min(1).max(FORECASTS_PER_UPLOAD).safeParse(input) : Forecast.transform((f) => [f]).safeParse(input);
     if (!parsed.success) return invalid("forecast", parsed.error);
+    const at = (i: number, field: string) => (Array.isArray(input) ? `[${i}].${field}` : field);
     // A forecast from the future would stay the latest of its series until that time came.
     const future = parsed.data.findIndex((f) => f.issuedAtMs > nowMs + MAX_CLOCK_SKEW_MS);
     if (future >= 0) {
-      const at = Array.isArray(input) ? `[${future}].issuedAtMs` : "issuedAtMs";
-      return failure(400, `forecast ${at} is ${Math.round((parsed.data[future]!.issuedAtMs - nowMs) / 1000)} s in the future (more than the ${MAX_CLOCK_SKEW_MS / 1000} s clocks may disagree)`, at);
+      const param = at(future, "issuedAtMs");
+      return failure(400, `forecast ${param} is ${Math.round((parsed.data[future]!.issuedAtMs - nowMs) / 1000)} s in the future (more than the ${MAX_CLOCK_SKEW_MS / 1000} s clocks may disagree)`, param);
+    }
+    if (o.against) {
+      const refused = outsideFleet(parsed.data, o.against.fleet, at);
+      if (refused) return refused;
     }
     for (const f of parsed.data) await this.store.put(f, nowMs);
     return success({ stored: parsed.data.length, series: [...new Set(parsed.data.map(seriesKey))] });
@@ -45,6 +55,16 @@ export class ForecastIntake {
     }
     return windows;
   }
+}
+
+/** A 400 for the first forecast about a site or class not in the fleet, a 409 for one about either while there is no fleet, or null. */
+function outsideFleet(forecasts: readonly Forecast[], fleet: Fleet | null, at: (i: number, field: string) => string): Outcome<never> | null {
+  if (!fleet) {
+    const i = fleetSubjectIndex(forecasts);
+    return i < 0 ? null : failure(409, `no fleet is stored yet, so forecast ${at(i, "subject")} (a ${forecasts[i]!.subject.kind}) cannot be checked against it; PUT /admin/v1/fleet first`, at(i, "subject"), "no_fleet");
+  }
+  const outside = subjectOutsideFleet(forecasts, fleet);
+  return outside && failure(400, `forecast ${at(outside.index, "subject.id")}: ${outside.message}; nothing was stored`, at(outside.index, "subject.id"), "unknown_subject");
 }
 
 /** DO storage as the core's Store port. */

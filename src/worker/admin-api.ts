@@ -65,8 +65,8 @@ export function addAdminRoutes(router: RouterType, edge: EdgeContext): void {
       return plan.ok ? Response.json(plan.value) : outcomeError(plan);
     }),
   );
-  // A Forecast or a list of them (power per site, load per class, carbon or a replay series per site).
-  router.post("/admin/v1/forecasts", admin((request, env) => mutate(request, env, (b) => controlStub(env).putForecasts(b), 201)));
+  // A Forecast or a list of them (power per site, load per class, carbon or a replay series per site), each about the fleet's sites and classes.
+  router.post("/admin/v1/forecasts", admin((request, env) => mutate(request, env, (b) => controlStub(env).putForecasts(b, Date.now(), { fleetSubjects: true }), 201)));
   // Runs the long-horizon planner now: 200 with the new plan's summary, 409 when it could not plan
   // (no fleet, planner, profile or demand), 500 when it failed; the run is logged as "replan".
   router.post(
