@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { errorParam, leadingIssue } from "../src/core/schemas/issue-param.ts";
+import { invalidSummary } from "../src/core/schemas/issue-param.ts";
 
 /**
  * What a Durable Object RPC method returns instead of throwing: a rejected RPC surfaces as an
@@ -17,10 +17,8 @@ export function failure(status: 400 | 404 | 409 | 422, message: string, param?: 
   return { ok: false, status, message, ...(param === undefined ? {} : { param }), ...(code === undefined ? {} : { code }) };
 }
 
-/** A 400 for a zod error: the leading issue's message and path (an unknown key first), plus a count of the rest. */
+/** A 400 for a zod error: its one-line summary (invalidSummary), its field the param (an unknown key first). */
 export function invalid(what: string, error: z.ZodError): Outcome<never> {
-  const first = leadingIssue(error);
-  const param = errorParam(error);
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : "";
-  return failure(400, `invalid ${what}: ${first?.message ?? "bad input"}${param ? ` at ${param}` : ""}${more}`, param ?? undefined);
+  const { message, param } = invalidSummary(what, error);
+  return failure(400, message, param ?? undefined);
 }

@@ -8,7 +8,6 @@ import { sameRouting, siteStatusOf, type SiteStatus } from "../src/core/routing/
 import { AgentRegistration, AppliedReport } from "../src/core/schemas/agent-messages.ts";
 import { constantTimeEqual } from "../src/edge/secrets.ts";
 import { controlStub } from "./control-do.ts";
-import { errorParam } from "../src/core/schemas/issue-param.ts";
 import { failure, invalid, success, type Outcome } from "./outcome.ts";
 
 /** What the edge and the dashboard need to know about a site's liveness. */
@@ -101,7 +100,7 @@ export class SiteDO extends DurableObject<Env> {
   /** Like heartbeat, but bad input comes back as a 400 outcome instead of an exception. */
   async acceptHeartbeat(input: unknown): Promise<Outcome<SiteHealth>> {
     const parsed = Telemetry.safeParse(input);
-    if (!parsed.success) return failure(400, `invalid heartbeat: ${z.prettifyError(parsed.error)}`, errorParam(parsed.error) ?? undefined);
+    if (!parsed.success) return invalid("heartbeat", parsed.error);
     const now = Date.now();
     // A heartbeat cannot be sent after it arrived: a later stamp (a site clock ahead) is taken as the arrival
     // time, or every heartbeat after it would look older and the site's state would freeze.

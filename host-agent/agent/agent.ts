@@ -242,6 +242,7 @@ export class Agent {
       gpuCount: this.hardware.gpuCount,
       status: () => this.status(),
       metrics: () => this.metricsText(),
+      supportedClocks: (gpu: number) => this.hardware.gpus.supportedGraphicsClocks(gpu),
       lockClocks: (gpu: number, min: number, max: number) => this.hardware.gpus.lockGraphicsClocks(gpu, min, max),
       resetClocks: (gpu: number) => this.hardware.gpus.resetGraphicsClocks(gpu),
       offerPlan: (body: unknown) => this.applier.offer(body, "local"),

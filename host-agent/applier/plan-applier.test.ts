@@ -250,7 +250,9 @@ describe("PlanApplier", () => {
     expect(otherSite).toMatchObject({ accepted: false, problems: [expect.stringMatching(/for site "wind-b"/)] });
     const malformed = applier.offer({ ...sliceBody(10, "wind-a", [{ id: "x", gpus: [0, 1], tp: 1 }]) }, "edge");
     expect(malformed).toMatchObject({ accepted: false, version: 10, problems: [expect.stringMatching(/tp x replicas/)] });
-    expect(applier.offer({ nonsense: true }, "edge")).toMatchObject({ accepted: false, version: null });
+    const nonsense = applier.offer({ nonsense: true }, "edge");
+    // A plan that fails its schema is refused in one line naming its first bad field, as the edge refuses one.
+    expect(nonsense).toEqual({ accepted: false, version: null, problems: ["invalid plan slice: Invalid input: expected number, received undefined at version (and 4 more)"], param: "version" });
     await settled();
     expect(driver.journal).toEqual([]);
     expect(gpus.lockOf(0)).toEqual({ minMhz: 1200, maxMhz: 1200 });

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { invalidSummary } from "../../src/core/schemas/issue-param.ts";
 import type { InstanceState } from "../../src/core/schemas/telemetry.ts";
 import type { AppliedReport } from "../../src/core/schemas/agent-messages.ts";
 import type { Engine, EngineDriver } from "../engines/engine.ts";
@@ -37,8 +37,8 @@ export interface ApplierStatus {
   refused: { version: number | null; problems: string[] } | null;
 }
 
-/** The outcome of offering a plan. */
-export type OfferResult = { accepted: true; version: number } | { accepted: false; version: number | null; problems: string[] };
+/** The outcome of offering a plan; `param` (the field, or null for the whole body) only when the plan failed its schema. */
+export type OfferResult = { accepted: true; version: number } | { accepted: false; version: number | null; problems: string[]; param?: string | null };
 
 /**
  * Brings the site to its plan and keeps it there. `start` first returns every GPU to default clocks
@@ -87,13 +87,14 @@ export class PlanApplier {
   /** Validates a plan body; a valid one is applied unless it is the edge plan already being applied. */
   offer(body: unknown, source: PlanSource): OfferResult {
     const parsed = SitePlanSlice.safeParse(body);
-    const problems = parsed.success ? checkSlice(parsed.data, this.options) : [z.prettifyError(parsed.error)];
+    const malformed = parsed.success ? undefined : invalidSummary("plan slice", parsed.error);
+    const problems = malformed ? [malformed.message] : checkSlice(parsed.data!, this.options);
     const version = parsed.success ? parsed.data.version : (claimedVersion(body) ?? null);
     if (problems.length > 0) {
       this.state.refused = { version, problems };
       this.log(`refused plan ${version ?? "(no version)"}: ${problems.join("; ")}`);
       if (version !== null && source === "edge") this.send(version, false, `refused: ${problems.join("; ")}`.slice(0, 2000));
-      return { accepted: false, version, problems };
+      return { accepted: false, version, problems, ...(malformed ? { param: malformed.param } : {}) };
     }
     const slice = parsed.data!;
     const same = this.desired && this.desired.slice.version === slice.version && this.desired.slice.revision === slice.revision;

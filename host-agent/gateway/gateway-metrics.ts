@@ -2,7 +2,7 @@ import type { PrometheusWriter } from "../util/prometheus-text.ts";
 import type { IngressRefusal } from "./ingress-auth.ts";
 
 /** Why the gateway answered a request itself instead of passing an engine's answer through. */
-export type RejectReason = "invalid_request" | "instance_not_found" | "model_not_found" | "no_replica" | "queue_full" | "queue_timeout" | "upstream_failed" | "stopping" | "client_closed" | "busy" | "squashed" | "request_timeout" | "incomplete_body";
+export type RejectReason = "invalid_request" | "instance_not_found" | "model_not_found" | "no_replica" | "queue_full" | "queue_timeout" | "upstream_failed" | "stopping" | "client_closed" | "busy" | "squashed" | "request_timeout" | "incomplete_body" | "unsupported_media_type";
 
 /** The gateway's counters and gauges, read at scrape time. */
 export interface GatewayMetrics {

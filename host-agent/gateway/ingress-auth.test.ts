@@ -99,7 +99,7 @@ describe("ingress auth: a gateway refuses what the edge did not sign, over real 
   it("answers a signed body that is not JSON by its media type with 415", async () => {
     const { replica, url } = await door();
     const r = await signedFetch(`${url}/v1/chat/completions`, { method: "POST", headers: { ...ROUTING, "content-type": "text/plain" }, body: chatBody() });
-    expect(r.status).toBe(415);
+    expect([r.status, ((await r.json()) as { error: { code: string } }).error.code]).toEqual([415, "unsupported_media_type"]);
     expect(replica.seen).toHaveLength(0);
   });
 });

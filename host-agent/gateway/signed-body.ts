@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH } from "../../src/core/schemas/json-limits.ts";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../src/core/schemas/json-limits.ts";
 import type { SiteHopHead } from "../../src/core/schemas/site-hop.ts";
-import { BodyError, readBodyBytes } from "../util/http.ts";
+import { BodyError, notJsonMediaType, readBodyBytes } from "../util/http.ts";
 import type { IngressAuth, IngressRefusal } from "./ingress-auth.ts";
 
 /**
@@ -35,7 +35,7 @@ export class ByteBudget {
 
 /** Why a request's body was refused: a bad request, or a body not taken (its BodyError's code). */
 export type BodyReason = "invalid_request" | NonNullable<BodyError["code"]>;
-const BODY_REASONS: ReadonlySet<string> = new Set<BodyReason>(["invalid_request", "busy", "request_timeout", "incomplete_body"]);
+const BODY_REASONS: ReadonlySet<string> = new Set<BodyReason>(["invalid_request", "busy", "request_timeout", "incomplete_body", "unsupported_media_type"]);
 
 /** Whether a refusal is the body's (counted among the gateway's rejections) rather than the ingress's. */
 export const isBodyReason = (reason: string): reason is BodyReason => BODY_REASONS.has(reason);
@@ -46,6 +46,10 @@ export interface BodyRefusal {
   message: string;
   /** An ingress refusal (counted apart), or the body's. */
   reason: IngressRefusal | BodyReason;
+}
+
+function bodyRefusal(error: BodyError): BodyRefusal {
+  return { status: error.status, message: error.message, reason: error.code ?? "invalid_request" };
 }
 
 /**
@@ -66,13 +70,14 @@ export async function readSignedJson(
   head: SiteHopHead,
   o: { auth: IngressAuth; budget: ByteBudget; limit: number; idleMs: number },
 ): Promise<{ ok: true; value: unknown; bytes: Buffer } | { ok: false; refusal: BodyRefusal }> {
-  if (!isJsonMediaType(req.headers["content-type"])) return { ok: false, refusal: { status: 415, message: "the request body must be JSON (Content-Type: application/json)", reason: "invalid_request" } };
+  const notJson = notJsonMediaType(req);
+  if (notJson) return { ok: false, refusal: bodyRefusal(notJson) };
   let bytes: Buffer;
   try {
     bytes = await readBodyBytes(req, o.limit, { idleMs: o.idleMs, take: (n) => o.budget.take(res, n) });
   } catch (error) {
     if (!(error instanceof BodyError)) throw error;
-    return { ok: false, refusal: { status: error.status, message: error.message, reason: error.code ?? "invalid_request" } };
+    return { ok: false, refusal: bodyRefusal(error) };
   }
   const verdict = o.auth.verify(head, req.method ?? "POST", path, req.headers, bytes);
   if (!verdict.ok) return { ok: false, refusal: verdict };

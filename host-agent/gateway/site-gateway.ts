@@ -1,5 +1,4 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { z } from "zod";
 import { estimateInputTokens } from "../../src/core/classify/token-estimate.ts";
 import { parseSloHeader, SLO_HEADER } from "../../src/core/schemas/slo-header.ts";
 import { decodeTargetSelector } from "../../src/core/scheduling/decode-target.ts";
@@ -24,7 +23,7 @@ import type { ReplicaPrediction } from "./service-model.ts";
 import { withServedName } from "./served-name.ts";
 import { ByteBudget, isBodyReason, readSignedJson, type BodyRefusal } from "./signed-body.ts";
 import { forwardToEngine } from "./upstream.ts";
-import { errorParam } from "../../src/core/schemas/issue-param.ts";
+import { invalidSummary } from "../../src/core/schemas/issue-param.ts";
 
 export interface SiteGatewayOptions {
   view: SiteView;
@@ -208,7 +207,10 @@ export class SiteGateway {
 
   private async inference(kind: "chat" | "text", path: string, raw: unknown, body: Buffer, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const parsed = kind === "chat" ? ChatCompletionRequest.safeParse(raw) : CompletionRequest.safeParse(raw);
-    if (!parsed.success) return this.reject(res, 400, `invalid request: ${z.prettifyError(parsed.error)}`, "invalid_request", errorParam(parsed.error));
+    if (!parsed.success) {
+      const { message, param } = invalidSummary("request", parsed.error);
+      return this.reject(res, 400, message, "invalid_request", param);
+    }
     const request = parsed.data;
     const named = header(req.headers[ROUTING_HEADERS.instance]);
     const classId = this.knownClass(classIdOf(req.headers["x-greenference-class"]));

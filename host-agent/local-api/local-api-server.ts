@@ -1,22 +1,44 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { z } from "zod";
 import type { OfferResult } from "../applier/plan-applier.ts";
-import { BodyError, closeServer, DEFAULT_BODY_IDLE_MS, listen, readJsonBody, REQUEST_RECEIPT_TIMEOUTS, sendBodyError, sendJson, sendOpenAiError } from "../util/http.ts";
+import { BodyError, closeServer, DEFAULT_BODY_IDLE_MS, listen, readJsonRequest, REQUEST_RECEIPT_TIMEOUTS, sendBodyError, sendJson, sendOpenAiError } from "../util/http.ts";
 import { authorize, type LocalApiTokens, type Scope } from "./scopes.ts";
-import { errorParam } from "../../src/core/schemas/issue-param.ts";
+import { invalidSummary } from "../../src/core/schemas/issue-param.ts";
 
 /** What the local API acts on: the agent. */
 export interface LocalApiBackend {
   gpuCount: number;
   status(): Promise<unknown>;
   metrics(): Promise<string>;
+  /** Graphics clocks GPU `gpu` accepts, MHz (GpuBackend.supportedGraphicsClocks). */
+  supportedClocks(gpu: number): Promise<number[]>;
   lockClocks(gpu: number, minMhz: number, maxMhz: number): Promise<void>;
   resetClocks(gpu: number): Promise<void>;
   offerPlan(body: unknown): OfferResult;
   reapply(): void;
 }
 
-const ClockBody = z.object({ minMhz: z.number().positive(), maxMhz: z.number().positive() }).refine((b) => b.minMhz <= b.maxMhz, { message: "maxMhz must be at least minMhz", path: ["maxMhz"] });
+const ClockMhz = z.number().int().positive();
+const ClockBody = z.object({ minMhz: ClockMhz, maxMhz: ClockMhz }).refine((b) => b.minMhz <= b.maxMhz, { message: "maxMhz must be at least minMhz", path: ["maxMhz"] });
+type ClockBody = z.infer<typeof ClockBody>;
+
+/**
+ * The end of a clock range that lies outside the GPU's supported clocks, with the error naming it
+ * and that range; undefined when both ends lie inside, or when the backend lists no clocks (then
+ * it has no range to hold the lock to, and the backend's own checks decide).
+ */
+function clockOutsideSupported(gpu: number, body: ClockBody, supported: readonly number[]): { param: keyof ClockBody; message: string } | undefined {
+  if (supported.length === 0) return undefined;
+  const lowest = Math.min(...supported);
+  const highest = Math.max(...supported);
+  const param = (["minMhz", "maxMhz"] as const).find((k) => body[k] < lowest || body[k] > highest);
+  return param && { param, message: `${param} ${body[param]} is outside GPU ${gpu}'s supported clocks, ${lowest}-${highest} MHz` };
+}
+
+/** A 400 for a value the route refuses, in the edge's words (code `invalid_value`, the field in `param`). */
+function sendInvalid(res: ServerResponse, o: { message: string; param: string | null }): void {
+  sendOpenAiError(res, 400, o.message, "invalid_value", o.param);
+}
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: string[]) => Promise<void>;
 interface Route {
@@ -31,7 +53,8 @@ interface Route {
  * control scope for `POST /v1/gpus/:index/clocks` ({minMhz, maxMhz}), `POST /v1/gpus/:index/clocks/reset`,
  * `POST /v1/plan` (a site plan slice, applied like one from the edge) and `POST /v1/plan/reapply`.
  * No token or an unknown one: 401; a read token on a control route: 403. `GET /healthz` is open.
- * A body with no byte for `requestBodyIdleTimeoutMs` (default 10 s) gets 408 `request_timeout`.
+ * A clock lock outside the GPU's supported clocks is refused (400, the field in `param`); a body
+ * sent without `Content-Type: application/json` is 415, as at the edge. A body with no byte for `requestBodyIdleTimeoutMs` (default 10 s) gets 408 `request_timeout`.
  *
  * @example
  * const api = new LocalApiServer(agentBackend, { read: "r...", control: "c..." }, { requestBodyIdleTimeoutMs: 10_000 });
@@ -95,8 +118,10 @@ export class LocalApiServer {
   private async lock(req: IncomingMessage, res: ServerResponse, params: string[]): Promise<void> {
     const gpu = this.gpu(res, params);
     if (gpu === undefined) return;
-    const body = ClockBody.safeParse(await readJsonBody(req, 4096, this.bodyIdleMs));
-    if (!body.success) return sendOpenAiError(res, 400, z.prettifyError(body.error), null, errorParam(body.error));
+    const body = ClockBody.safeParse(await readJsonRequest(req, 4096, this.bodyIdleMs));
+    if (!body.success) return sendInvalid(res, invalidSummary("clock range", body.error));
+    const outside = clockOutsideSupported(gpu, body.data, await this.backend.supportedClocks(gpu));
+    if (outside) return sendInvalid(res, outside);
     await this.backend.lockClocks(gpu, body.data.minMhz, body.data.maxMhz);
     sendJson(res, 200, { gpu, locked: body.data });
   }
@@ -109,8 +134,11 @@ export class LocalApiServer {
   }
 
   private async plan(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const outcome = this.backend.offerPlan(await readJsonBody(req, 1024 * 1024, this.bodyIdleMs));
-    if (outcome.accepted) sendJson(res, 202, outcome);
-    else sendJson(res, 400, { error: { message: `plan refused: ${outcome.problems.join("; ")}`, type: "invalid_request_error", param: null, code: "invalid_plan" }, ...outcome });
+    const outcome = this.backend.offerPlan(await readJsonRequest(req, 1024 * 1024, this.bodyIdleMs));
+    if (outcome.accepted) return sendJson(res, 202, outcome);
+    // A plan that fails its schema is an invalid value at a field, as at the edge; one that parses but this host cannot run is an invalid plan.
+    const { param, ...refused } = outcome;
+    const code = param === undefined ? "invalid_plan" : "invalid_value";
+    sendJson(res, 400, { error: { message: `plan refused: ${outcome.problems.join("; ")}`, type: "invalid_request_error", param: param ?? null, code }, ...refused });
   }
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { isJsonMediaType } from "../../src/core/schemas/json-limits.ts";
 
 /** How long a request body may go without a byte by default (the edge's REQUEST_BODY_IDLE_TIMEOUT_S too). */
 export const DEFAULT_BODY_IDLE_MS = 10_000;
@@ -13,15 +14,16 @@ export const DEFAULT_BODY_IDLE_MS = 10_000;
 export const REQUEST_RECEIPT_TIMEOUTS = { headersTimeout: 20_000, requestTimeout: 60_000 } as const;
 
 /**
- * A request body not taken: over the limit (413), not JSON (400), one the server cannot hold now
- * (503 `busy`), one that stopped arriving (408 `request_timeout`) or whose connection broke
- * mid-body (400 `incomplete_body`). `code` is its OpenAI error code, where it has its own.
+ * A request body not taken: over the limit (413), not sent as JSON (415 `unsupported_media_type`),
+ * not JSON (400), one the server cannot hold now (503 `busy`), one that stopped arriving (408
+ * `request_timeout`) or whose connection broke mid-body (400 `incomplete_body`). `code` is its
+ * OpenAI error code, where it has its own.
  */
 export class BodyError extends Error {
   constructor(
-    readonly status: 400 | 408 | 413 | 503,
+    readonly status: 400 | 408 | 413 | 415 | 503,
     message: string,
-    readonly code: "busy" | "request_timeout" | "incomplete_body" | null = null,
+    readonly code: "busy" | "request_timeout" | "incomplete_body" | "unsupported_media_type" | null = null,
   ) {
     super(message);
   }
@@ -35,6 +37,21 @@ export async function readJsonBody(req: IncomingMessage, limit: number, idleMs: 
   } catch {
     throw new BodyError(400, "the request body is not valid JSON");
   }
+}
+
+/**
+ * The 415 for a request whose body is not sent as JSON (its Content-Type is not application/json),
+ * as the edge answers one (json-body.ts); undefined for a JSON one.
+ */
+export function notJsonMediaType(req: IncomingMessage): BodyError | undefined {
+  if (isJsonMediaType(req.headers["content-type"])) return undefined;
+  return new BodyError(415, "the request body must be JSON, sent with 'Content-Type: application/json'", "unsupported_media_type");
+}
+
+/** Like readJsonBody, but first refuses a body not sent as JSON (notJsonMediaType), before a byte is read. */
+export function readJsonRequest(req: IncomingMessage, limit: number, idleMs: number): Promise<unknown> {
+  const refused = notJsonMediaType(req);
+  return refused ? Promise.reject(refused) : readJsonBody(req, limit, idleMs);
 }
 
 /**

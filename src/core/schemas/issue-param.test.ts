@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { errorParam, issueParam, leadingIssue, paramText } from "./issue-param.ts";
+import { errorParam, invalidSummary, issueParam, leadingIssue, paramText } from "./issue-param.ts";
 
 describe("paramText", () => {
   it("joins keys with dots and puts array indexes in brackets", () => {
@@ -16,5 +16,14 @@ describe("paramText", () => {
     expect(paramText(issueParam(leadingIssue(error)!))).toBe("sites[1].idd");
     expect(errorParam(error)).toBe("sites[1].idd");
     expect(errorParam(z.string().safeParse(1).error!)).toBeNull();
+  });
+});
+
+describe("invalidSummary", () => {
+  it("says in one line what is invalid, at which field, and how many more issues there are", () => {
+    const Clock = z.object({ minMhz: z.number().int(), maxMhz: z.number().int() });
+    const two = Clock.safeParse({ minMhz: 1.5, maxMhz: "x" }).error!;
+    expect(invalidSummary("clock range", two)).toEqual({ message: "invalid clock range: Invalid input: expected int, received number at minMhz (and 1 more)", param: "minMhz" });
+    expect(invalidSummary("name", z.string().safeParse(1).error!)).toEqual({ message: "invalid name: Invalid input: expected string, received number", param: null });
   });
 });

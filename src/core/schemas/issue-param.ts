@@ -32,3 +32,17 @@ export function errorParam(error: z.ZodError): string | null {
   const issue = leadingIssue(error);
   return (issue && paramText(issueParam(issue))) || null;
 }
+
+/**
+ * A zod error in one line, as every API of the system answers a body that fails its schema (with
+ * code `invalid_value`): the leading issue's message and field, plus a count of the rest, and that
+ * field as the error's `param`.
+ *
+ * @example
+ * invalidSummary("heartbeat", error); // { message: "invalid heartbeat: Invalid input: expected number, received string at gpus[0].powerW (and 1 more)", param: "gpus[0].powerW" }
+ */
+export function invalidSummary(what: string, error: z.ZodError): { message: string; param: string | null } {
+  const param = errorParam(error);
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : "";
+  return { message: `invalid ${what}: ${leadingIssue(error)?.message ?? "bad input"}${param ? ` at ${param}` : ""}${more}`, param };
+}
