@@ -31,7 +31,11 @@ export interface Target {
   decode: boolean;
 }
 
-/** The request cannot be served here; `status` 404 for a model the site does not serve, else 503. */
+/**
+ * The request cannot be served here; `status` 404 for a model the site does not serve, else 503.
+ * `message` is a clause (lower case, no full stop), like the gateway's other messages, as one
+ * refusal may be joined to another's ("instance x is not in site a's plan (plan 3), and ...").
+ */
 export interface Refusal {
   status: 404 | 503;
   code: "instance_not_found" | "model_not_found" | "no_replica";
@@ -90,7 +94,7 @@ export function resolveTarget(view: SiteView, q: TargetQuery): Target | Refusal 
 
   const model = named?.model ?? q.model;
   const sameModel = planned.filter((i) => isOtherMixed(i, model, q.instance));
-  if (q.instance === undefined && sameModel.length === 0) return { status: 404, code: "model_not_found", message: `The model \`${model}\` is not served at site ${view.site} (${version}).` };
+  if (q.instance === undefined && sameModel.length === 0) return { status: 404, code: "model_not_found", message: `the model \`${model}\` is not served at site ${view.site} (${version})` };
   const forClass = q.classId === undefined ? sameModel : sameModel.filter((i) => servesClass(slice!, view.site, i, q.classId!));
   // While a plan change is on its way, no instance may be planned for the class yet: any instance of the model then serves it.
   const serving = forClass.length > 0 || q.instance !== undefined ? forClass : sameModel;

@@ -167,7 +167,7 @@ describe("site gateway: refusals say why", () => {
     await unknown.text();
     const unknownModel = await chat(url, "zzz", { model: "bloom-176b" });
     expect(unknownModel.status).toBe(503);
-    expect(await unknownModel.json()).toMatchObject({ error: { code: "instance_not_found", type: "server_error", message: expect.stringMatching(/^instance zzz is not in site wind-a's plan \(plan 1\), and /) } });
+    expect(await unknownModel.json()).toMatchObject({ error: { code: "instance_not_found", type: "server_error", message: "instance zzz is not in site wind-a's plan (plan 1), and the model `bloom-176b` is not served at site wind-a (plan 1)" } });
     await engines[0]!.drain(0);
     // b runs the same model but the plan does not give it class SM.
     const drained = await chat(url, "a");
@@ -178,6 +178,7 @@ describe("site gateway: refusals say why", () => {
     expect(body.error.message).toMatch(/instance a has no replica accepting requests \(a#0 draining\), and no other instance of llama3\.1-8b at site wind-a serves class SM/);
     const noSuchModel = await chat(url, undefined, { model: "bloom-176b" });
     expect(noSuchModel.status).toBe(404);
+    expect(await noSuchModel.json()).toMatchObject({ error: { code: "model_not_found", message: "the model `bloom-176b` is not served at site wind-a (plan 1)" } });
   });
 
   it("reroutes a drained instance's request to another ready instance of the model that serves the class, and says so", async () => {
