@@ -42,6 +42,18 @@ describe("greenference plan --bench", () => {
 });
 
 describe("greenference plan --fleet", () => {
+  it("exits 1 with the planner's reason on stderr and as the JSON line when the policy's planner cannot plan the fleet", async () => {
+    // Clover serves a model on whole single GPUs; the example fleet's llama2-70b fits none.
+    for (const json of [[], ["--json"]]) {
+      const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "clover", ...json]);
+      expect(r.code).toBe(1);
+      const why = /^this fleet cannot be planned under policy clover: clover cannot serve llama2-70b on this fleet: no variant of it \(base\) fits a whole /;
+      expect(r.err).toEqual([expect.stringMatching(/^greenference plan: this fleet cannot be planned under policy clover: /)]);
+      expect(r.out).toHaveLength(1);
+      expect(r.last()).toEqual({ ok: false, policy: "clover", error: expect.stringMatching(why) });
+    }
+  }, 60_000);
+
   it("prints a valid plan from a registered policy for the example fleet file", async () => {
     const { Plan } = await import("../../src/core/schemas/plan.ts");
     const r = await runCli(["plan", "--fleet", "docs/fleets/example.json", "--policy", "heron-planner-l", "--demand", "SS=2,MM=1,LL=0.5", "--json"]);

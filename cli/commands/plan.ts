@@ -33,7 +33,9 @@ evenly (default 10 req/s), or a load forecast's peak where that is larger. --car
 site at a fixed G gCO2/kWh; without it a site's intensity is its fixed carbon source's value, a wind
 site's life-cycle intensity or its carbon forecast's mean, and carbon-aware policies count a site
 with none of these conservatively. A policy plans with the fleet file's weights when the file names
-that policy, else with the policy's default weights.
+that policy, else with the policy's default weights. A planner that cannot plan the fleet (Clover
+where no variant of the model fits a whole GPU) exits 1 with its reason, on stderr and as the last
+line of stdout ({"ok": false, "policy", "error"}).
 
 --bench benchmarks Heron's planners on Heron-shaped fleets (bench/; \`greenference plan --bench --help\`).`;
 
@@ -68,7 +70,7 @@ async function planFleet(file: string, policy: string | undefined, o: { demand?:
   // What one planner run costs (the profile is made before); with the default --solver highs, the solver the Worker's cron runs (there as a Worker module).
   const cpuBefore = process.cpuUsage();
   const startedMs = performance.now();
-  const result = planFor(policy, fleet, assembled.input, solver);
+  const result = planOrRefuse(policy, fleet, assembled.input, solver);
   const planMs = performance.now() - startedMs;
   const cpu = process.cpuUsage(cpuBefore);
   const planCpuMs = (cpu.user + cpu.system) / 1000;
@@ -108,6 +110,22 @@ function withFixedCarbon(fleet: Fleet, carbon: Record<string, number>): Fleet {
   const unknown = Object.keys(carbon).filter((id) => !fleet.sites.some((s) => s.id === id));
   if (unknown.length > 0) throw new CliError(`--carbon names sites the fleet does not have: ${unknown.join(", ")}`);
   return { ...fleet, sites: fleet.sites.map((s) => (Object.hasOwn(carbon, s.id) ? { ...s, carbon: { kind: "fixed", gPerKwh: carbon[s.id]!, signal: "average" } } : s)) };
+}
+
+/**
+ * planFor, where a planner that throws (it cannot plan this fleet: e.g. Clover where no variant
+ * fits a whole GPU) is a CliError, as the edge takes such a run for a fleet it cannot plan (422).
+ * The JSON line is printed first, so the last line of stdout is the result here too: `{ok: false,
+ * policy, error}`.
+ */
+function planOrRefuse(kind: string, fleet: Fleet, input: PlanningInput, solver: LpSolver): PlannerResult {
+  try {
+    return planFor(kind, fleet, input, solver);
+  } catch (error) {
+    const message = `this fleet cannot be planned under policy ${kind}: ${error instanceof Error ? error.message : String(error)}`;
+    printResult({ ok: false, policy: kind, error: message }, true);
+    throw new CliError(message);
+  }
 }
 
 /** The plan of a registry policy (with the fleet's weights when the fleet names it) or of a planner kind. */
