@@ -85,6 +85,22 @@ describe("ingress auth: a gateway refuses what the edge did not sign, over real 
     expect(replica.seen).toHaveLength(1);
   });
 
+  it("covers the query: a query appended to a signed request is refused (401 bad_signature, on POST and GET), one signed with it verifies", async () => {
+    const { replica, url, metric } = await door();
+    const body = chatBody();
+    const before = metric("greenference_gateway_unauthorized_total", { reason: "bad_signature" });
+    const signedPath = { ...ROUTING, ...signSiteHop(INGRESS_SECRET, "POST", "/v1/chat/completions", ROUTING, body) };
+    const appended = await fetch(`${url}/v1/chat/completions?foo=bar`, { method: "POST", headers: signedPath, body });
+    expect([appended.status, ((await appended.json()) as { error: { code: string } }).error.code]).toEqual([401, "invalid_signature"]);
+    const models = await fetch(`${url}/v1/models?foo=bar`, { headers: signSiteHop(INGRESS_SECRET, "GET", "/v1/models", {}, "") });
+    expect(models.status).toBe(401);
+    expect(metric("greenference_gateway_unauthorized_total", { reason: "bad_signature" }) - before).toBe(2);
+    expect(replica.seen).toHaveLength(0);
+    // The signed text's path is the request target as sent: signed with its query, the same request verifies.
+    const withQuery = { ...ROUTING, ...signSiteHop(INGRESS_SECRET, "POST", "/v1/chat/completions?foo=bar", ROUTING, body) };
+    expect((await fetch(`${url}/v1/chat/completions?foo=bar`, { method: "POST", headers: withQuery, body })).status).toBe(200);
+  });
+
   it("accepts the current and the previous secret during a rotation, and the edge's two signatures", async () => {
     const previous = `gfi_${"9".repeat(64)}`;
     const { url } = await door([INGRESS_SECRET, previous]);

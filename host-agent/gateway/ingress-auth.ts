@@ -56,11 +56,15 @@ export class IngressAuth {
     return parsed;
   }
 
-  /** Whether one of the head's signatures is the HMAC of this request under one of the site's secrets, and its nonce is new. */
-  verify(head: SiteHopHead, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): IngressVerdict {
+  /**
+   * Whether one of the head's signatures is the HMAC of this request under one of the site's
+   * secrets, and its nonce is new. `target` is the request target as received (`req.url`: the path
+   * and any query), so a query the edge did not sign fails.
+   */
+  verify(head: SiteHopHead, method: string, target: string, headers: IncomingHttpHeaders, body: Buffer): IngressVerdict {
     const canonical = siteHopCanonical({
       method,
-      path,
+      path: target,
       timestampMs: head.timestampMs,
       nonce: head.nonce,
       bodySha256Hex: createHash("sha256").update(body).digest("hex"),

@@ -56,8 +56,8 @@ function bodyRefusal(error: BodyError): BodyRefusal {
  * Reads a request the edge signed: 415 unless it is JSON, then its body within `limit` and the
  * site's byte budget (413, 503), each byte within `idleMs` of the last (408, the connection closed
  * after the answer; a connection that breaks mid-body: 400), then the signature over the bytes as
- * received (401), and only then the JSON (400, also past MAX_JSON_DEPTH). Nothing unsigned is
- * parsed. What the body took from the budget is given back when `res` closes, however it ends.
+ * received and the request `target` (path and query, as received) (401), and only then the JSON
+ * (400, also past MAX_JSON_DEPTH). Nothing unsigned is parsed. What the body took from the budget is given back when `res` closes, however it ends.
  *
  * @example
  * const read = await readSignedJson(req, res, "/v1/chat/completions", head, { auth, budget, limit: 8 << 20, idleMs: 10_000 });
@@ -66,7 +66,7 @@ function bodyRefusal(error: BodyError): BodyRefusal {
 export async function readSignedJson(
   req: IncomingMessage,
   res: ServerResponse,
-  path: string,
+  target: string,
   head: SiteHopHead,
   o: { auth: IngressAuth; budget: ByteBudget; limit: number; idleMs: number },
 ): Promise<{ ok: true; value: unknown; bytes: Buffer } | { ok: false; refusal: BodyRefusal }> {
@@ -79,7 +79,7 @@ export async function readSignedJson(
     if (!(error instanceof BodyError)) throw error;
     return { ok: false, refusal: bodyRefusal(error) };
   }
-  const verdict = o.auth.verify(head, req.method ?? "POST", path, req.headers, bytes);
+  const verdict = o.auth.verify(head, req.method ?? "POST", target, req.headers, bytes);
   if (!verdict.ok) return { ok: false, refusal: verdict };
   let value: unknown;
   try {

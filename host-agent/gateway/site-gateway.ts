@@ -195,12 +195,15 @@ export class SiteGateway {
     if (path === "/healthz") return sendJson(res, 200, { status: this.stopping ? "stopping" : "ok", site: this.options.view.site });
     const head = this.options.ingress.head(req.headers);
     if (!head.ok) return this.refuse(res, head);
+    // Verified over the request target as received, query included: the edge signs its path and
+    // sends no query, so a query added on the way breaks the signature (the gateway reads none).
+    const target = req.url ?? path;
     if (path === "/v1/models") {
-      const verdict = this.options.ingress.verify(head.head, "GET", path, req.headers, Buffer.alloc(0));
+      const verdict = this.options.ingress.verify(head.head, "GET", target, req.headers, Buffer.alloc(0));
       return verdict.ok ? sendJson(res, 200, this.models()) : this.refuse(res, verdict);
     }
     if (this.stopping) return this.reject(res, 503, "the site agent is stopping", "stopping");
-    const read = await readSignedJson(req, res, path, head.head, { auth: this.options.ingress, budget: this.held, limit: BODY_LIMIT, idleMs: this.options.requestBodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_MS });
+    const read = await readSignedJson(req, res, target, head.head, { auth: this.options.ingress, budget: this.held, limit: BODY_LIMIT, idleMs: this.options.requestBodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_MS });
     if (!read.ok) return this.refuse(res, read.refusal);
     return this.inference(path === "/v1/chat/completions" ? "chat" : "text", path, read.value, read.bytes, req, res);
   }

@@ -4,6 +4,7 @@ import { randomHex } from "../edge/secrets.ts";
 /** The request as it goes to the site: what the signature covers. */
 export interface SiteHopRequest {
   method: string;
+  /** The request target as sent to the site, query included (the edge's endpoints take none). */
   path: string;
   bodySha256Hex: string;
   /** The headers sent to the site (lower-case names), routing headers included. */

@@ -5,9 +5,9 @@ import { MAX_CLOCK_SKEW_MS } from "./clock-skew.ts";
  * The signed hop from the edge to a site ingress. The edge signs every request it forwards with
  * HMAC-SHA256 under the site's ingress secret; the site's gateway recomputes the signature over
  * the same canonical text and refuses the request (401) when it is missing, wrong, stale or seen
- * before. The canonical text binds the method, the endpoint path, the edge's clock, a one-time
- * nonce, the SHA-256 of the body and every routing header the edge sets, so none of them can be
- * changed or replayed by whoever reaches the ingress. Both sides build it with `siteHopCanonical`;
+ * before. The canonical text binds the method, the request target (path and query), the edge's
+ * clock, a one-time nonce, the SHA-256 of the body and every routing header the edge sets, so none
+ * of them can be changed or replayed by whoever reaches the ingress. Both sides build it with `siteHopCanonical`;
  * only the HMAC implementation differs (Web Crypto at the edge, node:crypto at the site).
  */
 export const SITE_HOP_HEADERS = {
@@ -42,6 +42,11 @@ export type SiteHopHead = z.infer<typeof SiteHopHead>;
 /** What the signature covers. `header` reads a routing header as sent (undefined when absent). */
 export interface SiteHopFields {
   method: string;
+  /**
+   * The request target as sent: the path and, where there is one, the query (`?` included). The
+   * edge sends none (`/v1/chat/completions`); the gateway verifies over what it received, so a
+   * query appended on the way breaks the signature.
+   */
   path: string;
   timestampMs: number;
   nonce: string;
