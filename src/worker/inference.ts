@@ -272,7 +272,8 @@ export async function serve<S extends z.ZodType>(endpoint: Endpoint<S>, parsedBo
     routed,
     carbon: site.carbon,
     inputTokens,
-    expectedOutputTokens: expectedOutputTokens(routing.scheme, cls.outputBin, maxTokens),
+    // Each choice of each prompt is a generation of its own.
+    expectedOutputTokens: expectedOutputTokens(routing.scheme, cls.outputBin, maxTokens) * choices,
     clientWantsUsage: body.stream_options?.include_usage === true,
     serviceTier: tier,
     idleTimeoutMs: edge.idleTimeoutMs ?? siteIdleTimeoutMs(env, 60_000),

@@ -30,6 +30,14 @@ beforeEach(async () => {
 });
 
 describe("SSE streaming", () => {
+  it("estimates a stream of several choices on each choice's output", async () => {
+    edge.sites.on("eu-a", () => controlledSse().response).on("eu-b", () => controlledSse().response);
+    const r = await edge.chat(chatBody({ stream: true, n: 3 }));
+    // 10 input tokens x 0.1 J + 3 choices x max_tokens 64 x 1 J.
+    expect(r.headers.get("x-greenference-energy-j")).toBe("193");
+    await r.body!.cancel();
+  });
+
   it("passes events through one by one as the site sends them, receipt estimated in the headers", async () => {
     const upstream = controlledSse();
     edge.sites.on("eu-a", () => upstream.response);
