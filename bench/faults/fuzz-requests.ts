@@ -112,10 +112,12 @@ export function gatewayRequest(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
 
 /** Requests to an agent's local API. */
 export function localApiRequest(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
-  const gpu = fc.oneof(fc.integer({ min: 0, max: 9 }).map(String), anyString.map((s) => pathPart(s)), fc.constantFrom("99999999999999999999", "1e3", "-1"));
+  const gpu = fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 0, max: 9 }).map(String) }, anyString.map((s) => pathPart(s)), fc.constantFrom("99999999999999999999", "1e3", "-1"));
   const path = fc.oneof(fc.constantFrom("/v1/status", "/metrics", "/healthz", "/v1/plan", "/v1/plan/reapply"), gpu.map((g) => `/v1/gpus/${g}/clocks`), gpu.map((g) => `/v1/gpus/${g}/clocks/reset`));
   const clockBody = fc.record({ minMhz: anyNumber, maxMhz: anyNumber }, { requiredKeys: [] }).map((b) => JSON.stringify(b));
-  return fc.record({ method: fc.constantFrom(...METHODS), path, headers: headers(ctx), body: fc.oneof(body(ctx.model), clockBody) }).map(normalize);
+  // The local API answers 415 before it reads a body: most requests are JSON POSTs, to reach its checks.
+  const jsonMostly = fc.tuple(headers(ctx), fc.boolean()).map(([h, json]) => (json && !("content-type" in h) ? { ...h, "content-type": "application/json" } : h));
+  return fc.record({ method: fc.oneof({ weight: 4, arbitrary: fc.constant("POST") }, fc.constantFrom(...METHODS)), path, headers: jsonMostly, body: fc.oneof(body(ctx.model), clockBody) }).map(normalize);
 }
 
 /** GET, HEAD and OPTIONS carry no body (fetch refuses one). */
