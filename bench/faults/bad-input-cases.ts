@@ -179,7 +179,7 @@ export function badInputCases(ctx: CaseContext): BadInputCase[] {
   adminBody("key with tokens per minute as text", "POST", "/admin/v1/keys", JSON.stringify({ tokensPerMinute: "many" }), 400, "invalid_value");
   for (const overlap of ["-1", "604801", "1.5", "abc"]) add(`admin: overlap_s=${overlap}`, "POST", `/admin/v1/sites/${ctx.site}/ingress-secret?overlap_s=${overlap}`, admin, undefined, 400, "invalid_value");
   add("admin: token for an unknown site", "POST", "/admin/v1/sites/no-such-site/token", admin, undefined, 404, "unknown_site");
-  add("admin: plan version 'abc'", "GET", "/admin/v1/plans/abc", admin, undefined, 400, null);
+  add("admin: plan version 'abc'", "GET", "/admin/v1/plans/abc", admin, undefined, 400, "invalid_value");
   add("admin: revoke an unknown key", "DELETE", "/admin/v1/keys/no-such-key", admin, undefined, 404, "not_found");
 
   // Agent bodies.
