@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { chatBody, completion, Edge, errorOf, telemetry } from "./edge-fixture.ts";
+import { chatBody, completion, Edge, telemetry } from "./edge-fixture.ts";
 
 /** A heartbeat from `site` that runs only `ready` (the plan before's instances, say), all ready. */
 async function runsOnly(site: string, ready: string[]): Promise<void> {
@@ -18,17 +18,5 @@ describe("routing while the sites apply a new plan", () => {
     edge.sites.on("eu-a", () => completion()).on("eu-b", () => completion());
     for (let i = 0; i < 8; i++) expect((await edge.chat(chatBody())).headers.get("x-greenference-site")).toBe("eu-b");
     expect(edge.sites.calls.map((c) => c.site)).not.toContain("eu-a");
-  });
-
-  it("answers 503 with Retry-After, calling no site, when no site runs an engine ready", async () => {
-    const edge = new Edge();
-    await edge.setUp(310);
-    for (const site of ["eu-a", "eu-b", "us-c"]) await runsOnly(site, []);
-    edge.app.context.cache.invalidate();
-    const r = await edge.chat(chatBody());
-    expect(r.status).toBe(503);
-    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect((await errorOf(r)).message).toContain("at sites that run no engine ready yet");
-    expect(edge.sites.calls).toEqual([]);
   });
 });

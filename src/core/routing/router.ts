@@ -37,7 +37,7 @@ export interface RouterOptions {
   staleAfterMs: number;
 }
 
-type Verdict = "ok" | "saturated" | "starting" | "pending" | "idle" | "down" | "far" | "unavailable" | "excluded";
+type Verdict = "ok" | "saturated" | "starting" | "pending" | "down" | "far" | "unavailable" | "excluded";
 /** What a pass of `pick` accepts besides "ok": first nothing else, then saturated, then starting, then pending instances. */
 type Fallback = "none" | "saturated" | "starting" | "pending";
 
@@ -60,9 +60,8 @@ interface Pool {
  * draining, or the plan routes the class nowhere), it fails over to a standby instance of its
  * model (`Plan.standby`), else to any instance of its model the plan routes other classes to:
  * ready first, then saturated, then starting. Only then does it go to an instance its site does
- * not run at all (`pending`: the site has not applied the plan yet, and its gateway can only stand
- * in with what it runs), and never to a site that runs nothing ready (`idle`): its gateway could
- * not serve it, and the edge answers 503 with Retry-After rather than a 502 from the site.
+ * not report running (`pending`: the site has not applied the plan yet, and its gateway can only
+ * stand in with what it runs, or its heartbeat has not yet told that it came up).
  *
  * @example
  * const router = new Router(snapshot, { staleAfterMs: 10_000 });
@@ -157,9 +156,7 @@ export class Router {
     if (!status || !status.healthy || status.lastSeenMs === null || query.nowMs - status.lastSeenMs > this.options.staleAfterMs) return "down";
     const rtt = rttFrom(site, query.edgeRegions);
     if (rtt !== undefined && rtt > ttftMs) return "far";
-    const covered = status.covered?.includes(t.instance) ?? false;
-    if (status.ready && status.ready.length === 0 && !status.covered?.length) return "idle";
-    if (!covered) {
+    if (!status.covered?.includes(t.instance)) {
       if (status.starting?.includes(t.instance)) return "starting";
       if (status.unavailable.includes(t.instance)) return "unavailable";
       if (status.ready && !status.ready.includes(t.instance)) return "pending";
@@ -218,7 +215,6 @@ export class Router {
     if (counts.get("far")) parts.push(`${counts.get("far")} beyond the ${ttftMs} ms TTFT SLO from ${query.edgeRegions[0] ?? "this region"}`);
     const notReady = (counts.get("unavailable") ?? 0) + (counts.get("starting") ?? 0);
     if (notReady) parts.push(`${notReady} not ready`);
-    if (counts.get("idle")) parts.push(`${counts.get("idle")} at sites that run no engine ready yet`);
     if (counts.get("excluded")) parts.push(`${counts.get("excluded")} at sites that already failed this request`);
     return `no available instance for ${subject}: ${parts.join(", ")}`;
   }
