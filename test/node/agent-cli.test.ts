@@ -35,6 +35,27 @@ describe("greenference agent", () => {
     expect(r.err.join("\n")).toMatch(/simSpeed \(--sim-speed\): Too small/);
   });
 
+  it("keeps running when the pipe its log goes to closes, and still stops cleanly", async () => {
+    edge.state.plan = sliceBody(11, SITE, [{ id: "m", gpus: [0] }]);
+    const child = spawn(process.execPath, [BIN, "agent", "--site", SITE, "--edge", edge.url, "--token", TOKEN, "--gpu", "sim", "--engine", "sim", "--sim-gpus", "2", "--plan-poll-ms", "100", "--heartbeat-ms", "200"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      await expect.poll(() => stdout.includes('"running":true'), { timeout: 15_000, interval: 50 }).toBe(true);
+      // The log's reader goes away (a `| tee` that ended, a supervisor's pipe); the agent logs on.
+      child.stderr.destroy();
+      edge.state.plan = sliceBody(12, SITE, [{ id: "n", gpus: [1] }]);
+      await expect.poll(() => edge.state.applied.find((a) => a.planVersion === 12), { timeout: 10_000, interval: 50 }).toMatchObject({ ok: true });
+      expect(child.exitCode).toBeNull();
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toMatchObject({ stopped: true, signal: "SIGTERM", appliedPlanVersion: 12 });
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
+
   it("runs as a process on a simulated site until SIGTERM, then prints its last JSON line", async () => {
     edge.state.plan = sliceBody(7, SITE, [{ id: "m", gpus: [0] }]);
     const child = spawn(process.execPath, [BIN, "agent", "--site", SITE, "--edge", edge.url, "--token", TOKEN, "--gpu", "sim", "--engine", "sim", "--sim-gpus", "2", "--plan-poll-ms", "100", "--heartbeat-ms", "200"], { stdio: ["ignore", "pipe", "pipe"] });
