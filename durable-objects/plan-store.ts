@@ -143,13 +143,20 @@ export class PlanStore {
     return success(summary);
   }
 
-  /** Drops the summaries of plans stored before `sinceMs`, the current plan's excepted; returns how many. */
+  /**
+   * Drops the summaries of plans stored before `sinceMs`, the current plan's excepted, and the full
+   * copies kept of those plans (a full copy is otherwise deleted only when PLANS_KEPT newer plans
+   * push its summary out, which a fleet that rarely replans may never do); returns how many.
+   */
   async compactSummaries(sinceMs: number): Promise<number> {
     const current = this.current?.version;
-    const kept = this.summaries.filter((s) => s.storedAtMs >= sinceMs || s.version === current);
+    const isKept = (s: PlanSummary) => s.storedAtMs >= sinceMs || s.version === current;
+    const kept = this.summaries.filter(isKept);
     const dropped = this.summaries.length - kept.length;
     if (dropped > 0) {
+      const fullCopies = this.summaries.slice(0, PLANS_KEPT).filter((s) => !isKept(s));
       await this.storage.put("planSummaries", kept);
+      if (fullCopies.length > 0) await this.storage.delete(fullCopies.map((s) => planKey(s.version)));
       this.summaries = kept;
     }
     return dropped;

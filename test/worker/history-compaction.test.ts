@@ -57,5 +57,8 @@ describe("history compaction cron", () => {
     expect(later?.message).toContain("planSummariesDropped 2");
     expect((await control.planHistory()).map((s) => s.version)).toEqual([3]);
     expect((await control.getPlan())?.version).toBe(3);
+    // Their full copies go with them: kept only while their summary was, they would stay for good.
+    expect((await control.planVersion(2)).ok).toBe(false);
+    expect((await control.planVersion(3)).ok).toBe(true);
   });
 });
