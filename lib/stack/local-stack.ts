@@ -229,6 +229,10 @@ export class LocalStack {
       onLine: (line) => this.o.log(`[${handle.site.id}] ${line}`),
     });
     handle.process = p;
+    // The stack does not restart an agent (a deployed site's systemd does): it says so when one ends.
+    void p.exited.then(({ code, signal }) => {
+      if (!this.stopped && handle.process === p) this.o.log(`[${handle.site.id}] its agent exited (${signal ?? `code ${code}`}): the site takes no requests until an agent runs for it again; this stack does not restart it`);
+    });
     await p.waitForLine(/"running":true/, 60_000);
   }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalStack } from "../../lib/stack/local-stack.ts";
 import type { RequestOutcome } from "../../lib/stack/request-outcome.ts";
 import { setWeightedPlan, waitFor } from "../../lib/stack/weighted-plan.ts";
-import { startTestStack } from "./stack.test-helper.ts";
+import { stackLog, startTestStack } from "./stack.test-helper.ts";
 
 let stack: LocalStack;
 
@@ -32,6 +32,7 @@ describe("faults on the local stack", () => {
     victim.process!.killNow();
     await waitFor(async () => (await sites()).some((s) => s.site === "wind-erco" && !s.health.healthy), 15_000, "wind-erco marked unhealthy");
     const unhealthyAfterS = (Date.now() - killedAt) / 1000;
+    expect(stackLog.some((l) => l.startsWith("[wind-erco] its agent exited (SIGKILL)"))).toBe(true);
     await new Promise((r) => setTimeout(r, 5_000));
     await load.stop();
 
