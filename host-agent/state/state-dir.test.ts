@@ -45,6 +45,21 @@ describe("openStateDir", () => {
     configured.release();
   });
 
+  it("removes the temp dirs its site's killed simulated agents left, not those of agents that run", async () => {
+    const dead = spawn(process.execPath, ["-e", ""]);
+    const stat = readProcStat(dead.pid!)!;
+    await new Promise((resolve) => dead.once("exit", resolve));
+    const killed = mkdtempSync(join(tmpdir(), "greenference-agent-sim-9-"));
+    writeFileSync(join(killed, "agent.lock"), JSON.stringify({ pid: dead.pid, startTime: stat.startTime, site: "sim-9" }));
+    const running = openStateDir({ configured: undefined, temporary: true, site: "sim-9" });
+    const otherSite = mkdtempSync(join(tmpdir(), "greenference-agent-sim-9-x-"));
+    writeFileSync(join(otherSite, "agent.lock"), JSON.stringify({ pid: dead.pid, startTime: stat.startTime, site: "sim-9-x" }));
+    const next = openStateDir({ configured: undefined, temporary: true, site: "sim-9" });
+    expect([existsSync(killed), existsSync(running.dir), existsSync(otherSite)]).toEqual([false, true, true]);
+    for (const s of [running, next]) s.release();
+    rmSync(otherSite, { recursive: true, force: true });
+  });
+
   it("says which dir it cannot create", () => {
     writeFileSync(join(root, "file"), "");
     expect(() => openStateDir({ configured: join(root, "file", "state"), temporary: false, site: "wind-a" })).toThrow(/^cannot create the agent's state dir .*file\/state \(stateDir, --state-dir\): cannot create .*file\/state: .*file is not a directory$/);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -37,7 +37,8 @@ export interface StateDir {
  */
 export function openStateDir(o: { configured: string | undefined; temporary: boolean; site: string }): StateDir {
   const temporary = o.configured === undefined && o.temporary;
-  const dir = o.configured ?? (temporary ? mkdtempSync(join(tmpdir(), `greenference-agent-${o.site}-`)) : DEFAULT_STATE_DIR);
+  if (temporary) removeDeadTempDirs(o.site);
+  const dir = o.configured ?? (temporary ? mkdtempSync(join(tmpdir(), `${TEMP_PREFIX}${o.site}-`)) : DEFAULT_STATE_DIR);
   try {
     makeDirSync(dir, 0o700);
   } catch (error) {
@@ -58,6 +59,28 @@ export function openStateDir(o: { configured: string | undefined; temporary: boo
     temporary,
     release: () => (temporary ? rmSync(dir, { recursive: true, force: true }) : rmSync(lockPath, { force: true })),
   };
+}
+
+const TEMP_PREFIX = "greenference-agent-";
+
+/**
+ * Removes the temp dirs of the site's simulated agents that died without their clean stop (killed):
+ * each holds the lock of a process that no longer runs, and nothing else would ever remove it. A
+ * dir without a lock yet (another agent is creating it) or whose holder runs is left alone.
+ */
+function removeDeadTempDirs(site: string): void {
+  const prefix = `${TEMP_PREFIX}${site}-`;
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir()).filter((n) => n.startsWith(prefix));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const dir = join(tmpdir(), name);
+    const holder = readLock(join(dir, "agent.lock"));
+    if (holder && holder.site === site && holder.startTime !== null && !isRunning(holder.pid, holder.startTime)) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function readLock(path: string): z.infer<typeof AgentLock> | null {
